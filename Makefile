@@ -1,0 +1,128 @@
+# glcompute: plain Makefile. Objects under build/ (build/san-* with SANITIZE).
+#   make                 library (static, shared, pkg-config) and tools
+#   make check           cmocka tests (installs missing Debian packages as root)
+#   make demo            the main job on the default device
+#   make bench           benchmarks
+#   make install PREFIX=/usr/local
+#   make SANITIZE=address,undefined check
+#   make WERROR=1        warnings are errors (CI)
+
+CC      ?= cc
+CXX     ?= c++
+PREFIX  ?= /usr/local
+CFLAGS  ?= -O2 -g
+SANITIZE ?=
+WERROR  ?=
+BUILD   ?= build$(if $(SANITIZE),/san-$(subst $(comma),-,$(SANITIZE)))
+comma   := ,
+
+VERSION := 0.1.0
+SOMAJOR := 0
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes $(if $(WERROR),-Werror)
+SANFL   := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all)
+# Only headers are taken from these: EGL, GLES and GBM are loaded at run time
+# with dlopen, so the library loads (and reports why) on machines without them.
+DEPFL   := $(shell pkg-config --cflags egl glesv2 gbm 2>/dev/null)
+CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFL) \
+             -fPIC -fvisibility=hidden -Iinclude -Isrc -I$(BUILD)/gen $(DEPFL)
+LIBS    := -ldl -lm -lpthread
+LDFLAGS_ALL = $(SANFL) $(LDFLAGS)
+
+LIB_SRC := $(wildcard src/*.c)
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/glsl_table.o
+GLSL    := glsl/common.glsl $(sort $(wildcard glsl/*.comp))
+
+TEST_SRC := $(filter-out tests/test_header.c,$(wildcard tests/test_*.c))
+TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)) \
+            $(BUILD)/tests/test_header_c11 $(BUILD)/tests/test_header_c99 \
+            $(BUILD)/tests/test_header_cxx
+TOOLS    := $(BUILD)/glc-info
+
+STATIC  := $(BUILD)/libglcompute.a
+SHARED  := $(BUILD)/libglcompute.so.$(VERSION)
+
+.PHONY: all check demo bench install clean deps
+all: $(STATIC) $(SHARED) $(BUILD)/glcompute.pc $(TOOLS)
+
+deps:
+	@bash ci/deps.sh
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/glcompute.h | $(BUILD)/gen/glsl_table.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/tools/embed-glsl: src/tools/embed_glsl.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O1 $< -o $@
+
+$(BUILD)/gen/glsl_table.c: $(BUILD)/tools/embed-glsl $(GLSL)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed-glsl $(GLSL) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/glsl_table.o: $(BUILD)/gen/glsl_table.c src/kernel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libglcompute.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	ln -sf libglcompute.so.$(VERSION) $(BUILD)/libglcompute.so.$(SOMAJOR)
+	ln -sf libglcompute.so.$(SOMAJOR) $(BUILD)/libglcompute.so
+
+$(BUILD)/glcompute.pc: Makefile
+	@mkdir -p $(BUILD)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: glcompute' 'Description: ML compute graphs on OpenGL ES 3.1 compute shaders' \
+	  'Version: $(VERSION)' 'Libs: -L$${libdir} -lglcompute' 'Libs.private: $(LIBS)' \
+	  'Cflags: -I$${includedir}' > $@
+
+$(BUILD)/glc-info: src/tools/glc_info.c $(STATIC)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+
+$(BUILD)/gpu_race: tests/gpu_race.c $(STATIC)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+
+# Tests link the static library, so they can reach internal (glc__) symbols.
+$(BUILD)/tests/%: tests/%.c tests/testutil.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(LIBS)
+
+# The public header, compiled three ways.
+$(BUILD)/tests/test_header_c11: tests/test_header.c include/glcompute.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -Werror -pedantic $(SANFL) -Iinclude $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+$(BUILD)/tests/test_header_c99: tests/test_header.c include/glcompute.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c99 $(WARN) -Werror -pedantic $(SANFL) -Iinclude $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+$(BUILD)/tests/test_header_cxx: tests/test_header.c include/glcompute.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -pedantic $(SANFL) -Iinclude $< -x none -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+
+check: deps all $(TESTS)
+	@bash ci/run_tests.sh $(TESTS)
+
+demo: deps all
+	$(BUILD)/glc-info
+
+bench: all
+	@echo "no benchmarks yet"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/glcompute.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libglcompute.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libglcompute.so.$(SOMAJOR)
+	ln -sf libglcompute.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libglcompute.so
+	install -m 644 $(BUILD)/glcompute.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 755 $(BUILD)/glc-info $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf build

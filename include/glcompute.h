@@ -1,0 +1,330 @@
+/*
+ * glcompute: ML compute graphs on OpenGL ES 3.1 compute shaders.
+ *
+ * One public header; valid C99 (-pedantic), C11 and C++. Every object is an
+ * opaque handle made from a glc_device. A device and everything made from it
+ * are used from one thread, with the device's context current on it (the
+ * library makes an owned context current itself when no other context is);
+ * calls that break this rule return GLC_ERR_STATE.
+ *
+ * Conventions
+ *  - Every fallible call returns glc_status (GLC_OK == 0, errors < 0). The
+ *    detail (which call, which value, which limit) goes to the device's log
+ *    callback and to glc_device_errmsg(); there is no global error state.
+ *  - Creation takes a const desc struct whose zero value means "default";
+ *    it is read only during the call.
+ *  - Outputs (out pointers, destination memory) are untouched on failure.
+ *  - Every destroy accepts NULL.
+ */
+#ifndef GLCOMPUTE_H
+#define GLCOMPUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GLC_VERSION_MAJOR 0
+#define GLC_VERSION_MINOR 1
+#define GLC_VERSION_PATCH 0
+
+/* ---- Status ------------------------------------------------------------ */
+
+/* X(name, value, description): the one table behind glc_status and
+ * glc_status_str(). */
+#define GLC_STATUS_MAP(X)                                                   \
+    X(OK, 0, "success")                                                     \
+    X(ERR_INVALID_ARG, -1, "invalid argument")                              \
+    X(ERR_OUT_OF_MEMORY, -2, "out of memory")                               \
+    X(ERR_NO_DEVICE, -3, "no usable EGL display or device")                 \
+    X(ERR_UNSUPPORTED, -4, "not supported by this device or driver")        \
+    X(ERR_COMPILE, -5, "shader compile or link failed")                     \
+    X(ERR_STATE, -6, "wrong thread, context or object state")              \
+    X(ERR_BOUNDS, -7, "range outside the buffer or a device limit")         \
+    X(ERR_GL, -8, "unexpected GL error")                                    \
+    X(ERR_TIMEOUT, -9, "timed out")                                         \
+    X(ERR_CONTEXT_LOST, -10, "the GL context was lost (GPU reset)")         \
+    X(ERR_IO, -11, "file input/output failed")                              \
+    X(ERR_HAZARD, -12, "validation found a missing barrier")
+
+typedef enum glc_status {
+#define GLC__STATUS_ENUM(name, value, text) GLC_##name = value,
+    GLC_STATUS_MAP(GLC__STATUS_ENUM)
+#undef GLC__STATUS_ENUM
+    GLC_STATUS_MIN_ = -13
+} glc_status;
+
+/* A static, never-NULL description of a status ("unknown status" for values
+ * outside the table). */
+const char *glc_status_str(glc_status status);
+
+/* ---- Data types ---------------------------------------------------------- */
+
+typedef enum glc_dtype {
+    GLC_DTYPE_F32 = 1,
+    GLC_DTYPE_F16,
+    GLC_DTYPE_BF16,
+    GLC_DTYPE_I32,
+    GLC_DTYPE_U32,
+    GLC_DTYPE_U8 /* raw bytes: the storage of quantized blocks */
+} glc_dtype;
+
+#define GLC_MAX_DIMS 4
+
+/* Bytes per element, or 0 for a value that is not a glc_dtype. */
+size_t glc_dtype_size(glc_dtype dtype);
+/* A static name ("f32", ...), or "?" for a value that is not a glc_dtype. */
+const char *glc_dtype_name(glc_dtype dtype);
+
+/* ---- Device -------------------------------------------------------------- */
+
+typedef struct glc_device glc_device;
+typedef struct glc_buffer glc_buffer;
+typedef struct glc_kernel glc_kernel;
+typedef struct glc_session glc_session;
+typedef struct glc_fence glc_fence;
+
+typedef enum glc_platform {
+    GLC_PLATFORM_AUTO = 0,    /* device, then gbm, then surfaceless, then default */
+    GLC_PLATFORM_DEVICE,      /* EGL_EXT_platform_device, ranked devices */
+    GLC_PLATFORM_GBM,         /* EGL on a GBM device over /dev/dri/renderD* */
+    GLC_PLATFORM_SURFACELESS, /* EGL_MESA_platform_surfaceless */
+    GLC_PLATFORM_DEFAULT,     /* eglGetDisplay(EGL_DEFAULT_DISPLAY) */
+    GLC_PLATFORM_CURRENT      /* adopt the calling thread's current context */
+} glc_platform;
+
+/* A static name ("auto", "device", ...), or "?" for other values. */
+const char *glc_platform_name(glc_platform platform);
+
+typedef enum glc_log_level {
+    GLC_LOG_ERROR = 1,
+    GLC_LOG_WARN = 2,
+    GLC_LOG_INFO = 3,
+    GLC_LOG_DEBUG = 4
+} glc_log_level;
+
+/* Receives each message at or below the device's log level. `message` is
+ * valid only during the call. Called on the thread that made the call. */
+typedef void (*glc_log_fn)(void *user, glc_log_level level, glc_status status,
+                           const char *message);
+
+enum glc_device_flags {
+    GLC_DEVICE_LIMITS_MIN = 1u << 0, /* clamp limits to the ES 3.1 minimums */
+    GLC_DEVICE_DEBUG = 1u << 1,      /* glGetError after GL calls, canaries */
+    GLC_DEVICE_NO_ROBUST = 1u << 2   /* do not ask for a robust context */
+};
+
+typedef struct glc_device_desc {
+    /* 0 (AUTO): the environment's GLC_PLATFORM=device|gbm|surfaceless|default
+     * if set, else try each platform in the order listed at glc_platform.
+     * Any other value is used as given; the environment does not override it. */
+    glc_platform platform;
+    /* NULL: the environment's GLC_DEVICE if set, else the best ranked device.
+     * A decimal index into the ranked EGL device list (see glc_device_list),
+     * or a /dev/dri path (matched against EGL devices, else opened by GBM). */
+    const char *device;
+    /* Optional log callback; messages up to log_level (0: GLC_LOG_INFO). */
+    glc_log_fn log;
+    void *log_user;
+    glc_log_level log_level;
+    /* glc_device_flags; the environment adds GLC_LIMITS=min, GLC_DEBUG=1. */
+    uint32_t flags;
+    /* Directory of the on-disk program-binary cache. NULL: the environment's
+     * GLC_SHADER_CACHE, else no cache. The directory must exist. */
+    const char *shader_cache_dir;
+} glc_device_desc;
+
+typedef struct glc_device_limits {
+    uint32_t max_group_count[3];    /* work groups per dispatch, per dim */
+    uint32_t max_group_size[3];     /* local size per dim */
+    uint32_t max_invocations;       /* local size x*y*z */
+    uint32_t max_shared_bytes;      /* shared memory per work group */
+    uint32_t max_ssbo_blocks;       /* SSBO blocks per compute shader */
+    uint32_t max_ssbo_bindings;     /* SSBO binding points */
+    uint64_t max_ssbo_size;         /* bytes one binding may span */
+    uint32_t ssbo_offset_alignment; /* binding offsets are multiples of this */
+    uint32_t max_uniform_block_size;
+} glc_device_limits;
+
+typedef struct glc_device_features {
+    int subgroup;                 /* GL_KHR_shader_subgroup with compute support */
+    uint32_t subgroup_size;       /* 0 when no subgroups */
+    uint32_t subgroup_ops;        /* GL_SUBGROUP_FEATURE_*_BIT_KHR mask */
+    int timer_query;              /* GL_EXT_disjoint_timer_query */
+    int buffer_storage;           /* GL_EXT_buffer_storage (persistent maps) */
+    int program_binary_formats;   /* GL_NUM_PROGRAM_BINARY_FORMATS */
+    int fp16_arithmetic;          /* GL_NV_gpu_shader5 or GL_AMD_gpu_shader_half_float */
+    int robust_context;           /* the context loses itself on GPU reset */
+} glc_device_features;
+
+typedef struct glc_device_info {
+    glc_platform platform;  /* the platform actually used, never AUTO */
+    const char *egl_device; /* which EGL device or node: "cuda:0", a /dev/dri path, "software", "" */
+    const char *egl_vendor; /* EGL_VENDOR, or "" for an adopted context */
+    const char *vendor;     /* GL_VENDOR */
+    const char *renderer;   /* GL_RENDERER */
+    const char *version;    /* GL_VERSION */
+    const char *glsl_version; /* GL_SHADING_LANGUAGE_VERSION */
+    int gl_major, gl_minor;
+    int limits_clamped;     /* limits were clamped to the ES 3.1 minimums */
+    glc_device_limits limits;
+    glc_device_features features;
+} glc_device_info;
+
+/* Creates a device: an owned headless EGL context made current on the calling
+ * thread, or (platform CURRENT) the calling thread's current EGL context,
+ * adopted without being owned; in that mode every call that touches GL saves
+ * and restores the GL state it changes. `desc` may be NULL (all defaults).
+ * Errors: GLC_ERR_NO_DEVICE (no EGL library, no display initialised, no
+ * current context for CURRENT), GLC_ERR_UNSUPPORTED (no ES 3.1 context),
+ * GLC_ERR_INVALID_ARG (bad desc or a malformed GLC_DEVICE / GLC_PLATFORM).
+ * Each platform tried logs why it failed; when none works, the messages are
+ * joined in the message passed to the log callback. On failure *out is
+ * untouched. */
+glc_status glc_device_create(const glc_device_desc *desc, glc_device **out);
+
+/* Destroys the device (owned contexts are destroyed, adopted ones kept).
+ * Every object made from it must have been destroyed first. NULL: no-op. */
+void glc_device_destroy(glc_device *dev);
+
+/* The message of the last failed call on this device (or "" when none
+ * failed). Valid until the next call on the device. NULL dev: "". */
+const char *glc_device_errmsg(const glc_device *dev);
+
+/* Fills *out; its strings are owned by the device and live as long as it. */
+glc_status glc_device_get_info(glc_device *dev, glc_device_info *out);
+
+/* One EGL device as enumerated through EGL_EXT_device_enumeration, in rank
+ * order (hardware first: CUDA, then DRM-backed; Mesa's software device last). */
+typedef struct glc_device_entry {
+    int index;            /* position in rank order: the GLC_DEVICE index */
+    int rank;             /* lower is preferred */
+    int is_software;      /* EGL_MESA_device_software */
+    int has_cuda;         /* EGL_NV_device_cuda */
+    int has_drm;          /* EGL_EXT_device_drm */
+    char drm_path[128];   /* EGL_DRM_DEVICE_FILE_EXT, or "" */
+    char render_path[128];/* EGL_DRM_RENDER_NODE_FILE_EXT, or "" */
+    char extensions[512]; /* device extension string, truncated */
+} glc_device_entry;
+
+/* Lists the EGL devices in rank order. Writes up to `max` entries to
+ * `entries` (may be NULL when max is 0) and the total count to *count.
+ * Needs no device. Errors: GLC_ERR_NO_DEVICE when EGL or its device
+ * enumeration extensions are missing (then *count is 0). */
+glc_status glc_device_list(glc_device_entry *entries, int max, int *count);
+
+/* ---- Buffers ------------------------------------------------------------- */
+
+/* Creates a shader-storage buffer of `dtype` and `shape` (rank 1..4, every
+ * dim >= 1), contents undefined. Errors: GLC_ERR_INVALID_ARG (dtype, rank,
+ * shape, size overflow), GLC_ERR_OUT_OF_MEMORY (the driver refused). */
+glc_status glc_buffer_create(glc_device *dev, glc_dtype dtype, int rank,
+                             const int64_t *shape, glc_buffer **out);
+
+/* Wraps a buffer object of the device's context (a host application's
+ * buffer, with platform CURRENT) as a glc_buffer of dtype and shape; the
+ * shape's bytes must fit in the GL buffer's size. The GL buffer is borrowed:
+ * glc_buffer_destroy never deletes it. */
+glc_status glc_buffer_wrap_gl(glc_device *dev, uint32_t gl_buffer,
+                              glc_dtype dtype, int rank, const int64_t *shape,
+                              glc_buffer **out);
+
+/* Copies `size` bytes from host memory into the buffer at byte `offset`.
+ * Errors: GLC_ERR_BOUNDS when [offset, offset+size) is not inside it. */
+glc_status glc_buffer_write(glc_buffer *buf, size_t offset, size_t size,
+                            const void *data);
+
+/* Copies `size` bytes at byte `offset` into host memory, after the barrier
+ * that makes earlier shader writes visible. Waits for the GPU. On failure
+ * `data` is untouched. */
+glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size,
+                           void *data);
+
+/* Size in bytes (the shape's bytes); 0 for NULL. */
+size_t glc_buffer_size(const glc_buffer *buf);
+/* dtype, rank and shape; shape gets GLC_MAX_DIMS values (unused dims = 1). */
+glc_dtype glc_buffer_dtype(const glc_buffer *buf);
+int glc_buffer_shape(const glc_buffer *buf, int64_t shape[GLC_MAX_DIMS]);
+/* The GL buffer name, for using the buffer in the host's own GL calls. */
+uint32_t glc_buffer_gl_name(const glc_buffer *buf);
+
+/* Deletes the GL buffer unless it was wrapped. NULL: no-op. */
+void glc_buffer_destroy(glc_buffer *buf);
+
+/* ---- Kernels ------------------------------------------------------------- */
+
+#define GLC_MAX_PARAMS 16
+
+typedef struct glc_kernel_desc {
+    const char *name;    /* label used in messages; NULL: "user" */
+    const char *source;  /* GLSL body, no #version line (required) */
+    /* Local size x (0: 64). The kernel declares
+     * layout(local_size_x = GLC_LOCAL_SIZE_X) in; itself. */
+    uint32_t local_size_x;
+    const char *defines; /* extra preprocessor lines, or NULL */
+} glc_kernel_desc;
+
+/* Compiles user GLSL with the prelude of the built-in kernels: #version 310
+ * es, GLC_LOCAL_SIZE_X, feature defines (GLC_HAS_SUBGROUP, ...), precision
+ * statements and glsl/common.glsl, which declares `uniform uint
+ * glc_p[GLC_MAX_PARAMS]` (the dispatch's params) and the grid helpers
+ * glc_group_index() / glc_global_index() that undo grid folding.
+ * Errors: GLC_ERR_COMPILE with the info log in the message. */
+glc_status glc_kernel_create(glc_device *dev, const glc_kernel_desc *desc,
+                             glc_kernel **out);
+void glc_kernel_destroy(glc_kernel *kernel);
+
+/* ---- Sessions ------------------------------------------------------------ */
+
+typedef enum glc_session_mode {
+    GLC_SESSION_DIRECT = 0, /* encode each dispatch as it is made */
+    GLC_SESSION_RECORDED    /* capture, then run passes and encode at finish */
+} glc_session_mode;
+
+typedef enum glc_access {
+    GLC_READ = 1,
+    GLC_WRITE = 2,
+    GLC_READ_WRITE = 3
+} glc_access;
+
+/* A binding of [offset, offset+size) of a buffer to SSBO binding point
+ * `slot` (the index in the array passed to dispatch). size 0: to the end. */
+typedef struct glc_binding {
+    glc_buffer *buffer;
+    size_t offset;
+    size_t size;
+    glc_access access;
+} glc_binding;
+
+typedef struct glc_dispatch_desc {
+    glc_kernel *kernel;
+    uint64_t groups;              /* 1-D work-group count, folded as needed */
+    const glc_binding *bindings;  /* binding i goes to SSBO binding point i */
+    int binding_count;
+    const uint32_t *params;       /* glc_p[0..param_count) (floats as bits) */
+    int param_count;
+    const char *label;            /* for messages and traces; may be NULL */
+} glc_dispatch_desc;
+
+/* Starts a session on the device. */
+glc_status glc_session_begin(glc_device *dev, glc_session_mode mode,
+                             glc_session **out);
+
+/* Records (RECORDED) or encodes (DIRECT) one dispatch. Checks every binding
+ * against the buffer's size, the device's offset alignment and SSBO size,
+ * and the binding count against the SSBO block limit; nothing is recorded
+ * on failure. Group counts beyond the per-dimension limit are folded into a
+ * 2-D or 3-D grid. */
+glc_status glc_session_dispatch(glc_session *s, const glc_dispatch_desc *d);
+
+/* Waits for all work (the one sync point) and ends the session. The session
+ * is destroyed whatever the status. */
+glc_status glc_session_finish(glc_session *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,255 @@
+/*
+ * Buffers (see buffer.h). Uploads bind GL_COPY_WRITE_BUFFER and readbacks
+ * GL_COPY_READ_BUFFER: neither is VAO state, and both are saved/restored
+ * for an adopted context. GL_OUT_OF_MEMORY on allocation is always checked
+ * (allocation is not a hot path) and becomes GLC_ERR_OUT_OF_MEMORY with the
+ * GL name deleted again.
+ */
+#include "buffer.h"
+
+#include "alloc.h"
+#include "device.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static glc_status shape_bytes(glc_device *dev, const char *fn, glc_dtype dtype, int rank,
+                              const int64_t *shape, size_t *bytes)
+{
+    size_t n = glc_dtype_size(dtype);
+    int i;
+    if (n == 0)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: dtype %d is not a glc_dtype", fn,
+                         (int)dtype);
+    if (rank < 1 || rank > GLC_MAX_DIMS || !shape)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: rank %d (need 1..%d and a shape)", fn,
+                         rank, GLC_MAX_DIMS);
+    for (i = 0; i < rank; i++) {
+        if (shape[i] < 1)
+            return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: shape[%d] = %lld (need >= 1)", fn,
+                             i, (long long)shape[i]);
+        if ((uint64_t)shape[i] > (uint64_t)(PTRDIFF_MAX / 2) / n)
+            return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: shape overflows the address space",
+                             fn);
+        n *= (size_t)shape[i];
+    }
+    *bytes = n;
+    return GLC_OK;
+}
+
+static glc_buffer *buffer_new(glc_device *dev, glc_dtype dtype, int rank, const int64_t *shape,
+                              size_t bytes)
+{
+    glc_buffer *b = glc__calloc(1, sizeof *b);
+    int i;
+    if (!b)
+        return NULL;
+    b->dev = dev;
+    b->id = dev->next_buffer_id++;
+    b->dtype = dtype;
+    b->rank = rank;
+    for (i = 0; i < GLC_MAX_DIMS; i++)
+        b->shape[i] = i < rank ? shape[i] : 1;
+    b->bytes = bytes;
+    return b;
+}
+
+/* Drains stale errors of our own context so the next check is ours. An
+ * adopted context's pending errors belong to the host: leave them. */
+static void drain_errors(glc_device *dev)
+{
+    int i;
+    if (dev->adopted)
+        return;
+    for (i = 0; i < 16 && dev->gl.glGetError() != GL_NO_ERROR; i++)
+        ;
+}
+
+glc_status glc_buffer_create(glc_device *dev, glc_dtype dtype, int rank, const int64_t *shape,
+                             glc_buffer **out)
+{
+    glc__glstate gs;
+    glc_buffer *b;
+    size_t bytes;
+    GLenum err;
+    glc_status st;
+    if (!dev)
+        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(dev, out);
+    st = shape_bytes(dev, "glc_buffer_create", dtype, rank, shape, &bytes);
+    if (st != GLC_OK)
+        return st;
+    b = buffer_new(dev, dtype, rank, shape, bytes);
+    if (!b)
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_buffer_create: out of memory");
+    st = glc__enter(dev, GLC__TOUCH_COPY, 0, &gs);
+    if (st != GLC_OK) {
+        glc__free(b);
+        return st;
+    }
+    drain_errors(dev);
+    dev->gl.glGenBuffers(1, &b->name);
+    dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, b->name);
+    dev->gl.glBufferData(GL_COPY_WRITE_BUFFER, (GLsizeiptr)bytes, NULL, GL_DYNAMIC_COPY);
+    err = dev->gl.glGetError();
+    if (err != GL_NO_ERROR) {
+        dev->gl.glDeleteBuffers(1, &b->name);
+        glc__leave(dev, &gs);
+        glc__free(b);
+        if (err == GL_OUT_OF_MEMORY)
+            return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY,
+                             "glc_buffer_create: the driver could not allocate %zu bytes",
+                             bytes);
+        return glc__fail(dev, GLC_ERR_GL, "glc_buffer_create: %zu bytes: GL error 0x%04x",
+                         bytes, err);
+    }
+    glc__leave(dev, &gs);
+    dev->live_objects++;
+    *out = b;
+    return GLC_OK;
+}
+
+glc_status glc_buffer_wrap_gl(glc_device *dev, uint32_t gl_buffer, glc_dtype dtype, int rank,
+                              const int64_t *shape, glc_buffer **out)
+{
+    glc__glstate gs;
+    glc_buffer *b;
+    GLint64 gl_size = 0;
+    size_t bytes;
+    glc_status st;
+    if (!dev)
+        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(dev, out && gl_buffer != 0);
+    st = shape_bytes(dev, "glc_buffer_wrap_gl", dtype, rank, shape, &bytes);
+    if (st != GLC_OK)
+        return st;
+    st = glc__enter(dev, GLC__TOUCH_COPY, 0, &gs);
+    if (st != GLC_OK)
+        return st;
+    if (!dev->gl.glIsBuffer(gl_buffer)) {
+        glc__leave(dev, &gs);
+        return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                         "glc_buffer_wrap_gl: %u is not a buffer of this context", gl_buffer);
+    }
+    dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, gl_buffer);
+    dev->gl.glGetBufferParameteri64v(GL_COPY_READ_BUFFER, GL_BUFFER_SIZE, &gl_size);
+    glc__leave(dev, &gs);
+    if (gl_size < 0 || (uint64_t)gl_size < bytes)
+        return glc__fail(dev, GLC_ERR_BOUNDS,
+                         "glc_buffer_wrap_gl: shape needs %zu bytes, GL buffer %u has %lld",
+                         bytes, gl_buffer, (long long)gl_size);
+    b = buffer_new(dev, dtype, rank, shape, bytes);
+    if (!b)
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_buffer_wrap_gl: out of memory");
+    b->name = gl_buffer;
+    b->wrapped = 1;
+    dev->live_objects++;
+    *out = b;
+    return GLC_OK;
+}
+
+static glc_status check_range(glc_buffer *buf, const char *fn, size_t offset, size_t size,
+                              const void *data)
+{
+    if (!data)
+        return glc__fail(buf->dev, GLC_ERR_INVALID_ARG, "%s: data is NULL", fn);
+    if (offset > buf->bytes || size > buf->bytes - offset)
+        return glc__fail(buf->dev, GLC_ERR_BOUNDS,
+                         "%s: bytes [%zu, %zu + %zu) outside the buffer's %zu bytes", fn,
+                         offset, offset, size, buf->bytes);
+    return GLC_OK;
+}
+
+void glc__buffer_host_access(glc_buffer *buf)
+{
+    glc_device *dev = buf->dev;
+    if (buf->write_seq > dev->update_barrier_seq) {
+        /* why: host reads/updates see shader writes only after this bit */
+        dev->gl.glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+        dev->update_barrier_seq = dev->dispatch_seq;
+    }
+}
+
+glc_status glc_buffer_write(glc_buffer *buf, size_t offset, size_t size, const void *data)
+{
+    glc__glstate gs;
+    glc_status st;
+    if (!buf)
+        return GLC_ERR_INVALID_ARG;
+    st = check_range(buf, "glc_buffer_write", offset, size, data);
+    if (st != GLC_OK || size == 0)
+        return st;
+    st = glc__enter(buf->dev, GLC__TOUCH_COPY, 0, &gs);
+    if (st != GLC_OK)
+        return st;
+    glc__buffer_host_access(buf);
+    buf->dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, buf->name);
+    buf->dev->gl.glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)offset, (GLsizeiptr)size, data);
+    st = glc__check_gl(buf->dev, "glc_buffer_write");
+    glc__leave(buf->dev, &gs);
+    return st;
+}
+
+glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size, void *data)
+{
+    glc__glstate gs;
+    glc_device *dev;
+    void *p;
+    glc_status st;
+    if (!buf)
+        return GLC_ERR_INVALID_ARG;
+    dev = buf->dev;
+    st = check_range(buf, "glc_buffer_read", offset, size, data);
+    if (st != GLC_OK || size == 0)
+        return st;
+    st = glc__enter(dev, GLC__TOUCH_COPY, 0, &gs);
+    if (st != GLC_OK)
+        return st;
+    glc__buffer_host_access(buf);
+    dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, buf->name);
+    p = dev->gl.glMapBufferRange(GL_COPY_READ_BUFFER, (GLintptr)offset, (GLsizeiptr)size,
+                                 GL_MAP_READ_BIT);
+    if (!p) {
+        GLenum err = dev->gl.glGetError();
+        glc__leave(dev, &gs);
+        return glc__fail(dev, err == GL_OUT_OF_MEMORY ? GLC_ERR_OUT_OF_MEMORY : GLC_ERR_GL,
+                         "glc_buffer_read: glMapBufferRange failed (GL error 0x%04x)", err);
+    }
+    memcpy(data, p, size);
+    if (!dev->gl.glUnmapBuffer(GL_COPY_READ_BUFFER)) {
+        glc__leave(dev, &gs);
+        return glc__fail(dev, GLC_ERR_GL,
+                         "glc_buffer_read: buffer contents were lost while mapped");
+    }
+    glc__leave(dev, &gs);
+    return GLC_OK;
+}
+
+size_t glc_buffer_size(const glc_buffer *buf) { return buf ? buf->bytes : 0; }
+glc_dtype glc_buffer_dtype(const glc_buffer *buf) { return buf ? buf->dtype : (glc_dtype)0; }
+uint32_t glc_buffer_gl_name(const glc_buffer *buf) { return buf ? buf->name : 0; }
+
+int glc_buffer_shape(const glc_buffer *buf, int64_t shape[GLC_MAX_DIMS])
+{
+    int i;
+    if (!buf || !shape)
+        return 0;
+    for (i = 0; i < GLC_MAX_DIMS; i++)
+        shape[i] = buf->shape[i];
+    return buf->rank;
+}
+
+void glc_buffer_destroy(glc_buffer *buf)
+{
+    glc__glstate gs;
+    glc_device *dev;
+    if (!buf)
+        return;
+    dev = buf->dev;
+    if (!buf->wrapped && glc__enter(dev, 0, 0, &gs) == GLC_OK) {
+        dev->gl.glDeleteBuffers(1, &buf->name);
+        glc__leave(dev, &gs);
+    }
+    dev->live_objects--;
+    glc__free(buf);
+}

@@ -1,0 +1,28 @@
+/*
+ * Buffers: a GL buffer object with a dtype and shape. `write_seq` is the
+ * device dispatch sequence number of the last shader write (0: none); a
+ * host read or update issues GL_BUFFER_UPDATE_BARRIER_BIT only when a shader
+ * wrote the buffer after the last such barrier.
+ */
+#ifndef GLC_BUFFER_H
+#define GLC_BUFFER_H
+
+#include "gl.h"
+#include "glcompute.h"
+
+struct glc_buffer {
+    struct glc_device *dev;
+    GLuint name;
+    uint32_t id;         /* hazard-tracker id, unique per device */
+    glc_dtype dtype;
+    int rank;
+    int64_t shape[GLC_MAX_DIMS];
+    size_t bytes;
+    int wrapped;         /* borrowed from the host: never deleted */
+    uint64_t write_seq;
+};
+
+/* Issues GL_BUFFER_UPDATE_BARRIER_BIT if a shader wrote `buf` since the last one. */
+void glc__buffer_host_access(struct glc_buffer *buf);
+
+#endif

@@ -1,0 +1,387 @@
+/*
+ * The device: EGL context (via device_egl.c), GL entry table, queried limits
+ * and features, per-device error message and log, and the enter/leave
+ * bracket of GL-touching calls.
+ *
+ * Invariants: info strings point into the device and live as long as it;
+ * errmsg holds the message of the last failure only; limits are final after
+ * create (GLC_LIMITS=min clamps them once, here, so every later layer sees
+ * one set of numbers).
+ */
+#include "device.h"
+
+#include "alloc.h"
+#include "kernel.h"
+#include "select.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *level_name(glc_log_level level)
+{
+    switch (level) {
+    case GLC_LOG_ERROR: return "error";
+    case GLC_LOG_WARN: return "warn";
+    case GLC_LOG_INFO: return "info";
+    case GLC_LOG_DEBUG: return "debug";
+    }
+    return "?";
+}
+
+/* GLC_LOG=error|warn|info|debug prints to stderr when no callback is set. */
+static glc_log_level env_log_level(void)
+{
+    const char *s = getenv("GLC_LOG");
+    glc_log_level l;
+    if (!s || !*s)
+        return (glc_log_level)0;
+    for (l = GLC_LOG_ERROR; l <= GLC_LOG_DEBUG; l++)
+        if (strcmp(s, level_name(l)) == 0)
+            return l;
+    return GLC_LOG_INFO;
+}
+
+void glc__vlog(struct glc_device *dev, glc_log_level level, glc_status status,
+               const char *fmt, va_list ap)
+{
+    char msg[2048];
+    glc_log_level limit;
+    if (!dev)
+        return;
+    limit = dev->log ? dev->log_level : env_log_level();
+    if (level > limit)
+        return;
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (dev->log)
+        dev->log(dev->log_user, level, status, msg);
+    else
+        fprintf(stderr, "glcompute %s: %s\n", level_name(level), msg);
+}
+
+void glc__log(struct glc_device *dev, glc_log_level level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    glc__vlog(dev, level, GLC_OK, fmt, ap);
+    va_end(ap);
+}
+
+static void log_status(struct glc_device *dev, glc_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    glc__vlog(dev, GLC_LOG_ERROR, status, fmt, ap);
+    va_end(ap);
+}
+
+glc_status glc__fail(struct glc_device *dev, glc_status status, const char *fmt, ...)
+{
+    va_list ap;
+    if (!dev)
+        return status;
+    va_start(ap, fmt);
+    vsnprintf(dev->errmsg, sizeof dev->errmsg, fmt, ap);
+    va_end(ap);
+    log_status(dev, status, "%s", dev->errmsg);
+    return status;
+}
+
+const char *glc_device_errmsg(const glc_device *dev) { return dev ? dev->errmsg : ""; }
+
+glc_status glc__check_gl(struct glc_device *dev, const char *where)
+{
+    GLenum e;
+    if (!(dev->flags & GLC_DEVICE_DEBUG))
+        return GLC_OK;
+    e = dev->gl.glGetError();
+    if (e == GL_NO_ERROR)
+        return GLC_OK;
+    if (e == GL_OUT_OF_MEMORY)
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "%s: GL_OUT_OF_MEMORY", where);
+    return glc__fail(dev, GLC_ERR_GL, "%s: GL error 0x%04x", where, e);
+}
+
+glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st)
+{
+    if (dev->egl) {
+        glc_status s = glc__egl_ensure_current(dev, dev->egl);
+        if (s != GLC_OK)
+            return s;
+    }
+    st->mask = 0;
+    if (dev->adopted)
+        glc__glstate_save(&dev->gl, st, touch, nssbo);
+    return GLC_OK;
+}
+
+void glc__leave(struct glc_device *dev, glc__glstate *st)
+{
+    if (dev->adopted && !dev->skip_restore)
+        glc__glstate_restore(&dev->gl, st);
+}
+
+/* ---- creation ---- */
+
+static glc_status load_gl(glc_device *dev)
+{
+#define GLC__GL_LOAD_CORE(ret, name, params)                                             \
+    *(void **)&dev->gl.name = glc__egl_proc(dev->egl, #name);                            \
+    if (!dev->gl.name)                                                                   \
+        return glc__fail(dev, GLC_ERR_UNSUPPORTED, "GL entry point %s not found", #name);
+    GLC__GL_CORE(GLC__GL_LOAD_CORE)
+#undef GLC__GL_LOAD_CORE
+#define GLC__GL_LOAD_EXT(ret, name, params) *(void **)&dev->gl.name = glc__egl_proc(dev->egl, #name);
+    GLC__GL_EXT(GLC__GL_LOAD_EXT)
+#undef GLC__GL_LOAD_EXT
+    return GLC_OK;
+}
+
+static void copy_gl_string(glc_device *dev, GLenum name, char *dst, size_t len)
+{
+    const GLubyte *s = dev->gl.glGetString(name);
+    snprintf(dst, len, "%s", s ? (const char *)s : "");
+}
+
+static glc_status query_extensions(glc_device *dev)
+{
+    GLint n = 0, i;
+    size_t total = 1, used = 0;
+    dev->gl.glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+    for (i = 0; i < n; i++) {
+        const GLubyte *e = dev->gl.glGetStringi(GL_EXTENSIONS, (GLuint)i);
+        total += e ? strlen((const char *)e) + 1 : 0;
+    }
+    dev->extensions = glc__malloc(total);
+    if (!dev->extensions)
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "device: out of memory");
+    dev->extensions[0] = '\0';
+    for (i = 0; i < n; i++) {
+        const char *e = (const char *)dev->gl.glGetStringi(GL_EXTENSIONS, (GLuint)i);
+        size_t len = e ? strlen(e) : 0;
+        if (!len)
+            continue;
+        if (used)
+            dev->extensions[used++] = ' ';
+        memcpy(dev->extensions + used, e, len + 1);
+        used += len;
+    }
+    return GLC_OK;
+}
+
+static uint32_t get_u32(glc_device *dev, GLenum pname)
+{
+    GLint v = 0;
+    dev->gl.glGetIntegerv(pname, &v);
+    return v > 0 ? (uint32_t)v : 0;
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+/* The ES 3.1 minimums (OpenGL ES 3.1 spec, table 20.45 and 20.47). */
+static void clamp_to_minimums(glc_device_limits *l)
+{
+    int i;
+    for (i = 0; i < 3; i++) {
+        l->max_group_count[i] = min_u32(l->max_group_count[i], 65535);
+        l->max_group_size[i] = min_u32(l->max_group_size[i], i < 2 ? 128 : 64);
+    }
+    l->max_invocations = min_u32(l->max_invocations, 128);
+    l->max_shared_bytes = min_u32(l->max_shared_bytes, 16384);
+    l->max_ssbo_blocks = min_u32(l->max_ssbo_blocks, 4);
+    l->max_ssbo_bindings = min_u32(l->max_ssbo_bindings, 4);
+    if (l->max_ssbo_size > (1u << 27))
+        l->max_ssbo_size = 1u << 27;
+    if (l->ssbo_offset_alignment < 256)
+        l->ssbo_offset_alignment = 256;
+    l->max_uniform_block_size = min_u32(l->max_uniform_block_size, 16384);
+}
+
+static void query_limits(glc_device *dev)
+{
+    glc_device_limits *l = &dev->info.limits;
+    glc_device_features *f = &dev->info.features;
+    GLint64 v64 = 0;
+    GLint v;
+    int i;
+    for (i = 0; i < 3; i++) {
+        v = 0;
+        dev->gl.glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, (GLuint)i, &v);
+        l->max_group_count[i] = v > 0 ? (uint32_t)v : 0;
+        v = 0;
+        dev->gl.glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, (GLuint)i, &v);
+        l->max_group_size[i] = v > 0 ? (uint32_t)v : 0;
+    }
+    l->max_invocations = get_u32(dev, GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS);
+    l->max_shared_bytes = get_u32(dev, GL_MAX_COMPUTE_SHARED_MEMORY_SIZE);
+    l->max_ssbo_blocks = get_u32(dev, GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS);
+    l->max_ssbo_bindings = get_u32(dev, GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS);
+    dev->gl.glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &v64);
+    l->max_ssbo_size = v64 > 0 ? (uint64_t)v64 : 0;
+    l->ssbo_offset_alignment = get_u32(dev, GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT);
+    if (l->ssbo_offset_alignment == 0)
+        l->ssbo_offset_alignment = 256;
+    l->max_uniform_block_size = get_u32(dev, GL_MAX_UNIFORM_BLOCK_SIZE);
+
+    if (glc__has_ext(dev->extensions, "GL_KHR_shader_subgroup")) {
+        uint32_t stages = get_u32(dev, GL_SUBGROUP_SUPPORTED_STAGES_KHR);
+        if (stages & GL_COMPUTE_SHADER_BIT) {
+            f->subgroup = 1;
+            f->subgroup_size = get_u32(dev, GL_SUBGROUP_SIZE_KHR);
+            f->subgroup_ops = get_u32(dev, GL_SUBGROUP_SUPPORTED_FEATURES_KHR);
+        }
+    }
+    f->timer_query = glc__has_ext(dev->extensions, "GL_EXT_disjoint_timer_query");
+    f->buffer_storage = glc__has_ext(dev->extensions, "GL_EXT_buffer_storage");
+    f->program_binary_formats = (int)get_u32(dev, GL_NUM_PROGRAM_BINARY_FORMATS);
+    f->fp16_arithmetic = glc__has_ext(dev->extensions, "GL_NV_gpu_shader5") ||
+                         glc__has_ext(dev->extensions, "GL_AMD_gpu_shader_half_float") ||
+                         glc__has_ext(dev->extensions,
+                                      "GL_EXT_shader_explicit_arithmetic_types_float16");
+    if (dev->flags & GLC_DEVICE_LIMITS_MIN) {
+        clamp_to_minimums(l);
+        dev->info.limits_clamped = 1;
+    }
+}
+
+static glc_device *device_alloc(const glc_device_desc *desc)
+{
+    glc_device *dev = glc__calloc(1, sizeof *dev);
+    if (!dev)
+        return NULL;
+    if (desc) {
+        dev->log = desc->log;
+        dev->log_user = desc->log_user;
+        dev->log_level = desc->log_level ? desc->log_level : GLC_LOG_INFO;
+        dev->flags = desc->flags;
+    }
+    dev->next_buffer_id = 1;
+    return dev;
+}
+
+static void device_free(glc_device *dev)
+{
+    glc__free(dev->extensions);
+    glc__free(dev->cache_dir);
+    glc__free(dev);
+}
+
+static int env_is(const char *name, const char *value)
+{
+    const char *s = getenv(name);
+    return s && strcmp(s, value) == 0;
+}
+
+glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
+{
+    glc_device *dev;
+    glc_platform platform = desc ? desc->platform : GLC_PLATFORM_AUTO;
+    const char *device = desc && desc->device ? desc->device : getenv("GLC_DEVICE");
+    const char *cache = desc && desc->shader_cache_dir ? desc->shader_cache_dir
+                                                       : getenv("GLC_SHADER_CACHE");
+    glc_status st;
+    if (!out)
+        return GLC_ERR_INVALID_ARG;
+    dev = device_alloc(desc);
+    if (!dev)
+        return GLC_ERR_OUT_OF_MEMORY;
+    if ((unsigned)platform > GLC_PLATFORM_CURRENT) {
+        st = glc__fail(dev, GLC_ERR_INVALID_ARG, "device: desc.platform %d is not a glc_platform",
+                       (int)platform);
+        goto fail;
+    }
+    if (platform == GLC_PLATFORM_AUTO &&
+        glc__parse_platform(getenv("GLC_PLATFORM"), &platform) != GLC_OK) {
+        st = glc__fail(dev, GLC_ERR_INVALID_ARG,
+                       "GLC_PLATFORM=\"%s\": expected device, gbm, surfaceless, default or "
+                       "current", getenv("GLC_PLATFORM"));
+        goto fail;
+    }
+    if (env_is("GLC_LIMITS", "min"))
+        dev->flags |= GLC_DEVICE_LIMITS_MIN;
+    if (env_is("GLC_DEBUG", "1"))
+        dev->flags |= GLC_DEVICE_DEBUG;
+    if (cache && *cache && !(dev->cache_dir = glc__strdup(cache))) {
+        st = glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "device: out of memory");
+        goto fail;
+    }
+    st = glc__egl_open(dev, platform, device, dev->flags, &dev->egl);
+    if (st != GLC_OK)
+        goto fail;
+    dev->adopted = glc__egl_platform(dev->egl) == GLC_PLATFORM_CURRENT;
+    st = load_gl(dev);
+    if (st != GLC_OK)
+        goto fail;
+    st = query_extensions(dev);
+    if (st != GLC_OK)
+        goto fail;
+    copy_gl_string(dev, GL_VENDOR, dev->vendor, sizeof dev->vendor);
+    copy_gl_string(dev, GL_RENDERER, dev->renderer, sizeof dev->renderer);
+    copy_gl_string(dev, GL_VERSION, dev->version, sizeof dev->version);
+    copy_gl_string(dev, GL_SHADING_LANGUAGE_VERSION, dev->glsl_version, sizeof dev->glsl_version);
+    dev->info.platform = glc__egl_platform(dev->egl);
+    dev->info.egl_device = glc__egl_device_name(dev->egl);
+    dev->info.egl_vendor = glc__egl_vendor(dev->egl);
+    dev->info.vendor = dev->vendor;
+    dev->info.renderer = dev->renderer;
+    dev->info.version = dev->version;
+    dev->info.glsl_version = dev->glsl_version;
+    sscanf(dev->version, "OpenGL ES %d.%d", &dev->info.gl_major, &dev->info.gl_minor);
+    dev->info.features.robust_context = glc__egl_robust(dev->egl);
+    query_limits(dev);
+    glc__log(dev, GLC_LOG_INFO, "device: %s on %s (%s platform, %s)", dev->renderer,
+             dev->vendor, glc_platform_name(dev->info.platform), dev->info.egl_device);
+    dev->errmsg[0] = '\0';
+    *out = dev;
+    return GLC_OK;
+fail:
+    glc__egl_close(dev->egl);
+    device_free(dev);
+    return st;
+}
+
+glc_status glc__device_create_fake(const glc__gl *gl, const glc_device_limits *limits,
+                                   glc_device **out)
+{
+    glc_device *dev = device_alloc(NULL);
+    if (!dev)
+        return GLC_ERR_OUT_OF_MEMORY;
+    dev->gl = *gl;
+    dev->info.platform = GLC_PLATFORM_DEFAULT;
+    dev->info.egl_device = dev->info.egl_vendor = "fake";
+    dev->info.vendor = dev->info.renderer = dev->info.version = dev->info.glsl_version = "fake";
+    dev->info.gl_major = 3;
+    dev->info.gl_minor = 1;
+    dev->info.limits = *limits;
+    *out = dev;
+    return GLC_OK;
+}
+
+void glc_device_destroy(glc_device *dev)
+{
+    if (!dev)
+        return;
+    if (dev->live_objects)
+        glc__log(dev, GLC_LOG_ERROR,
+                 "glc_device_destroy: %ld buffers, kernels or sessions still alive",
+                 dev->live_objects);
+    if (!dev->egl || glc__egl_ensure_current(dev, dev->egl) == GLC_OK) {
+        glc__glstate st;
+        st.mask = 0;
+        if (dev->adopted)
+            glc__glstate_save(&dev->gl, &st, GLC__TOUCH_PROGRAM, 0);
+        glc__kcache_destroy(dev);
+        glc__leave(dev, &st);
+    }
+    glc__egl_close(dev->egl);
+    device_free(dev);
+}
+
+glc_status glc_device_get_info(glc_device *dev, glc_device_info *out)
+{
+    if (!dev)
+        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(dev, out);
+    *out = dev->info;
+    return GLC_OK;
+}

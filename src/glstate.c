@@ -1,0 +1,77 @@
+/*
+ * GL state save/restore for adopted contexts (see glstate.h). Indexed
+ * bindings are restored with glBindBufferRange when the host bound a range
+ * and glBindBufferBase otherwise (size 0 means "whole buffer" or "nothing
+ * bound"); the generic binding is restored after the indexed ones because
+ * glBindBufferBase/Range overwrite it.
+ */
+#include "glstate.h"
+
+static void save_indexed(const glc__gl *gl, GLenum binding, GLenum start, GLenum size,
+                         GLuint i, GLint *buf, GLint64 *st, GLint64 *sz)
+{
+    gl->glGetIntegeri_v(binding, i, buf);
+    gl->glGetInteger64i_v(start, i, st);
+    gl->glGetInteger64i_v(size, i, sz);
+}
+
+static void restore_indexed(const glc__gl *gl, GLenum target, GLuint i, GLint buf,
+                            GLint64 start, GLint64 size)
+{
+    if (buf != 0 && size > 0)
+        gl->glBindBufferRange(target, i, (GLuint)buf, (GLintptr)start, (GLsizeiptr)size);
+    else
+        gl->glBindBufferBase(target, i, (GLuint)buf);
+}
+
+void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int nssbo)
+{
+    int i;
+    st->mask = mask;
+    st->nssbo = nssbo < GLC__MAX_SAVED_SSBO ? nssbo : GLC__MAX_SAVED_SSBO;
+    if (mask & GLC__TOUCH_PROGRAM)
+        gl->glGetIntegerv(GL_CURRENT_PROGRAM, &st->program);
+    if (mask & GLC__TOUCH_COPY) {
+        gl->glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &st->copy_read);
+        gl->glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &st->copy_write);
+    }
+    if (mask & GLC__TOUCH_INDIRECT)
+        gl->glGetIntegerv(GL_DISPATCH_INDIRECT_BUFFER_BINDING, &st->indirect);
+    if (mask & GLC__TOUCH_SSBO) {
+        gl->glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &st->ssbo);
+        for (i = 0; i < st->nssbo; i++)
+            save_indexed(gl, GL_SHADER_STORAGE_BUFFER_BINDING, GL_SHADER_STORAGE_BUFFER_START,
+                         GL_SHADER_STORAGE_BUFFER_SIZE, (GLuint)i, &st->ssbo_at[i].buffer,
+                         &st->ssbo_at[i].start, &st->ssbo_at[i].size);
+    }
+    if (mask & GLC__TOUCH_UBO) {
+        gl->glGetIntegerv(GL_UNIFORM_BUFFER_BINDING, &st->ubo);
+        save_indexed(gl, GL_UNIFORM_BUFFER_BINDING, GL_UNIFORM_BUFFER_START,
+                     GL_UNIFORM_BUFFER_SIZE, 0, &st->ubo_at[0].buffer, &st->ubo_at[0].start,
+                     &st->ubo_at[0].size);
+    }
+}
+
+void glc__glstate_restore(const glc__gl *gl, const glc__glstate *st)
+{
+    int i;
+    if (st->mask & GLC__TOUCH_PROGRAM)
+        gl->glUseProgram((GLuint)st->program);
+    if (st->mask & GLC__TOUCH_COPY) {
+        gl->glBindBuffer(GL_COPY_READ_BUFFER, (GLuint)st->copy_read);
+        gl->glBindBuffer(GL_COPY_WRITE_BUFFER, (GLuint)st->copy_write);
+    }
+    if (st->mask & GLC__TOUCH_INDIRECT)
+        gl->glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, (GLuint)st->indirect);
+    if (st->mask & GLC__TOUCH_SSBO) {
+        for (i = 0; i < st->nssbo; i++)
+            restore_indexed(gl, GL_SHADER_STORAGE_BUFFER, (GLuint)i, st->ssbo_at[i].buffer,
+                            st->ssbo_at[i].start, st->ssbo_at[i].size);
+        gl->glBindBuffer(GL_SHADER_STORAGE_BUFFER, (GLuint)st->ssbo);
+    }
+    if (st->mask & GLC__TOUCH_UBO) {
+        restore_indexed(gl, GL_UNIFORM_BUFFER, 0, st->ubo_at[0].buffer, st->ubo_at[0].start,
+                        st->ubo_at[0].size);
+        gl->glBindBuffer(GL_UNIFORM_BUFFER, (GLuint)st->ubo);
+    }
+}

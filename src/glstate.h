@@ -1,0 +1,38 @@
+/*
+ * Save and restore the slice of GL state a library call changes, for an
+ * adopted (host-owned) context: the host must find its state exactly as it
+ * left it. Only what the call declares it touches is queried, so the cost
+ * scales with the call, and nothing is done for owned contexts.
+ *
+ * Never touched at all: GL_ELEMENT_ARRAY_BUFFER (it is VAO state) and
+ * GL_ARRAY_BUFFER; uploads use the copy-write binding, reads copy-read.
+ */
+#ifndef GLC_GLSTATE_H
+#define GLC_GLSTATE_H
+
+#include "gl.h"
+
+enum {
+    GLC__TOUCH_PROGRAM = 1u << 0,  /* glUseProgram */
+    GLC__TOUCH_COPY = 1u << 1,     /* GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER */
+    GLC__TOUCH_SSBO = 1u << 2,     /* generic + indexed SSBO 0..nssbo-1 */
+    GLC__TOUCH_INDIRECT = 1u << 3, /* GL_DISPATCH_INDIRECT_BUFFER */
+    GLC__TOUCH_UBO = 1u << 4       /* generic + indexed UBO 0 */
+};
+
+#define GLC__MAX_SAVED_SSBO 16
+
+typedef struct glc__glstate {
+    unsigned mask;
+    int nssbo;
+    GLint program, copy_read, copy_write, indirect, ssbo, ubo;
+    struct {
+        GLint buffer;
+        GLint64 start, size;
+    } ssbo_at[GLC__MAX_SAVED_SSBO], ubo_at[1];
+} glc__glstate;
+
+void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int nssbo);
+void glc__glstate_restore(const glc__gl *gl, const glc__glstate *st);
+
+#endif
