@@ -89,15 +89,19 @@ $(BUILD)/glc-info: src/tools/glc_info.c $(STATIC)
 $(BUILD)/gpu_race: tests/gpu_race.c $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
+# The adoption test plays a host application: it calls EGL and GLES itself.
+$(BUILD)/tests/test_adopt: EXTRA_LIBS = $(shell pkg-config --libs egl glesv2 2>/dev/null || echo -lEGL -lGLESv2)
+
 # Tests link the static library, so they can reach internal (glc__) symbols.
 $(BUILD)/tests/%: tests/%.c tests/testutil.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
 
 # The public header, compiled three ways.
-$(BUILD)/tests/test_header_c11: tests/test_header.c include/glcompute.h $(STATIC)
+# (the C11 build links the shared library: it checks the exported symbols)
+$(BUILD)/tests/test_header_c11: tests/test_header.c include/glcompute.h $(SHARED)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(WARN) -Werror -pedantic $(SANFL) -Iinclude $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+	$(CC) -std=c11 $(WARN) -Werror -pedantic $(SANFL) -Iinclude $< -o $@ -L$(BUILD) -lglcompute -Wl,-rpath,$(abspath $(BUILD)) $(LDFLAGS_ALL) $(LIBS)
 $(BUILD)/tests/test_header_c99: tests/test_header.c include/glcompute.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c99 $(WARN) -Werror -pedantic $(SANFL) -Iinclude $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)

@@ -26,6 +26,12 @@
 extern "C" {
 #endif
 
+#if defined(__GNUC__)
+#define GLC_API __attribute__((visibility("default")))
+#else
+#define GLC_API
+#endif
+
 #define GLC_VERSION_MAJOR 0
 #define GLC_VERSION_MINOR 1
 #define GLC_VERSION_PATCH 0
@@ -58,7 +64,7 @@ typedef enum glc_status {
 
 /* A static, never-NULL description of a status ("unknown status" for values
  * outside the table). */
-const char *glc_status_str(glc_status status);
+GLC_API const char *glc_status_str(glc_status status);
 
 /* ---- Data types ---------------------------------------------------------- */
 
@@ -74,9 +80,9 @@ typedef enum glc_dtype {
 #define GLC_MAX_DIMS 4
 
 /* Bytes per element, or 0 for a value that is not a glc_dtype. */
-size_t glc_dtype_size(glc_dtype dtype);
+GLC_API size_t glc_dtype_size(glc_dtype dtype);
 /* A static name ("f32", ...), or "?" for a value that is not a glc_dtype. */
-const char *glc_dtype_name(glc_dtype dtype);
+GLC_API const char *glc_dtype_name(glc_dtype dtype);
 
 /* ---- Device -------------------------------------------------------------- */
 
@@ -96,7 +102,7 @@ typedef enum glc_platform {
 } glc_platform;
 
 /* A static name ("auto", "device", ...), or "?" for other values. */
-const char *glc_platform_name(glc_platform platform);
+GLC_API const char *glc_platform_name(glc_platform platform);
 
 typedef enum glc_log_level {
     GLC_LOG_ERROR = 1,
@@ -183,18 +189,18 @@ typedef struct glc_device_info {
  * Each platform tried logs why it failed; when none works, the messages are
  * joined in the message passed to the log callback. On failure *out is
  * untouched. */
-glc_status glc_device_create(const glc_device_desc *desc, glc_device **out);
+GLC_API glc_status glc_device_create(const glc_device_desc *desc, glc_device **out);
 
 /* Destroys the device (owned contexts are destroyed, adopted ones kept).
  * Every object made from it must have been destroyed first. NULL: no-op. */
-void glc_device_destroy(glc_device *dev);
+GLC_API void glc_device_destroy(glc_device *dev);
 
 /* The message of the last failed call on this device (or "" when none
  * failed). Valid until the next call on the device. NULL dev: "". */
-const char *glc_device_errmsg(const glc_device *dev);
+GLC_API const char *glc_device_errmsg(const glc_device *dev);
 
 /* Fills *out; its strings are owned by the device and live as long as it. */
-glc_status glc_device_get_info(glc_device *dev, glc_device_info *out);
+GLC_API glc_status glc_device_get_info(glc_device *dev, glc_device_info *out);
 
 /* One EGL device as enumerated through EGL_EXT_device_enumeration, in rank
  * order (hardware first: CUDA, then DRM-backed; Mesa's software device last). */
@@ -213,45 +219,45 @@ typedef struct glc_device_entry {
  * `entries` (may be NULL when max is 0) and the total count to *count.
  * Needs no device. Errors: GLC_ERR_NO_DEVICE when EGL or its device
  * enumeration extensions are missing (then *count is 0). */
-glc_status glc_device_list(glc_device_entry *entries, int max, int *count);
+GLC_API glc_status glc_device_list(glc_device_entry *entries, int max, int *count);
 
 /* ---- Buffers ------------------------------------------------------------- */
 
 /* Creates a shader-storage buffer of `dtype` and `shape` (rank 1..4, every
  * dim >= 1), contents undefined. Errors: GLC_ERR_INVALID_ARG (dtype, rank,
  * shape, size overflow), GLC_ERR_OUT_OF_MEMORY (the driver refused). */
-glc_status glc_buffer_create(glc_device *dev, glc_dtype dtype, int rank,
+GLC_API glc_status glc_buffer_create(glc_device *dev, glc_dtype dtype, int rank,
                              const int64_t *shape, glc_buffer **out);
 
 /* Wraps a buffer object of the device's context (a host application's
  * buffer, with platform CURRENT) as a glc_buffer of dtype and shape; the
  * shape's bytes must fit in the GL buffer's size. The GL buffer is borrowed:
  * glc_buffer_destroy never deletes it. */
-glc_status glc_buffer_wrap_gl(glc_device *dev, uint32_t gl_buffer,
+GLC_API glc_status glc_buffer_wrap_gl(glc_device *dev, uint32_t gl_buffer,
                               glc_dtype dtype, int rank, const int64_t *shape,
                               glc_buffer **out);
 
 /* Copies `size` bytes from host memory into the buffer at byte `offset`.
  * Errors: GLC_ERR_BOUNDS when [offset, offset+size) is not inside it. */
-glc_status glc_buffer_write(glc_buffer *buf, size_t offset, size_t size,
+GLC_API glc_status glc_buffer_write(glc_buffer *buf, size_t offset, size_t size,
                             const void *data);
 
 /* Copies `size` bytes at byte `offset` into host memory, after the barrier
  * that makes earlier shader writes visible. Waits for the GPU. On failure
  * `data` is untouched. */
-glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size,
+GLC_API glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size,
                            void *data);
 
 /* Size in bytes (the shape's bytes); 0 for NULL. */
-size_t glc_buffer_size(const glc_buffer *buf);
+GLC_API size_t glc_buffer_size(const glc_buffer *buf);
 /* dtype, rank and shape; shape gets GLC_MAX_DIMS values (unused dims = 1). */
-glc_dtype glc_buffer_dtype(const glc_buffer *buf);
-int glc_buffer_shape(const glc_buffer *buf, int64_t shape[GLC_MAX_DIMS]);
+GLC_API glc_dtype glc_buffer_dtype(const glc_buffer *buf);
+GLC_API int glc_buffer_shape(const glc_buffer *buf, int64_t shape[GLC_MAX_DIMS]);
 /* The GL buffer name, for using the buffer in the host's own GL calls. */
-uint32_t glc_buffer_gl_name(const glc_buffer *buf);
+GLC_API uint32_t glc_buffer_gl_name(const glc_buffer *buf);
 
 /* Deletes the GL buffer unless it was wrapped. NULL: no-op. */
-void glc_buffer_destroy(glc_buffer *buf);
+GLC_API void glc_buffer_destroy(glc_buffer *buf);
 
 /* ---- Kernels ------------------------------------------------------------- */
 
@@ -272,9 +278,9 @@ typedef struct glc_kernel_desc {
  * glc_p[GLC_MAX_PARAMS]` (the dispatch's params) and the grid helpers
  * glc_group_index() / glc_global_index() that undo grid folding.
  * Errors: GLC_ERR_COMPILE with the info log in the message. */
-glc_status glc_kernel_create(glc_device *dev, const glc_kernel_desc *desc,
+GLC_API glc_status glc_kernel_create(glc_device *dev, const glc_kernel_desc *desc,
                              glc_kernel **out);
-void glc_kernel_destroy(glc_kernel *kernel);
+GLC_API void glc_kernel_destroy(glc_kernel *kernel);
 
 /* ---- Sessions ------------------------------------------------------------ */
 
@@ -309,7 +315,7 @@ typedef struct glc_dispatch_desc {
 } glc_dispatch_desc;
 
 /* Starts a session on the device. */
-glc_status glc_session_begin(glc_device *dev, glc_session_mode mode,
+GLC_API glc_status glc_session_begin(glc_device *dev, glc_session_mode mode,
                              glc_session **out);
 
 /* Records (RECORDED) or encodes (DIRECT) one dispatch. Checks every binding
@@ -317,11 +323,11 @@ glc_status glc_session_begin(glc_device *dev, glc_session_mode mode,
  * and the binding count against the SSBO block limit; nothing is recorded
  * on failure. Group counts beyond the per-dimension limit are folded into a
  * 2-D or 3-D grid. */
-glc_status glc_session_dispatch(glc_session *s, const glc_dispatch_desc *d);
+GLC_API glc_status glc_session_dispatch(glc_session *s, const glc_dispatch_desc *d);
 
 /* Waits for all work (the one sync point) and ends the session. The session
  * is destroyed whatever the status. */
-glc_status glc_session_finish(glc_session *s);
+GLC_API glc_status glc_session_finish(glc_session *s);
 
 #ifdef __cplusplus
 }

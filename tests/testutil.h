@@ -1,6 +1,7 @@
 /*
- * Shared test helpers: cmocka includes, a capturing log callback, a device
- * opener that skips when no EGL is present, and random data.
+ * Shared test helpers: cmocka includes, a capturing log callback (tests
+ * assert exact statuses and messages), a device opener that skips when the
+ * machine has no EGL at all, and a seeded PRNG for random inputs.
  */
 #ifndef GLC_TESTUTIL_H
 #define GLC_TESTUTIL_H
@@ -10,5 +11,124 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glcompute.h"
+#include "kernel.h"
+
+typedef struct tu_log {
+    int count;
+    glc_status last_status;
+    char last[2048];
+    char all[16384];
+} tu_log;
+
+static inline void tu_log_cb(void *user, glc_log_level level, glc_status status, const char *msg)
+{
+    tu_log *l = (tu_log *)user;
+    size_t used = strlen(l->all);
+    l->count++;
+    if (level == GLC_LOG_ERROR) {
+        l->last_status = status;
+        snprintf(l->last, sizeof l->last, "%s", msg);
+    }
+    snprintf(l->all + used, sizeof l->all - used, "%s\n", msg);
+}
+
+static inline glc_device_desc tu_desc(tu_log *log)
+{
+    glc_device_desc d;
+    memset(&d, 0, sizeof d);
+    if (log) {
+        memset(log, 0, sizeof *log);
+        d.log = tu_log_cb;
+        d.log_user = log;
+        d.log_level = GLC_LOG_DEBUG;
+    }
+    return d;
+}
+
+/* A device on the default platform; skips the test when there is no EGL. */
+static inline glc_device *tu_device_desc(const glc_device_desc *d)
+{
+    glc_device *dev = NULL;
+    glc_status st = glc_device_create(d, &dev);
+    if (st == GLC_ERR_NO_DEVICE) {
+        fprintf(stderr, "no EGL device: skipping\n");
+        skip();
+    }
+    assert_int_equal(st, GLC_OK);
+    assert_non_null(dev);
+    return dev;
+}
+
+static inline glc_device *tu_device(tu_log *log)
+{
+    glc_device_desc d = tu_desc(log);
+    return tu_device_desc(&d);
+}
+
+#define tu_assert_contains(hay, needle)                                                  \
+    do {                                                                                 \
+        if (!strstr((hay), (needle)))                                                    \
+            fail_msg("expected \"%s\" in \"%s\"", (needle), (hay));                      \
+    } while (0)
+
+/* splitmix64: a fixed-seed generator, so failures reproduce. */
+static inline uint64_t tu_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static inline uint32_t tu_range(uint64_t *s, uint32_t lo, uint32_t hi)
+{
+    return lo + (uint32_t)(tu_rand(s) % (uint64_t)(hi - lo + 1));
+}
+
+/* The built-in fill kernel: out[i] = value + i*stride over n u32 elements
+ * of `buf` from byte `offset`, in one dispatch of a DIRECT session. */
+static inline glc_status tu_fill(glc_device *dev, glc_buffer *buf, size_t offset, uint32_t n,
+                                 uint32_t value, uint32_t stride, uint32_t local)
+{
+    glc_kernel *k;
+    glc_session *s;
+    glc_binding b;
+    glc_dispatch_desc d;
+    uint32_t params[3];
+    glc_status st = glc__kernel_get(dev, "fill", NULL, local, &k);
+    if (st != GLC_OK)
+        return st;
+    st = glc_session_begin(dev, GLC_SESSION_DIRECT, &s);
+    if (st != GLC_OK)
+        return st;
+    memset(&b, 0, sizeof b);
+    b.buffer = buf;
+    b.offset = offset;
+    b.size = (size_t)n * 4;
+    b.access = GLC_WRITE;
+    params[0] = n;
+    params[1] = value;
+    params[2] = stride;
+    memset(&d, 0, sizeof d);
+    d.kernel = k;
+    d.groups = (n + k->local_size_x - 1) / k->local_size_x;
+    d.bindings = &b;
+    d.binding_count = 1;
+    d.params = params;
+    d.param_count = 3;
+    d.label = "fill";
+    st = glc_session_dispatch(s, &d);
+    if (st != GLC_OK) {
+        glc_session_finish(s);
+        return st;
+    }
+    return glc_session_finish(s);
+}
 
 #endif

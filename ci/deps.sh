@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages glcompute needs to build and test, when
+# they are missing: as root it runs apt-get; otherwise it prints the exact
+# command and fails. `--ci` adds clang (CI builds with gcc and clang).
+# `make check` and `make demo` run this first.
+set -u
+pkgs="libegl-dev libgles-dev libgbm-dev mesa-common-dev libcmocka-dev libegl-mesa0 libgl1-mesa-dri pkg-config"
+[ "${1:-}" = "--ci" ] && pkgs="$pkgs clang"
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    # Not Debian: trust pkg-config, say what is missing.
+    for m in egl glesv2 cmocka; do
+        pkg-config --exists "$m" 2>/dev/null || { echo "ci/deps.sh: pkg-config cannot find $m; install its development package" >&2; exit 1; }
+    done
+    exit 0
+fi
+
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "ci/deps.sh: missing Debian packages:$missing" >&2
+    echo "run as root: apt-get update && apt-get install -y$missing" >&2
+    exit 1
+fi
+echo "ci/deps.sh: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null || {
+    echo "ci/deps.sh: apt-get install failed for:$missing" >&2
+    exit 1
+}

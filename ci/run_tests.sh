@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs each cmocka test binary given, prints its output, and closes with one
+# line "tests: N passed, N failed, N skipped" summed over all binaries.
+# Exit status 1 when any test failed or any binary crashed.
+set -u
+passed=0 failed=0 skipped=0 crashed=0
+for t in "$@"; do
+    echo "== $t"
+    out=$("$t" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n1)
+    f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -n1)
+    s=$(printf '%s\n' "$out" | grep -c '^\[  SKIPPED \]')
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-0}))
+    skipped=$((skipped + s))
+    if [ "$rc" -ne 0 ] && [ -z "$f" ]; then
+        echo "!! $t exited with status $rc without a cmocka summary"
+        crashed=$((crashed + 1))
+    fi
+done
+failed=$((failed + crashed))
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,190 @@
+/*
+ * Buffers on llvmpipe: round trips at odd offsets and sizes with sentinel
+ * bytes, bounds errors that leave outputs untouched, bad shapes, driver
+ * out-of-memory, allocation-failure injection, and wrapping a GL buffer.
+ */
+#include "testutil.h"
+
+#include "alloc.h"
+#include "buffer.h"
+#include "device.h"
+
+static void test_round_trip_sentinels(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    uint64_t seed = 7;
+    int iter;
+    (void)state;
+    for (iter = 0; iter < 12; iter++) {
+        int64_t n = tu_range(&seed, 1, 4099);
+        size_t bytes = (size_t)n, off = tu_range(&seed, 0, (uint32_t)bytes - 1);
+        size_t len = tu_range(&seed, 0, (uint32_t)(bytes - off));
+        unsigned char *ref = malloc(bytes), *got = malloc(bytes + 32), *src = malloc(len + 1);
+        glc_buffer *b;
+        size_t i;
+        assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U8, 1, &n, &b), GLC_OK);
+        assert_int_equal(glc_buffer_size(b), bytes);
+        memset(ref, 0xA5, bytes);
+        assert_int_equal(glc_buffer_write(b, 0, bytes, ref), GLC_OK);
+        for (i = 0; i < len; i++)
+            src[i] = (unsigned char)tu_rand(&seed);
+        memcpy(ref + off, src, len);
+        assert_int_equal(glc_buffer_write(b, off, len, src), GLC_OK);
+        memset(got, 0xEE, bytes + 32);
+        assert_int_equal(glc_buffer_read(b, 0, bytes, got + 16), GLC_OK);
+        assert_memory_equal(got + 16, ref, bytes); /* sentinel bytes 0xA5 intact */
+        for (i = 0; i < 16; i++) {
+            assert_int_equal(got[i], 0xEE);
+            assert_int_equal(got[16 + bytes + i], 0xEE);
+        }
+        glc_buffer_destroy(b);
+        free(ref);
+        free(got);
+        free(src);
+    }
+    glc_device_destroy(dev);
+}
+
+static void test_bounds_leave_output_untouched(void **state)
+{
+    tu_log log;
+    glc_device *dev = tu_device(&log);
+    int64_t shape[2] = {3, 5};
+    glc_buffer *b;
+    unsigned char out[128];
+    int64_t got_shape[GLC_MAX_DIMS];
+    (void)state;
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 2, shape, &b), GLC_OK);
+    assert_int_equal(glc_buffer_size(b), 60);
+    assert_int_equal(glc_buffer_dtype(b), GLC_DTYPE_F32);
+    assert_int_equal(glc_buffer_shape(b, got_shape), 2);
+    assert_true(got_shape[0] == 3 && got_shape[1] == 5 && got_shape[2] == 1);
+    memset(out, 0x5A, sizeof out);
+    assert_int_equal(glc_buffer_read(b, 4, 57, out), GLC_ERR_BOUNDS);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "glc_buffer_read: bytes [4, 4 + 57) outside the buffer's 60 bytes");
+    assert_int_equal(log.last_status, GLC_ERR_BOUNDS);
+    assert_int_equal(glc_buffer_read(b, SIZE_MAX, 2, out), GLC_ERR_BOUNDS);
+    assert_int_equal(glc_buffer_write(b, 60, 1, out), GLC_ERR_BOUNDS);
+    assert_int_equal(glc_buffer_write(b, 1, SIZE_MAX, out), GLC_ERR_BOUNDS);
+    assert_int_equal(glc_buffer_read(b, 0, 4, NULL), GLC_ERR_INVALID_ARG);
+    {
+        unsigned char same[128];
+        memset(same, 0x5A, sizeof same);
+        assert_memory_equal(out, same, sizeof out);
+    }
+    assert_int_equal(glc_buffer_read(b, 60, 0, out), GLC_OK); /* empty range at the end */
+    glc_buffer_destroy(b);
+    glc_device_destroy(dev);
+}
+
+static void test_bad_shapes(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_buffer *b = NULL;
+    int64_t zero[2] = {4, 0}, huge[4] = {INT64_MAX / 2, 4, 4, 4}, ok[5] = {1, 1, 1, 1, 1};
+    (void)state;
+    assert_int_equal(glc_buffer_create(dev, (glc_dtype)0, 1, ok, &b), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "glc_buffer_create: dtype 0 is not a glc_dtype");
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 5, ok, &b), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "glc_buffer_create: rank 5 (need 1..4 and a shape)");
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 2, zero, &b), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "glc_buffer_create: shape[1] = 0 (need >= 1)");
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 4, huge, &b), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "overflows");
+    assert_null(b);
+    glc_device_destroy(dev);
+}
+
+static void test_driver_out_of_memory(void **state)
+{
+    tu_log log;
+    glc_device *dev = tu_device(&log);
+    int64_t n = (int64_t)1 << 42; /* 16 TiB of f32: no driver gives that */
+    glc_buffer *b = NULL;
+    int64_t small = 8;
+    (void)state;
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &b), GLC_ERR_OUT_OF_MEMORY);
+    tu_assert_contains(glc_device_errmsg(dev), "could not allocate 17592186044416 bytes");
+    assert_null(b);
+    /* and the device still works */
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &small, &b), GLC_OK);
+    glc_buffer_destroy(b);
+    glc_device_destroy(dev);
+}
+
+static void test_alloc_failure_injection(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    int64_t n = 33;
+    long k;
+    glc_status st = GLC_ERR_OUT_OF_MEMORY;
+    (void)state;
+    for (k = 1; k < 20 && st != GLC_OK; k++) {
+        glc_buffer *b = (glc_buffer *)(uintptr_t)0x2;
+        glc__alloc_fail_after(k);
+        st = glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &b);
+        glc__alloc_fail_after(0);
+        if (st == GLC_OK) {
+            glc_buffer_destroy(b);
+        } else {
+            assert_int_equal(st, GLC_ERR_OUT_OF_MEMORY);
+            assert_ptr_equal(b, (glc_buffer *)(uintptr_t)0x2);
+        }
+    }
+    assert_int_equal(st, GLC_OK);
+    assert_int_equal(dev->live_objects, 0);
+    glc_device_destroy(dev);
+}
+
+static void test_wrap_gl(void **state)
+{
+    tu_log log;
+    glc_device *dev = tu_device(&log);
+    int64_t n = 64, half = 32, big = 65;
+    glc_buffer *owner, *view, *bad = NULL;
+    uint32_t data[64], got[32];
+    uint32_t name;
+    int i;
+    (void)state;
+    for (i = 0; i < 64; i++)
+        data[i] = 1000u + (uint32_t)i;
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &n, &owner), GLC_OK);
+    assert_int_equal(glc_buffer_write(owner, 0, sizeof data, data), GLC_OK);
+    name = glc_buffer_gl_name(owner);
+    assert_int_equal(glc_buffer_wrap_gl(dev, name, GLC_DTYPE_U32, 1, &half, &view), GLC_OK);
+    assert_int_equal(glc_buffer_read(view, 0, sizeof got, got), GLC_OK);
+    assert_memory_equal(got, data, sizeof got);
+    assert_int_equal(glc_buffer_wrap_gl(dev, name, GLC_DTYPE_U32, 1, &big, &bad), GLC_ERR_BOUNDS);
+    {
+        char want[128];
+        snprintf(want, sizeof want, "glc_buffer_wrap_gl: shape needs 260 bytes, GL buffer %u has 256",
+                 name);
+        assert_string_equal(glc_device_errmsg(dev), want);
+    }
+    assert_int_equal(glc_buffer_wrap_gl(dev, 987654, GLC_DTYPE_U32, 1, &half, &bad),
+                     GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "987654 is not a buffer of this context");
+    assert_null(bad);
+    glc_buffer_destroy(view); /* borrowed: the GL buffer lives on */
+    assert_true(dev->gl.glIsBuffer(name));
+    assert_int_equal(glc_buffer_read(owner, 0, sizeof got, got), GLC_OK);
+    assert_memory_equal(got, data, sizeof got);
+    glc_buffer_destroy(owner);
+    assert_false(dev->gl.glIsBuffer(name));
+    glc_device_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_sentinels),
+        cmocka_unit_test(test_bounds_leave_output_untouched),
+        cmocka_unit_test(test_bad_shapes),
+        cmocka_unit_test(test_driver_out_of_memory),
+        cmocka_unit_test(test_alloc_failure_injection),
+        cmocka_unit_test(test_wrap_gl),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,376 @@
+/*
+ * Device layer: status table, selection rules (GL-free), grid folding, and
+ * device creation on llvmpipe through each platform, with the exact
+ * statuses and messages for bad input and missing EGL.
+ */
+#include "testutil.h"
+
+#include "device.h"
+#include "grid.h"
+#include "select.h"
+
+#include <pthread.h>
+
+static void test_status_table(void **state)
+{
+    (void)state;
+    assert_string_equal(glc_status_str(GLC_OK), "success");
+    assert_string_equal(glc_status_str(GLC_ERR_NO_DEVICE), "no usable EGL display or device");
+    assert_string_equal(glc_status_str((glc_status)-999), "unknown status");
+    assert_string_equal(glc_status_str((glc_status)5), "unknown status");
+    assert_int_equal(glc_dtype_size(GLC_DTYPE_F16), 2);
+    assert_int_equal(glc_dtype_size((glc_dtype)99), 0);
+    assert_string_equal(glc_dtype_name(GLC_DTYPE_BF16), "bf16");
+    assert_string_equal(glc_platform_name(GLC_PLATFORM_SURFACELESS), "surfaceless");
+}
+
+static void test_select_rules(void **state)
+{
+    glc_platform p = GLC_PLATFORM_CURRENT;
+    glc__device_sel sel;
+    (void)state;
+    assert_int_equal(glc__parse_platform(NULL, &p), GLC_OK);
+    assert_int_equal(p, GLC_PLATFORM_AUTO);
+    assert_int_equal(glc__parse_platform("Surfaceless", &p), GLC_OK);
+    assert_int_equal(p, GLC_PLATFORM_SURFACELESS);
+    p = GLC_PLATFORM_GBM;
+    assert_int_equal(glc__parse_platform("vulkan", &p), GLC_ERR_INVALID_ARG);
+    assert_int_equal(p, GLC_PLATFORM_GBM); /* untouched on failure */
+
+    assert_int_equal(glc__parse_device("", &sel), GLC_OK);
+    assert_int_equal(sel.kind, GLC__SEL_NONE);
+    assert_int_equal(glc__parse_device("12", &sel), GLC_OK);
+    assert_int_equal(sel.kind, GLC__SEL_INDEX);
+    assert_int_equal(sel.index, 12);
+    assert_int_equal(glc__parse_device("/dev/dri/renderD129", &sel), GLC_OK);
+    assert_int_equal(sel.kind, GLC__SEL_PATH);
+    assert_string_equal(sel.path, "/dev/dri/renderD129");
+    assert_int_equal(glc__parse_device("-1", &sel), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc__parse_device("1x", &sel), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc__parse_device("99999999999", &sel), GLC_ERR_INVALID_ARG);
+
+    /* exact-token extension matching */
+    assert_true(glc__has_ext("EGL_A EGL_NV_device_cuda EGL_B", "EGL_NV_device_cuda"));
+    assert_false(glc__has_ext("EGL_NV_device_cuda_x", "EGL_NV_device_cuda"));
+    assert_false(glc__has_ext("X_EGL_EXT_device_drm", "EGL_EXT_device_drm"));
+    assert_false(glc__has_ext(NULL, "EGL_EXT_device_drm"));
+
+    /* hardware before software, whatever the enumeration order */
+    assert_true(glc__device_rank("EGL_NV_device_cuda EGL_EXT_device_drm", 0) <
+                glc__device_rank("EGL_EXT_device_drm", 1));
+    assert_true(glc__device_rank("EGL_EXT_device_drm", 1) < glc__device_rank("", 0));
+    assert_true(glc__device_rank("", 0) < glc__device_rank("EGL_MESA_device_software", 0));
+    assert_true(glc__device_rank("EGL_EXT_device_drm", 0) <
+                glc__device_rank("EGL_MESA_device_software EGL_EXT_device_drm", 1));
+}
+
+static void check_fold(uint64_t groups, const uint32_t max[3])
+{
+    uint32_t g[3];
+    assert_int_equal(glc__grid_fold(groups, max, g), GLC_OK);
+    assert_true(g[0] >= 1 && g[0] <= max[0]);
+    assert_true(g[1] >= 1 && g[1] <= max[1]);
+    assert_true(g[2] >= 1 && g[2] <= max[2]);
+    assert_true((uint64_t)g[0] * g[1] * g[2] >= groups);
+    /* surplus below one row per slice */
+    assert_true((uint64_t)g[0] * g[1] * g[2] - groups < (uint64_t)g[0] * g[2] + g[2]);
+}
+
+static void test_grid_fold(void **state)
+{
+    const uint32_t es[3] = {65535, 65535, 65535};
+    const uint32_t tiny[3] = {7, 5, 3};
+    uint32_t g[3];
+    uint64_t seed = 1, i, n;
+    (void)state;
+    assert_int_equal(glc__grid_fold(65535, es, g), GLC_OK);
+    assert_true(g[0] == 65535 && g[1] == 1 && g[2] == 1);
+    assert_int_equal(glc__grid_fold(65536, es, g), GLC_OK);
+    assert_true(g[1] == 2 && g[2] == 1);
+    check_fold(65536, es);
+    check_fold(65535ull * 65535 + 1, es); /* needs 3-D */
+    check_fold(UINT32_MAX, es);
+    for (n = 1; n <= 7 * 5 * 3; n++)
+        check_fold(n, tiny);
+    for (i = 0; i < 10000; i++)
+        check_fold(1 + tu_rand(&seed) % UINT32_MAX, es);
+    assert_int_equal(glc__grid_fold(7 * 5 * 3 + 1, tiny, g), GLC_ERR_BOUNDS);
+    assert_int_equal(glc__grid_fold(0, es, g), GLC_ERR_BOUNDS);
+    assert_int_equal(glc__grid_fold((uint64_t)UINT32_MAX + 1, es, g), GLC_ERR_BOUNDS);
+}
+
+static void test_create_default(void **state)
+{
+    tu_log log;
+    glc_device *dev = tu_device(&log);
+    glc_device_info in;
+    (void)state;
+    assert_int_equal(glc_device_get_info(dev, &in), GLC_OK);
+    assert_int_not_equal(in.platform, GLC_PLATFORM_AUTO);
+    assert_true(strlen(in.renderer) > 0);
+    assert_true(in.gl_major > 3 || (in.gl_major == 3 && in.gl_minor >= 1));
+    /* the ES 3.1 minimums hold on any conformant driver */
+    assert_true(in.limits.max_group_count[0] >= 65535);
+    assert_true(in.limits.max_invocations >= 128);
+    assert_true(in.limits.max_shared_bytes >= 16384);
+    assert_true(in.limits.max_ssbo_blocks >= 4);
+    assert_true(in.limits.max_ssbo_size >= (1u << 27));
+    assert_true(in.limits.ssbo_offset_alignment >= 1 && in.limits.ssbo_offset_alignment <= 256);
+    assert_false(in.limits_clamped);
+    tu_assert_contains(log.all, "device: ");
+    assert_string_equal(glc_device_errmsg(dev), "");
+    glc_device_destroy(dev);
+    glc_device_destroy(NULL);
+}
+
+static void test_each_platform(void **state)
+{
+    static const glc_platform ps[] = {GLC_PLATFORM_DEVICE, GLC_PLATFORM_SURFACELESS,
+                                      GLC_PLATFORM_GBM, GLC_PLATFORM_DEFAULT};
+    size_t i;
+    int worked = 0;
+    (void)state;
+    for (i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        tu_log log;
+        glc_device_desc d = tu_desc(&log);
+        glc_device *dev = NULL;
+        glc_status st;
+        d.platform = ps[i];
+        st = glc_device_create(&d, &dev);
+        if (st == GLC_OK) {
+            glc_device_info in;
+            glc_device_get_info(dev, &in);
+            assert_int_equal(in.platform, ps[i]);
+            glc_device_destroy(dev);
+            worked++;
+        } else {
+            /* a platform that is not there says which and why */
+            assert_int_equal(st, GLC_ERR_NO_DEVICE);
+            assert_null(dev);
+            tu_assert_contains(log.last, glc_platform_name(ps[i]));
+        }
+    }
+    assert_true(worked >= 1);
+}
+
+static void test_two_devices_share_display(void **state)
+{
+    glc_device *a = tu_device(NULL), *b = NULL;
+    glc_device_desc d = tu_desc(NULL);
+    glc_buffer *buf;
+    int64_t n = 4;
+    uint32_t v[4] = {1, 2, 3, 4}, r[4];
+    glc_status st;
+    (void)state;
+    /* the second device's context becomes current: the first must refuse
+     * to run rather than touch the wrong context */
+    st = glc_device_create(&d, &b);
+    assert_int_equal(st, GLC_OK);
+    assert_int_equal(glc_buffer_create(a, GLC_DTYPE_U32, 1, &n, &buf), GLC_ERR_STATE);
+    tu_assert_contains(glc_device_errmsg(a), "another EGL context is current");
+    /* destroying b (the same EGL display) must not end a's display */
+    glc_device_destroy(b);
+    assert_int_equal(glc_buffer_create(a, GLC_DTYPE_U32, 1, &n, &buf), GLC_OK);
+    assert_int_equal(glc_buffer_write(buf, 0, sizeof v, v), GLC_OK);
+    assert_int_equal(glc_buffer_read(buf, 0, sizeof r, r), GLC_OK);
+    assert_memory_equal(v, r, sizeof v);
+    glc_buffer_destroy(buf);
+    glc_device_destroy(a);
+}
+
+static void test_bad_env_and_desc(void **state)
+{
+    tu_log log;
+    glc_device_desc d;
+    glc_device *dev = (glc_device *)(uintptr_t)0x1;
+    (void)state;
+
+    d = tu_desc(&log);
+    d.device = "gpu0";
+    assert_int_equal(glc_device_create(&d, &dev), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(log.last, "device \"gpu0\": expected an EGL device index or a /dev/dri path");
+    assert_ptr_equal(dev, (glc_device *)(uintptr_t)0x1); /* untouched */
+
+    d = tu_desc(&log);
+    d.device = "99";
+    d.platform = GLC_PLATFORM_DEVICE;
+    assert_int_equal(glc_device_create(&d, &dev), GLC_ERR_NO_DEVICE);
+    tu_assert_contains(log.last, "GLC_DEVICE index 99, but there are");
+
+    d = tu_desc(&log);
+    d.device = "/dev/dri/renderD250";
+    assert_int_equal(glc_device_create(&d, &dev), GLC_ERR_NO_DEVICE);
+    tu_assert_contains(log.last, "no EGL device has DRM path /dev/dri/renderD250");
+    tu_assert_contains(log.last, "gbm /dev/dri/renderD250: cannot open");
+
+    d = tu_desc(&log);
+    d.platform = (glc_platform)42;
+    assert_int_equal(glc_device_create(&d, &dev), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(log.last, "desc.platform 42");
+
+    setenv("GLC_PLATFORM", "vulkan", 1);
+    d = tu_desc(&log);
+    assert_int_equal(glc_device_create(&d, &dev), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(log.last, "GLC_PLATFORM=\"vulkan\"");
+    unsetenv("GLC_PLATFORM");
+
+    setenv("GLC_DEVICE", "abc", 1);
+    d = tu_desc(&log);
+    assert_int_equal(glc_device_create(&d, &dev), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(log.last, "device \"abc\"");
+    unsetenv("GLC_DEVICE");
+
+    /* CURRENT with no current context */
+    d = tu_desc(&log);
+    d.platform = GLC_PLATFORM_CURRENT;
+    assert_int_equal(glc_device_create(&d, &dev), GLC_ERR_NO_DEVICE);
+    tu_assert_contains(log.last, "no EGL context is current on this thread");
+    assert_ptr_equal(dev, (glc_device *)(uintptr_t)0x1);
+
+    assert_int_equal(glc_device_create(NULL, NULL), GLC_ERR_INVALID_ARG);
+}
+
+static void test_no_egl_library(void **state)
+{
+    tu_log log;
+    glc_device_desc d = tu_desc(&log);
+    glc_device *dev = NULL;
+    int n = 7;
+    (void)state;
+    setenv("GLC_EGL_LIBRARY", "libEGL-missing.so.9", 1);
+    assert_int_equal(glc_device_create(&d, &dev), GLC_ERR_NO_DEVICE);
+    assert_null(dev);
+    tu_assert_contains(log.last, "cannot load libEGL-missing.so.9");
+    tu_assert_contains(log.last, "install libegl1");
+    assert_int_equal(log.last_status, GLC_ERR_NO_DEVICE);
+    assert_int_equal(glc_device_list(NULL, 0, &n), GLC_ERR_NO_DEVICE);
+    assert_int_equal(n, 0);
+    unsetenv("GLC_EGL_LIBRARY");
+}
+
+static void test_limits_min(void **state)
+{
+    glc_device_desc d = tu_desc(NULL);
+    glc_device *dev;
+    glc_device_info in;
+    (void)state;
+    setenv("GLC_LIMITS", "min", 1);
+    dev = tu_device_desc(&d);
+    unsetenv("GLC_LIMITS");
+    glc_device_get_info(dev, &in);
+    assert_true(in.limits_clamped);
+    assert_int_equal(in.limits.max_ssbo_blocks, 4);
+    assert_int_equal(in.limits.max_shared_bytes, 16384);
+    assert_int_equal(in.limits.max_invocations, 128);
+    assert_int_equal(in.limits.max_group_count[0], 65535);
+    assert_int_equal(in.limits.max_ssbo_size, 1u << 27);
+    assert_int_equal(in.limits.ssbo_offset_alignment, 256);
+    glc_device_destroy(dev);
+    d.flags = GLC_DEVICE_LIMITS_MIN;
+    dev = tu_device_desc(&d);
+    glc_device_get_info(dev, &in);
+    assert_true(in.limits_clamped);
+    glc_device_destroy(dev);
+}
+
+static void test_device_list(void **state)
+{
+    glc_device_entry e[8];
+    int n = -1, i;
+    (void)state;
+    if (glc_device_list(e, 8, &n) != GLC_OK)
+        skip();
+    assert_true(n >= 0);
+    for (i = 1; i < n && i < 8; i++)
+        assert_true(e[i - 1].rank <= e[i].rank);
+    for (i = 0; i < n && i < 8; i++) {
+        assert_int_equal(e[i].index, i);
+        if (e[i].is_software)
+            assert_int_equal(e[i].rank, 3);
+    }
+    assert_int_equal(glc_device_list(NULL, 1, &n), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_device_list(e, 1, NULL), GLC_ERR_INVALID_ARG);
+}
+
+typedef struct thread_arg {
+    glc_device *dev;
+    glc_status st;
+} thread_arg;
+
+static void *other_thread(void *p)
+{
+    thread_arg *a = p;
+    int64_t n = 16;
+    glc_buffer *b = NULL;
+    a->st = glc_buffer_create(a->dev, GLC_DTYPE_F32, 1, &n, &b);
+    return NULL;
+}
+
+static void test_wrong_thread(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    thread_arg a;
+    pthread_t t;
+    (void)state;
+    a.dev = dev;
+    a.st = GLC_OK;
+    assert_int_equal(pthread_create(&t, NULL, other_thread, &a), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(a.st, GLC_ERR_STATE);
+    tu_assert_contains(glc_device_errmsg(dev), "a device is used from one thread at a time");
+    glc_device_destroy(dev);
+}
+
+static void test_null_args(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_device_info in;
+    glc_buffer *b = NULL;
+    glc_kernel *k = NULL;
+    glc_session *s = NULL;
+    int64_t n = 4;
+    char x[4];
+    (void)state;
+    assert_int_equal(glc_device_get_info(NULL, &in), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_device_get_info(dev, NULL), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "glc_device_get_info: invalid argument");
+    assert_string_equal(glc_device_errmsg(NULL), "");
+    assert_int_equal(glc_buffer_create(NULL, GLC_DTYPE_F32, 1, &n, &b), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, NULL), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, NULL, &b), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_buffer_wrap_gl(dev, 0, GLC_DTYPE_F32, 1, &n, &b), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_buffer_write(NULL, 0, 4, x), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_buffer_read(NULL, 0, 4, x), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_kernel_create(dev, NULL, &k), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_kernel_create(NULL, NULL, &k), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_session_begin(NULL, GLC_SESSION_DIRECT, &s), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_session_begin(dev, (glc_session_mode)9, &s), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_session_dispatch(NULL, NULL), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_session_finish(NULL), GLC_ERR_INVALID_ARG);
+    assert_null(b);
+    assert_null(k);
+    assert_null(s);
+    assert_int_equal(glc_buffer_size(NULL), 0);
+    glc_buffer_destroy(NULL);
+    glc_kernel_destroy(NULL);
+    glc_device_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_table),
+        cmocka_unit_test(test_select_rules),
+        cmocka_unit_test(test_grid_fold),
+        cmocka_unit_test(test_create_default),
+        cmocka_unit_test(test_each_platform),
+        cmocka_unit_test(test_two_devices_share_display),
+        cmocka_unit_test(test_bad_env_and_desc),
+        cmocka_unit_test(test_no_egl_library),
+        cmocka_unit_test(test_limits_min),
+        cmocka_unit_test(test_device_list),
+        cmocka_unit_test(test_wrong_thread),
+        cmocka_unit_test(test_null_args),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
