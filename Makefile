@@ -40,12 +40,13 @@ TEST_SRC := $(filter-out tests/test_header.c,$(wildcard tests/test_*.c))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)) \
             $(BUILD)/tests/test_header_c11 $(BUILD)/tests/test_header_c99 \
             $(BUILD)/tests/test_header_cxx
-TOOLS    := $(BUILD)/glc-info
+TOOLS    := $(BUILD)/glc-info $(BUILD)/examples/scale
 
 STATIC  := $(BUILD)/libglcompute.a
 SHARED  := $(BUILD)/libglcompute.so.$(VERSION)
 
-.PHONY: all check demo bench install clean deps
+.PHONY: all check demo bench install clean deps FORCE
+FORCE:
 all: $(STATIC) $(SHARED) $(BUILD)/glcompute.pc $(TOOLS)
 
 deps:
@@ -76,7 +77,8 @@ $(SHARED): $(LIB_OBJ)
 	ln -sf libglcompute.so.$(VERSION) $(BUILD)/libglcompute.so.$(SOMAJOR)
 	ln -sf libglcompute.so.$(SOMAJOR) $(BUILD)/libglcompute.so
 
-$(BUILD)/glcompute.pc: Makefile
+# Rewritten every run, so `make install PREFIX=...` records the prefix it installs to.
+$(BUILD)/glcompute.pc: FORCE
 	@mkdir -p $(BUILD)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	  'Name: glcompute' 'Description: ML compute graphs on OpenGL ES 3.1 compute shaders' \
@@ -91,6 +93,10 @@ $(BUILD)/gpu_race: tests/gpu_race.c $(STATIC)
 
 # The adoption test plays a host application: it calls EGL and GLES itself.
 $(BUILD)/tests/test_adopt: EXTRA_LIBS = $(shell pkg-config --libs egl glesv2 2>/dev/null || echo -lEGL -lGLESv2)
+
+$(BUILD)/examples/%: examples/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
 # Tests link the static library, so they can reach internal (glc__) symbols.
 $(BUILD)/tests/%: tests/%.c tests/testutil.h $(STATIC)
@@ -110,7 +116,7 @@ $(BUILD)/tests/test_header_cxx: tests/test_header.c include/glcompute.h $(STATIC
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -pedantic $(SANFL) -Iinclude $< -x none -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
 check: deps all $(TESTS)
-	@bash ci/run_tests.sh $(TESTS)
+	@bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale
 
 demo: deps all
 	$(BUILD)/glc-info
