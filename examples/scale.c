@@ -47,11 +47,14 @@ int main(void)
         return 1;
     }
     {
-        glc_binding b = {buf, 0, 0, GLC_READ_WRITE}; /* byte offset, size (0: to the end) */
-        glc_dispatch_desc d = {k, (1000 + 63) / 64, &b, 1, params, 2, "scale"};
+        /* offset 0 and size 0: the whole buffer */
+        glc_binding b = {.buffer = buf, .access = GLC_READ_WRITE};
+        glc_dispatch_desc d = {.kernel = k, .groups = (1000 + 63) / 64, .bindings = &b,
+                               .binding_count = 1, .params = params, .param_count = 2,
+                               .label = "scale"};
         if ((st = glc_session_begin(dev, GLC_SESSION_DIRECT, &s)) != GLC_OK ||
             (st = glc_session_dispatch(s, &d)) != GLC_OK ||
-            (st = glc_session_finish(s)) != GLC_OK ||   /* the one sync point */
+            (st = glc_session_finish(s, NULL)) != GLC_OK ||   /* the one sync point */
             (st = glc_buffer_read(buf, 0, sizeof data, data)) != GLC_OK) {
             fprintf(stderr, "scale: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
             return 1;

@@ -119,7 +119,8 @@ typedef void (*glc_log_fn)(void *user, glc_log_level level, glc_status status,
 enum glc_device_flags {
     GLC_DEVICE_LIMITS_MIN = 1u << 0, /* clamp limits to the ES 3.1 minimums */
     GLC_DEVICE_DEBUG = 1u << 1,      /* glGetError after GL calls, canaries */
-    GLC_DEVICE_NO_ROBUST = 1u << 2   /* do not ask for a robust context */
+    GLC_DEVICE_NO_ROBUST = 1u << 2,  /* do not ask for a robust context */
+    GLC_DEVICE_VALIDATE = 1u << 3    /* check every emitted stream (as GLC_VALIDATE=1) */
 };
 
 typedef struct glc_device_desc {
@@ -135,7 +136,8 @@ typedef struct glc_device_desc {
     glc_log_fn log;
     void *log_user;
     glc_log_level log_level;
-    /* glc_device_flags; the environment adds GLC_LIMITS=min, GLC_DEBUG=1. */
+    /* glc_device_flags; the environment adds GLC_LIMITS=min, GLC_DEBUG=1,
+     * GLC_VALIDATE=1. */
     uint32_t flags;
     /* Directory of the on-disk program-binary cache. NULL: the environment's
      * GLC_SHADER_CACHE, else no cache. The directory must exist. */
@@ -284,10 +286,15 @@ GLC_API void glc_kernel_destroy(glc_kernel *kernel);
 
 /* ---- Sessions ------------------------------------------------------------ */
 
+/* A session mode, optionally or-ed with GLC_SESSION_EARLY_FLUSH. */
 typedef enum glc_session_mode {
-    GLC_SESSION_DIRECT = 0, /* encode each dispatch as it is made */
-    GLC_SESSION_RECORDED    /* capture, then run passes and encode at finish */
+    GLC_SESSION_DIRECT = 0,  /* encode each dispatch as it is made */
+    GLC_SESSION_RECORDED = 1 /* capture; run passes (reorder, fusion) and encode at commit/finish */
 } glc_session_mode;
+
+/* RECORDED only: when encoding n commands, flush after the first
+ * max(64, n/10) so the GPU starts while the rest is encoded. */
+#define GLC_SESSION_EARLY_FLUSH 0x100
 
 typedef enum glc_access {
     GLC_READ = 1,
@@ -295,39 +302,107 @@ typedef enum glc_access {
     GLC_READ_WRITE = 3
 } glc_access;
 
-/* A binding of [offset, offset+size) of a buffer to SSBO binding point
- * `slot` (the index in the array passed to dispatch). size 0: to the end. */
+/* How a binding reaches the shader. SSBO bindings take SSBO binding points
+ * 0, 1, ... in the order they appear in the array; UNIFORM bindings (read
+ * only) take uniform-block binding points 0, 1, ... the same way. */
+typedef enum glc_binding_kind {
+    GLC_BIND_STORAGE = 0,
+    GLC_BIND_UNIFORM = 1
+} glc_binding_kind;
+
+/* [offset, offset+size) of a buffer; size 0: to the end. */
 typedef struct glc_binding {
     glc_buffer *buffer;
     size_t offset;
     size_t size;
     glc_access access;
+    glc_binding_kind kind;
 } glc_binding;
+
+enum glc_dispatch_flags {
+    /* The recorded reorder pass never moves a dispatch across this one. */
+    GLC_DISPATCH_NO_REORDER = 1u << 0
+};
 
 typedef struct glc_dispatch_desc {
     glc_kernel *kernel;
     uint64_t groups;              /* 1-D work-group count, folded as needed */
-    const glc_binding *bindings;  /* binding i goes to SSBO binding point i */
+    const glc_binding *bindings;
     int binding_count;
     const uint32_t *params;       /* glc_p[0..param_count) (floats as bits) */
     int param_count;
     const char *label;            /* for messages and traces; may be NULL */
+    uint32_t flags;               /* glc_dispatch_flags */
+    /* When set, the group counts (3 x u32) are read on the GPU from this
+     * buffer at indirect_offset (glDispatchComputeIndirect; groups is then
+     * ignored and no folding happens: glc_total_groups is UINT32_MAX). */
+    glc_buffer *indirect;
+    size_t indirect_offset;
 } glc_dispatch_desc;
 
-/* Starts a session on the device. */
-GLC_API glc_status glc_session_begin(glc_device *dev, glc_session_mode mode,
-                             glc_session **out);
+#define GLC_HISTOGRAM_BUCKETS 12
 
-/* Records (RECORDED) or encodes (DIRECT) one dispatch. Checks every binding
- * against the buffer's size, the device's offset alignment and SSBO size,
- * and the binding count against the SSBO block limit; nothing is recorded
- * on failure. Group counts beyond the per-dimension limit are folded into a
- * 2-D or 3-D grid. */
+typedef struct glc_dispatch_stats {
+    uint64_t dispatches;
+    uint64_t barriers;          /* glMemoryBarrier calls between dispatches */
+    uint64_t flushes;
+    /* dispatches by work-group count: bucket i counts groups in
+     * [4^i, 4^(i+1)), the last bucket everything above */
+    uint64_t group_histogram[GLC_HISTOGRAM_BUCKETS];
+    uint64_t tracker_ns;        /* time in the hazard tracker */
+    uint64_t encode_ns;         /* time issuing GL commands (tracker included) */
+    uint64_t gpu_wait_ns;       /* time blocked waiting for the GPU at finish/fence waits */
+} glc_dispatch_stats;
+
+/* Starts a session on the device. `mode` is a glc_session_mode, or-ed with
+ * GLC_SESSION_EARLY_FLUSH for RECORDED. Environment: GLC_BARRIERS=always
+ * puts a barrier between every two dispatches; GLC_VALIDATE=1 checks every
+ * emitted stream with the brute-force oracle (GLC_ERR_HAZARD names both
+ * dispatches of a missing barrier); GLC_TRACE=barriers logs each barrier
+ * with the pair of dispatches that needed it. */
+GLC_API glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out);
+
+/* Records (RECORDED) or encodes (DIRECT) one dispatch, with a barrier first
+ * where the hazard tracker finds a conflict with a dispatch since the last
+ * barrier: GL_SHADER_STORAGE_BARRIER_BIT for storage access,
+ * GL_UNIFORM_BARRIER_BIT where a written range is read as a uniform block,
+ * GL_COMMAND_BARRIER_BIT where it holds indirect group counts. Checks every
+ * binding against the buffer's size, the device's offset alignment and
+ * SSBO/UBO size, and the binding count against the device's block limits;
+ * nothing is recorded on failure. */
 GLC_API glc_status glc_session_dispatch(glc_session *s, const glc_dispatch_desc *d);
 
-/* Waits for all work (the one sync point) and ends the session. The session
- * is destroyed whatever the status. */
-GLC_API glc_status glc_session_finish(glc_session *s);
+/* A full barrier now (all bits the session uses), whatever the tracker says. */
+GLC_API glc_status glc_session_barrier(glc_session *s);
+
+/* Manual control, for dispatches made outside the session on the same
+ * context. barrier_between: issues a barrier when a dispatch reading
+ * `reads` and writing `writes` would conflict with what is tracked, and
+ * sets *emitted (may be NULL) to 1 if it did. track_dispatch: adds such a
+ * dispatch to the tracker without issuing anything. */
+GLC_API glc_status glc_session_barrier_between(glc_session *s, const glc_binding *reads, int nreads,
+                                               const glc_binding *writes, int nwrites,
+                                               int *emitted);
+GLC_API glc_status glc_session_track_dispatch(glc_session *s, const glc_binding *reads, int nreads,
+                                              const glc_binding *writes, int nwrites);
+
+/* Barriers emitted so far (0 for NULL). */
+GLC_API uint64_t glc_session_barrier_count(const glc_session *s);
+GLC_API glc_status glc_session_stats(const glc_session *s, glc_dispatch_stats *out);
+
+/* Encodes everything recorded, flushes, and returns a fence that signals
+ * when the GPU has done it all. The session stays open. */
+GLC_API glc_status glc_session_commit(glc_session *s, glc_fence **out);
+
+/* Waits up to timeout_ns (0: just poll) for the fence. GLC_ERR_TIMEOUT
+ * when it has not signalled; GLC_ERR_CONTEXT_LOST on a GPU reset. */
+GLC_API glc_status glc_fence_wait(glc_fence *f, uint64_t timeout_ns);
+GLC_API void glc_fence_destroy(glc_fence *f);
+
+/* Encodes what is left, waits for all work (the one sync point), fills
+ * *stats when non-NULL, and ends the session. The session is destroyed
+ * whatever the status. */
+GLC_API glc_status glc_session_finish(glc_session *s, glc_dispatch_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -256,11 +256,16 @@ static glc_device *device_alloc(const glc_device_desc *desc)
         dev->flags = desc->flags;
     }
     dev->next_buffer_id = 1;
+    glc__hazard_init(&dev->haz);
+    glc__oracle_init(&dev->oracle);
     return dev;
 }
 
 static void device_free(glc_device *dev)
 {
+    glc__hazard_finish(&dev->haz);
+    glc__oracle_finish(&dev->oracle);
+    glc__free(dev->named);
     glc__free(dev->extensions);
     glc__free(dev->cache_dir);
     glc__free(dev);

@@ -11,6 +11,7 @@
 #include "glcompute.h"
 #include "glstate.h"
 #include "egl.h"
+#include "hazard.h"
 
 #include <stdarg.h>
 
@@ -33,11 +34,26 @@ struct glc_device {
     char *cache_dir;             /* program-binary cache, or NULL */
     struct glc__kcache *kcache;  /* built-in kernels by (name, defines) */
     uint32_t next_buffer_id;     /* ids for the hazard tracker, never reused */
-    uint64_t dispatch_seq;       /* dispatches encoded so far */
-    uint64_t update_barrier_seq; /* dispatch_seq at the last BUFFER_UPDATE barrier */
+    uint64_t dispatch_seq;        /* dispatches encoded so far */
+    uint64_t update_barrier_seq;  /* dispatch_seq at the last BUFFER_UPDATE barrier */
+    uint64_t uniform_barrier_seq; /* ... UNIFORM barrier */
+    uint64_t command_barrier_seq; /* ... COMMAND barrier */
+
+    /* Barrier state is the context's, not a session's: a dispatch of the
+     * next session can depend on one of the last. */
+    glc__hazard haz;              /* storage ranges since the last barrier */
+    size_t since_barrier;         /* dispatches encoded since the last barrier */
+    int barrier_policy;           /* GLC__BARRIERS_* */
+    int validate, trace;          /* GLC_VALIDATE=1, GLC_TRACE=barriers */
+    glc__oracle oracle;           /* validate: the brute-force check of what is emitted */
+    struct glc__named *named;     /* validate/trace: names of dispatches since the barrier */
+    size_t nnamed, named_cap;
+    long test_drop_barrier;       /* test hook: skip the k-th needed barrier (1-based) */
     long live_objects;           /* buffers, kernels, sessions not destroyed */
     int skip_restore;            /* test hook: show the state test can fail */
 };
+
+enum { GLC__BARRIERS_TRACKED = 0, GLC__BARRIERS_ALWAYS, GLC__BARRIERS_NEVER /* race test only */ };
 
 /* Formats a message, stores it as the device's errmsg, logs it at ERROR and
  * returns `status`. dev may be NULL (then it only returns status). */

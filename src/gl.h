@@ -66,6 +66,7 @@
     X(void, glProgramBinary, (GLuint program, GLenum format, const void *binary,            \
                               GLsizei length))                                              \
     X(void, glDispatchCompute, (GLuint x, GLuint y, GLuint z))                              \
+    X(void, glDispatchComputeIndirect, (GLintptr indirect))                                 \
     X(void, glMemoryBarrier, (GLbitfield barriers))                                         \
     X(void, glFinish, (void))                                                               \
     X(void, glFlush, (void))                                                                \

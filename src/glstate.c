@@ -24,11 +24,11 @@ static void restore_indexed(const glc__gl *gl, GLenum target, GLuint i, GLint bu
         gl->glBindBufferBase(target, i, (GLuint)buf);
 }
 
-void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int nssbo)
+void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int n)
 {
     int i;
     st->mask = mask;
-    st->nssbo = nssbo < GLC__MAX_SAVED_SSBO ? nssbo : GLC__MAX_SAVED_SSBO;
+    st->n = n < GLC__MAX_SAVED_SSBO ? n : GLC__MAX_SAVED_SSBO;
     if (mask & GLC__TOUCH_PROGRAM)
         gl->glGetIntegerv(GL_CURRENT_PROGRAM, &st->program);
     if (mask & GLC__TOUCH_COPY) {
@@ -39,16 +39,17 @@ void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int n
         gl->glGetIntegerv(GL_DISPATCH_INDIRECT_BUFFER_BINDING, &st->indirect);
     if (mask & GLC__TOUCH_SSBO) {
         gl->glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &st->ssbo);
-        for (i = 0; i < st->nssbo; i++)
+        for (i = 0; i < st->n; i++)
             save_indexed(gl, GL_SHADER_STORAGE_BUFFER_BINDING, GL_SHADER_STORAGE_BUFFER_START,
                          GL_SHADER_STORAGE_BUFFER_SIZE, (GLuint)i, &st->ssbo_at[i].buffer,
                          &st->ssbo_at[i].start, &st->ssbo_at[i].size);
     }
     if (mask & GLC__TOUCH_UBO) {
         gl->glGetIntegerv(GL_UNIFORM_BUFFER_BINDING, &st->ubo);
-        save_indexed(gl, GL_UNIFORM_BUFFER_BINDING, GL_UNIFORM_BUFFER_START,
-                     GL_UNIFORM_BUFFER_SIZE, 0, &st->ubo_at[0].buffer, &st->ubo_at[0].start,
-                     &st->ubo_at[0].size);
+        for (i = 0; i < st->n; i++)
+            save_indexed(gl, GL_UNIFORM_BUFFER_BINDING, GL_UNIFORM_BUFFER_START,
+                         GL_UNIFORM_BUFFER_SIZE, (GLuint)i, &st->ubo_at[i].buffer,
+                         &st->ubo_at[i].start, &st->ubo_at[i].size);
     }
 }
 
@@ -64,14 +65,15 @@ void glc__glstate_restore(const glc__gl *gl, const glc__glstate *st)
     if (st->mask & GLC__TOUCH_INDIRECT)
         gl->glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, (GLuint)st->indirect);
     if (st->mask & GLC__TOUCH_SSBO) {
-        for (i = 0; i < st->nssbo; i++)
+        for (i = 0; i < st->n; i++)
             restore_indexed(gl, GL_SHADER_STORAGE_BUFFER, (GLuint)i, st->ssbo_at[i].buffer,
                             st->ssbo_at[i].start, st->ssbo_at[i].size);
         gl->glBindBuffer(GL_SHADER_STORAGE_BUFFER, (GLuint)st->ssbo);
     }
     if (st->mask & GLC__TOUCH_UBO) {
-        restore_indexed(gl, GL_UNIFORM_BUFFER, 0, st->ubo_at[0].buffer, st->ubo_at[0].start,
-                        st->ubo_at[0].size);
+        for (i = 0; i < st->n; i++)
+            restore_indexed(gl, GL_UNIFORM_BUFFER, (GLuint)i, st->ubo_at[i].buffer,
+                            st->ubo_at[i].start, st->ubo_at[i].size);
         gl->glBindBuffer(GL_UNIFORM_BUFFER, (GLuint)st->ubo);
     }
 }

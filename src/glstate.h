@@ -17,22 +17,23 @@ enum {
     GLC__TOUCH_COPY = 1u << 1,     /* GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER */
     GLC__TOUCH_SSBO = 1u << 2,     /* generic + indexed SSBO 0..nssbo-1 */
     GLC__TOUCH_INDIRECT = 1u << 3, /* GL_DISPATCH_INDIRECT_BUFFER */
-    GLC__TOUCH_UBO = 1u << 4       /* generic + indexed UBO 0 */
+    GLC__TOUCH_UBO = 1u << 4       /* generic + indexed UBO 0..n-1 */
 };
 
 #define GLC__MAX_SAVED_SSBO 16
 
 typedef struct glc__glstate {
     unsigned mask;
-    int nssbo;
+    int n; /* indexed SSBO and UBO bindings saved */
     GLint program, copy_read, copy_write, indirect, ssbo, ubo;
     struct {
         GLint buffer;
         GLint64 start, size;
-    } ssbo_at[GLC__MAX_SAVED_SSBO], ubo_at[1];
+    } ssbo_at[GLC__MAX_SAVED_SSBO], ubo_at[GLC__MAX_SAVED_SSBO];
 } glc__glstate;
 
-void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int nssbo);
+/* Saves what `mask` names; the indexed SSBO/UBO bindings 0..n-1. */
+void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int n);
 void glc__glstate_restore(const glc__gl *gl, const glc__glstate *st);
 
 #endif

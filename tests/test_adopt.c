@@ -187,7 +187,7 @@ static void test_host_state_preserved(void **state)
         glBindBuffer(GL_COPY_READ_BUFFER, h.buf[2]);
     }
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_RECORDED, &s), GLC_OK);
-    assert_int_equal(glc_session_finish(s), GLC_OK);
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
     SAME(ref);
     glc_buffer_destroy(wrapped);
     glc_buffer_destroy(b);

@@ -346,7 +346,7 @@ static void test_null_args(void **state)
     assert_int_equal(glc_session_begin(NULL, GLC_SESSION_DIRECT, &s), GLC_ERR_INVALID_ARG);
     assert_int_equal(glc_session_begin(dev, (glc_session_mode)9, &s), GLC_ERR_INVALID_ARG);
     assert_int_equal(glc_session_dispatch(NULL, NULL), GLC_ERR_INVALID_ARG);
-    assert_int_equal(glc_session_finish(NULL), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_session_finish(NULL, NULL), GLC_ERR_INVALID_ARG);
     assert_null(b);
     assert_null(k);
     assert_null(s);

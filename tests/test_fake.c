@@ -77,7 +77,20 @@ static void GL_APIENTRY f_MemoryBarrier(GLbitfield b)
     rec("%s", b == GL_SHADER_STORAGE_BARRIER_BIT ? "BARRIER(ssbo)"
               : b == GL_BUFFER_UPDATE_BARRIER_BIT ? "BARRIER(update)" : "BARRIER(?)");
 }
-static void GL_APIENTRY f_Finish(void) { rec("finish"); }
+static void GL_APIENTRY f_Flush(void) { rec("flush"); }
+static GLsync GL_APIENTRY f_FenceSync(GLenum c, GLbitfield f)
+{
+    (void)c; (void)f;
+    rec("fence");
+    return (GLsync)mapped;
+}
+static GLenum GL_APIENTRY f_ClientWaitSync(GLsync s, GLbitfield f, GLuint64 t)
+{
+    (void)s; (void)f; (void)t;
+    rec("wait");
+    return GL_ALREADY_SIGNALED;
+}
+static void GL_APIENTRY f_DeleteSync(GLsync s) { (void)s; }
 
 static glc_device *fake_device(void)
 {
@@ -111,7 +124,10 @@ static glc_device *fake_device(void)
     gl.glBindBufferRange = f_BindBufferRange;
     gl.glDispatchCompute = f_DispatchCompute;
     gl.glMemoryBarrier = f_MemoryBarrier;
-    gl.glFinish = f_Finish;
+    gl.glFlush = f_Flush;
+    gl.glFenceSync = f_FenceSync;
+    gl.glClientWaitSync = f_ClientWaitSync;
+    gl.glDeleteSync = f_DeleteSync;
     memset(&lim, 0, sizeof lim);
     lim.max_group_count[0] = lim.max_group_count[1] = lim.max_group_count[2] = 65535;
     lim.max_group_size[0] = 1024;
@@ -132,7 +148,7 @@ static void dispatch_writes(glc_device *dev, glc_buffer *b, const size_t *offset
 {
     glc_kernel *k;
     glc_session *s;
-    glc_binding bind = {NULL, 0, 0, GLC_WRITE};
+    glc_binding bind = {NULL, 0, 0, GLC_WRITE, GLC_BIND_STORAGE};
     glc_dispatch_desc d;
     uint32_t p[3] = {4, 0, 0};
     int i;
@@ -151,7 +167,7 @@ static void dispatch_writes(glc_device *dev, glc_buffer *b, const size_t *offset
         bind.offset = offsets[i];
         assert_int_equal(glc_session_dispatch(s, &d), GLC_OK);
     }
-    assert_int_equal(glc_session_finish(s), GLC_OK);
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
 }
 
 static void test_upload_and_read_barriers(void **state)
@@ -171,7 +187,7 @@ static void test_upload_and_read_barriers(void **state)
     dispatch_writes(dev, b, &off0, 1, 16);
     assert_int_equal(glc_buffer_read(b, 0, 16, x), GLC_OK);
     assert_int_equal(glc_buffer_read(b, 0, 16, x), GLC_OK);
-    assert_string_equal(calls, "use(3) bind0(1,0,16) dispatch(1,1,1) finish "
+    assert_string_equal(calls, "use(3) bind0(1,0,16) dispatch(1,1,1) fence flush wait "
                                "BARRIER(update) map(0,16) map(0,16) ");
     glc_buffer_destroy(b);
     glc_device_destroy(dev);
@@ -191,14 +207,19 @@ static void test_dispatch_barriers(void **state)
     calls[0] = '\0';
     dispatch_writes(dev, b, same, 2, 16); /* WAW on the same bytes: one */
     assert_string_equal(calls, "use(3) bind0(1,64,16) dispatch(1,1,1) BARRIER(ssbo) use(3) "
-                               "bind0(1,64,16) dispatch(1,1,1) finish ");
+                               "bind0(1,64,16) dispatch(1,1,1) fence flush wait ");
     setenv("GLC_BARRIERS", "always", 1);
     calls[0] = '\0';
     dispatch_writes(dev, b, disjoint, 3, 16);
     unsetenv("GLC_BARRIERS");
-    assert_string_equal(calls, "use(3) bind0(1,0,16) dispatch(1,1,1) BARRIER(ssbo) use(3) "
-                               "bind0(1,16,16) dispatch(1,1,1) BARRIER(ssbo) use(3) "
-                               "bind0(1,32,16) dispatch(1,1,1) finish ");
+    /* the first one too: the last session's dispatch came before it */
+    assert_string_equal(calls, "BARRIER(ssbo) use(3) bind0(1,0,16) dispatch(1,1,1) BARRIER(ssbo) "
+                               "use(3) bind0(1,16,16) dispatch(1,1,1) BARRIER(ssbo) use(3) "
+                               "bind0(1,32,16) dispatch(1,1,1) fence flush wait ");
+    /* tracked again: a dependency on the previous session's last write */
+    calls[0] = '\0';
+    dispatch_writes(dev, b, &disjoint[2], 1, 16);
+    assert_string_equal(calls, "BARRIER(ssbo) use(3) bind0(1,32,16) dispatch(1,1,1) fence flush wait ");
     glc_buffer_destroy(b);
     glc_device_destroy(dev);
 }

@@ -93,7 +93,7 @@ static void test_user_kernel(void **state)
     glc_buffer *b;
     int64_t n = 1001;
     float v[1001];
-    glc_binding bind = {NULL, 0, 0, GLC_READ_WRITE};
+    glc_binding bind = {NULL, 0, 0, GLC_READ_WRITE, GLC_BIND_STORAGE};
     glc_dispatch_desc dd;
     uint32_t params[2];
     float scale = 2.5f;
@@ -121,7 +121,7 @@ static void test_user_kernel(void **state)
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_RECORDED, &s), GLC_OK);
     assert_int_equal(glc_session_dispatch(s, &dd), GLC_OK); /* twice: RAW on the same bytes */
     assert_int_equal(glc_session_dispatch(s, &dd), GLC_OK);
-    assert_int_equal(glc_session_finish(s), GLC_OK);
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
     {
         float got[1001];
         assert_int_equal(glc_buffer_read(b, 0, sizeof got, got), GLC_OK);
@@ -187,6 +187,7 @@ static void test_dispatch_validation(void **state)
         bind[i].offset = 0;
         bind[i].size = 0;
         bind[i].access = GLC_WRITE;
+        bind[i].kind = GLC_BIND_STORAGE;
     }
     memset(&d, 0, sizeof d);
     d.kernel = k;
@@ -225,7 +226,7 @@ static void test_dispatch_validation(void **state)
     d.param_count = 17;
     assert_int_equal(glc_session_dispatch(s, &d), GLC_ERR_INVALID_ARG);
     d.param_count = 3;
-    assert_int_equal(glc_session_finish(s), GLC_OK);
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
     /* nothing was dispatched */
     assert_int_equal(glc_buffer_read(b, 0, sizeof after, after), GLC_OK);
     assert_memory_equal(before, after, sizeof before);

@@ -125,10 +125,10 @@ static inline glc_status tu_fill(glc_device *dev, glc_buffer *buf, size_t offset
     d.label = "fill";
     st = glc_session_dispatch(s, &d);
     if (st != GLC_OK) {
-        glc_session_finish(s);
+        glc_session_finish(s, NULL);
         return st;
     }
-    return glc_session_finish(s);
+    return glc_session_finish(s, NULL);
 }
 
 #endif

@@ -1,0 +1,259 @@
+/*
+ * The encoder: one command to GL calls, with the barriers it needs.
+ *
+ * Which barrier bit is chosen by how the consumer reads what a shader
+ * wrote: GL_SHADER_STORAGE_BARRIER_BIT between storage accesses (it orders
+ * RAW, WAR and WAW), GL_UNIFORM_BARRIER_BIT before a written buffer is read
+ * as a uniform block, GL_COMMAND_BARRIER_BIT before it supplies indirect
+ * group counts. Storage conflicts are found per byte range by the device's
+ * hazard tracker; uniform and command use is rarer and tracked per buffer
+ * (the buffer's last write against the last barrier of that bit).
+ *
+ * With GLC_VALIDATE the brute-force oracle sees the same emitted stream and
+ * fails the call, naming both dispatches, when a conflicting dispatch is
+ * encoded with no barrier in between. GLC_TRACE=barriers logs each barrier
+ * with the pair that needed it.
+ */
+#include "session.h"
+
+#include "alloc.h"
+#include "buffer.h"
+#include "device.h"
+#include "kernel.h"
+
+#include <stdio.h>
+#include <time.h>
+
+/* Names of the dispatches since the last barrier, for validate and trace. */
+struct glc__named {
+    char kernel[32];
+    char label[48];
+};
+
+uint64_t glc__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int glc__cmd_spans(const glc__cmd *c, glc__span *spans)
+{
+    int i, n = 0;
+    for (i = 0; i < c->nbind; i++) {
+        spans[n].buffer = c->bind[i].buffer->id;
+        spans[n].begin = c->bind[i].offset;
+        spans[n].end = c->bind[i].offset + c->bind[i].size;
+        spans[n].access = (uint32_t)c->bind[i].access;
+        n++;
+    }
+    if (c->indirect) {
+        spans[n].buffer = c->indirect->id;
+        spans[n].begin = c->indirect_offset;
+        spans[n].end = c->indirect_offset + 12;
+        spans[n].access = GLC_READ;
+        n++;
+    }
+    return n;
+}
+
+static const char *kind_name(unsigned kinds)
+{
+    return kinds & GLC__HAZ_RAW ? "RAW" : kinds & GLC__HAZ_WAR ? "WAR" : "WAW";
+}
+
+static void trace(glc_device *dev, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void trace(glc_device *dev, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (dev->log)
+        dev->log(dev->log_user, GLC_LOG_INFO, GLC_OK, msg);
+    else
+        fprintf(stderr, "glcompute trace: %s\n", msg);
+}
+
+static const struct glc__named *named(glc_device *dev, uint32_t id)
+{
+    static const struct glc__named unknown = {"?", "?"};
+    /* ids are dispatch_seq values; named[] holds those since the barrier */
+    uint64_t first = dev->dispatch_seq + 1 - dev->nnamed;
+    return id >= first && id - first < dev->nnamed ? &dev->named[id - first] : &unknown;
+}
+
+static void remember_name(glc_device *dev, const glc__cmd *c)
+{
+    if (dev->nnamed == dev->named_cap) {
+        size_t cap = dev->named_cap ? dev->named_cap * 2 : 64;
+        struct glc__named *n = glc__realloc(dev->named, cap * sizeof *n);
+        if (!n)
+            return; /* names are for messages only */
+        dev->named = n;
+        dev->named_cap = cap;
+    }
+    snprintf(dev->named[dev->nnamed].kernel, sizeof dev->named[0].kernel, "%s", c->kernel->name);
+    snprintf(dev->named[dev->nnamed].label, sizeof dev->named[0].label, "%s",
+             c->label ? c->label : "");
+    dev->nnamed++;
+}
+
+void glc__emit_barrier(glc_session *s, unsigned bits)
+{
+    glc_device *dev = s->dev;
+    dev->gl.glMemoryBarrier(bits);
+    if (bits & GL_SHADER_STORAGE_BARRIER_BIT) {
+        glc__hazard_clear(&dev->haz);
+        dev->since_barrier = 0;
+        if (dev->validate)
+            glc__oracle_clear(&dev->oracle);
+        dev->nnamed = 0;
+    }
+    if (bits & GL_UNIFORM_BARRIER_BIT)
+        dev->uniform_barrier_seq = dev->dispatch_seq;
+    if (bits & GL_COMMAND_BARRIER_BIT)
+        dev->command_barrier_seq = dev->dispatch_seq;
+    if (bits & GL_BUFFER_UPDATE_BARRIER_BIT)
+        dev->update_barrier_seq = dev->dispatch_seq;
+    s->stats.barriers++;
+}
+
+/* The barrier bits command c needs before it; *why gets the storage conflict. */
+static unsigned needed_bits(glc_session *s, const glc__cmd *c, const glc__span *spans, int n,
+                            glc__conflict *why)
+{
+    glc_device *dev = s->dev;
+    unsigned bits = 0;
+    uint64_t t0 = glc__now_ns();
+    int i;
+    if (dev->since_barrier &&
+        (dev->barrier_policy == GLC__BARRIERS_ALWAYS || glc__hazard_check(&dev->haz, spans, n, why)))
+        bits |= GL_SHADER_STORAGE_BARRIER_BIT;
+    s->stats.tracker_ns += glc__now_ns() - t0;
+    for (i = 0; i < c->nbind; i++)
+        if (c->bind[i].kind == GLC_BIND_UNIFORM &&
+            c->bind[i].buffer->write_seq > dev->uniform_barrier_seq)
+            bits |= GL_UNIFORM_BARRIER_BIT; /* why: uniform reads see shader writes only after it */
+    if (c->indirect && c->indirect->write_seq > dev->command_barrier_seq)
+        bits |= GL_COMMAND_BARRIER_BIT; /* why: indirect counts are fetched by the command processor */
+    if (dev->barrier_policy == GLC__BARRIERS_NEVER)
+        bits = 0;
+    return bits;
+}
+
+/* GLC_VALIDATE: the oracle's view of the stream just emitted. */
+static glc_status validate_emitted(glc_session *s, const glc__cmd *c, const glc__span *spans,
+                                   int n)
+{
+    glc_device *dev = s->dev;
+    glc__conflict why;
+    glc_status st;
+    if (glc__oracle_check(&dev->oracle, spans, n, &why)) {
+        const struct glc__named *e = named(dev, why.earlier);
+        return glc__fail(dev, GLC_ERR_HAZARD,
+                         "GLC_VALIDATE: missing barrier: dispatch %llu (%s \"%s\") %s bytes "
+                         "[%llu, %llu) of buffer %u after dispatch %u (%s \"%s\") with no "
+                         "barrier between",
+                         (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                         c->label ? c->label : "", kind_name(why.kinds),
+                         (unsigned long long)why.begin, (unsigned long long)why.end, why.buffer,
+                         why.earlier, e->kernel, e->label);
+    }
+    st = glc__oracle_add(&dev->oracle, spans, n, (uint32_t)(dev->dispatch_seq + 1));
+    return st == GLC_OK ? GLC_OK
+                        : glc__fail(dev, st, "GLC_VALIDATE: out of memory in the oracle");
+}
+
+static void bind_and_dispatch(glc_device *dev, const glc__cmd *c)
+{
+    GLuint ssbo = 0, ubo = 0;
+    int i;
+    dev->gl.glUseProgram(c->kernel->program);
+    for (i = 0; i < c->nbind; i++) {
+        int uniform = c->bind[i].kind == GLC_BIND_UNIFORM;
+        dev->gl.glBindBufferRange(uniform ? GL_UNIFORM_BUFFER : GL_SHADER_STORAGE_BUFFER,
+                                  uniform ? ubo++ : ssbo++, c->bind[i].buffer->name,
+                                  (GLintptr)c->bind[i].offset, (GLsizeiptr)c->bind[i].size);
+    }
+    if (c->kernel->params_loc >= 0 && c->nparams)
+        dev->gl.glUniform1uiv(c->kernel->params_loc, c->nparams, c->params);
+    if (c->kernel->total_loc >= 0)
+        dev->gl.glUniform1ui(c->kernel->total_loc, c->total_groups);
+    if (c->indirect) {
+        dev->gl.glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, c->indirect->name);
+        dev->gl.glDispatchComputeIndirect((GLintptr)c->indirect_offset);
+    } else {
+        dev->gl.glDispatchCompute(c->grid[0], c->grid[1], c->grid[2]);
+    }
+}
+
+static int histogram_bucket(uint64_t groups)
+{
+    int b = 0;
+    while (groups >= 4 && b < GLC_HISTOGRAM_BUCKETS - 1) {
+        groups >>= 2;
+        b++;
+    }
+    return b;
+}
+
+glc_status glc__encode(glc_session *s, const glc__cmd *c)
+{
+    glc_device *dev = s->dev;
+    glc__span spans[GLC__MAX_BINDINGS + 1];
+    glc__conflict why;
+    uint64_t t0 = glc__now_ns(), t1;
+    unsigned bits;
+    glc_status st;
+    int n = glc__cmd_spans(c, spans), i;
+    bits = needed_bits(s, c, spans, n, &why);
+    if (bits & GL_SHADER_STORAGE_BARRIER_BIT) {
+        if (dev->trace) {
+            const struct glc__named *e = named(dev, why.earlier);
+            if (dev->barrier_policy == GLC__BARRIERS_ALWAYS)
+                trace(dev, "barrier before dispatch %llu (%s \"%s\"): GLC_BARRIERS=always",
+                      (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                      c->label ? c->label : "");
+            else
+                trace(dev, "barrier before dispatch %llu (%s \"%s\"): %s on bytes [%llu, %llu) "
+                      "of buffer %u with dispatch %u (%s \"%s\")",
+                      (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                      c->label ? c->label : "", kind_name(why.kinds),
+                      (unsigned long long)why.begin, (unsigned long long)why.end, why.buffer,
+                      why.earlier, e->kernel, e->label);
+        }
+        if (dev->test_drop_barrier > 0 && --dev->test_drop_barrier == 0) {
+            /* test hook: forget the ranges as if the barrier were emitted */
+            glc__hazard_clear(&dev->haz);
+            dev->since_barrier = 0;
+            bits &= ~(unsigned)GL_SHADER_STORAGE_BARRIER_BIT;
+        }
+    }
+    if (bits)
+        glc__emit_barrier(s, bits);
+    if (dev->validate && (st = validate_emitted(s, c, spans, n)) != GLC_OK)
+        return st;
+    t1 = glc__now_ns();
+    st = glc__hazard_add(&dev->haz, spans, n, (uint32_t)(dev->dispatch_seq + 1));
+    s->stats.tracker_ns += glc__now_ns() - t1;
+    if (st != GLC_OK)
+        return glc__fail(dev, st, "glc_session_dispatch: out of memory in the hazard tracker");
+    if (dev->validate || dev->trace)
+        remember_name(dev, c);
+    bind_and_dispatch(dev, c);
+    dev->dispatch_seq++;
+    for (i = 0; i < c->nbind; i++)
+        if (c->bind[i].access & GLC_WRITE)
+            c->bind[i].buffer->write_seq = dev->dispatch_seq;
+    dev->since_barrier++;
+    s->stats.dispatches++;
+    s->stats.group_histogram[histogram_bucket(c->total_groups)]++;
+    s->stats.encode_ns += glc__now_ns() - t0;
+    return glc__check_gl(dev, "glc_session_dispatch");
+}
