@@ -68,14 +68,23 @@ static void GL_APIENTRY f_Uniform1ui(GLint l, GLuint v) { (void)l; (void)v; }
 static void GL_APIENTRY f_Uniform1uiv(GLint l, GLsizei c, const GLuint *v) { (void)l; (void)c; (void)v; }
 static void GL_APIENTRY f_BindBufferRange(GLenum t, GLuint i, GLuint b, GLintptr o, GLsizeiptr s)
 {
-    (void)t;
-    rec("bind%u(%u,%ld,%ld)", i, b, (long)o, (long)s);
+    rec("%s%u(%u,%ld,%ld)", t == GL_UNIFORM_BUFFER ? "ubo" : "bind", i, b, (long)o, (long)s);
 }
+static void GL_APIENTRY f_DispatchIndirect(GLintptr o) { rec("indirect(%ld)", (long)o); }
+static GLenum wait_result = GL_ALREADY_SIGNALED;
 static void GL_APIENTRY f_DispatchCompute(GLuint x, GLuint y, GLuint z) { rec("dispatch(%u,%u,%u)", x, y, z); }
 static void GL_APIENTRY f_MemoryBarrier(GLbitfield b)
 {
-    rec("%s", b == GL_SHADER_STORAGE_BARRIER_BIT ? "BARRIER(ssbo)"
-              : b == GL_BUFFER_UPDATE_BARRIER_BIT ? "BARRIER(update)" : "BARRIER(?)");
+    char bits[64] = "";
+    if (b & GL_SHADER_STORAGE_BARRIER_BIT)
+        strcat(bits, "|ssbo");
+    if (b & GL_UNIFORM_BARRIER_BIT)
+        strcat(bits, "|uniform");
+    if (b & GL_COMMAND_BARRIER_BIT)
+        strcat(bits, "|command");
+    if (b & GL_BUFFER_UPDATE_BARRIER_BIT)
+        strcat(bits, "|update");
+    rec("BARRIER(%s)", bits + 1);
 }
 static void GL_APIENTRY f_Flush(void) { rec("flush"); }
 static GLsync GL_APIENTRY f_FenceSync(GLenum c, GLbitfield f)
@@ -88,7 +97,7 @@ static GLenum GL_APIENTRY f_ClientWaitSync(GLsync s, GLbitfield f, GLuint64 t)
 {
     (void)s; (void)f; (void)t;
     rec("wait");
-    return GL_ALREADY_SIGNALED;
+    return wait_result;
 }
 static void GL_APIENTRY f_DeleteSync(GLsync s) { (void)s; }
 
@@ -123,6 +132,7 @@ static glc_device *fake_device(void)
     gl.glUniform1uiv = f_Uniform1uiv;
     gl.glBindBufferRange = f_BindBufferRange;
     gl.glDispatchCompute = f_DispatchCompute;
+    gl.glDispatchComputeIndirect = f_DispatchIndirect;
     gl.glMemoryBarrier = f_MemoryBarrier;
     gl.glFlush = f_Flush;
     gl.glFenceSync = f_FenceSync;
@@ -136,6 +146,7 @@ static glc_device *fake_device(void)
     lim.max_ssbo_bindings = 8;
     lim.max_ssbo_size = 1u << 27;
     lim.ssbo_offset_alignment = 16;
+    lim.max_uniform_block_size = 16384;
     assert_int_equal(glc__device_create_fake(&gl, &lim, &dev), GLC_OK);
     calls[0] = '\0';
     next_name = 1;
@@ -224,11 +235,308 @@ static void test_dispatch_barriers(void **state)
     glc_device_destroy(dev);
 }
 
+
+/* ---- sessions: the exact barrier stream ---- */
+
+typedef struct access_spec {
+    glc_buffer *buf;
+    size_t offset, size;
+    glc_access access;
+    glc_binding_kind kind;
+} access_spec;
+
+/* One dispatch of the fill kernel (its GLSL does not matter to the fake)
+ * with the given bindings. */
+static void run1(glc_session *s, glc_kernel *k, const access_spec *a, int n, const char *label)
+{
+    glc_binding b[8];
+    glc_dispatch_desc d;
+    uint32_t p[3] = {1, 0, 0};
+    int i;
+    for (i = 0; i < n; i++) {
+        b[i].buffer = a[i].buf;
+        b[i].offset = a[i].offset;
+        b[i].size = a[i].size;
+        b[i].access = a[i].access;
+        b[i].kind = a[i].kind;
+    }
+    memset(&d, 0, sizeof d);
+    d.kernel = k;
+    d.groups = 1;
+    d.bindings = b;
+    d.binding_count = n;
+    d.params = p;
+    d.param_count = 3;
+    d.label = label;
+    assert_int_equal(glc_session_dispatch(s, &d), GLC_OK);
+}
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (; (hay = strstr(hay, needle)) != NULL; hay++)
+        n++;
+    return n;
+}
+
+typedef struct fixture {
+    glc_device *dev;
+    glc_kernel *k;
+    glc_buffer *x, *y, *z, *w;
+} fixture;
+
+static void fixture_open(fixture *f)
+{
+    int64_t n = 256;
+    f->dev = fake_device(); /* GL names: buffers x=1 y=2 z=3 w=4, program 6 */
+    assert_int_equal(glc_buffer_create(f->dev, GLC_DTYPE_U32, 1, &n, &f->x), GLC_OK);
+    assert_int_equal(glc_buffer_create(f->dev, GLC_DTYPE_U32, 1, &n, &f->y), GLC_OK);
+    assert_int_equal(glc_buffer_create(f->dev, GLC_DTYPE_U32, 1, &n, &f->z), GLC_OK);
+    assert_int_equal(glc_buffer_create(f->dev, GLC_DTYPE_U32, 1, &n, &f->w), GLC_OK);
+    assert_int_equal(glc__kernel_get(f->dev, "fill", NULL, 64, &f->k), GLC_OK);
+    calls[0] = '\0';
+}
+
+static void fixture_close(fixture *f)
+{
+    glc_buffer_destroy(f->x);
+    glc_buffer_destroy(f->y);
+    glc_buffer_destroy(f->z);
+    glc_buffer_destroy(f->w);
+    glc_device_destroy(f->dev);
+}
+
+#define R(b) {(b), 0, 0, GLC_READ, GLC_BIND_STORAGE}
+#define W(b) {(b), 0, 0, GLC_WRITE, GLC_BIND_STORAGE}
+#define RW(b) {(b), 0, 0, GLC_READ_WRITE, GLC_BIND_STORAGE}
+
+static void test_barrier_counts(void **state)
+{
+    fixture f;
+    glc_session *s;
+    glc_dispatch_stats st;
+    (void)state;
+    fixture_open(&f);
+    assert_int_equal(glc_session_begin(f.dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    { /* independent branches: each reads x, writes its own buffer: 0 */
+        access_spec a[2] = {R(f.x), W(f.y)}, b[2] = {R(f.x), W(f.z)}, c[2] = {R(f.x), W(f.w)};
+        run1(s, f.k, a, 2, "a");
+        run1(s, f.k, b, 2, "b");
+        run1(s, f.k, c, 2, "c");
+        assert_int_equal(glc_session_barrier_count(s), 0);
+    }
+    assert_int_equal(glc_session_barrier(s), GLC_OK);
+    assert_int_equal(glc_session_barrier_count(s), 1);
+    tu_assert_contains(calls, "BARRIER(ssbo|uniform|command)");
+    { /* chain x -> y -> z -> w: one per link */
+        access_spec a[1] = {W(f.x)}, b[2] = {R(f.x), W(f.y)}, c[2] = {R(f.y), W(f.z)},
+                    d[2] = {R(f.z), W(f.w)};
+        calls[0] = '\0';
+        run1(s, f.k, a, 1, "a");
+        run1(s, f.k, b, 2, "b");
+        run1(s, f.k, c, 2, "c");
+        run1(s, f.k, d, 2, "d");
+        assert_int_equal(count(calls, "BARRIER(ssbo)"), 3);
+    }
+    assert_int_equal(glc_session_barrier(s), GLC_OK);
+    { /* diamond: A writes x; B x->y; C x->z; D y,z->w: 2 */
+        access_spec a[1] = {W(f.x)}, b[2] = {R(f.x), W(f.y)}, c[2] = {R(f.x), W(f.z)},
+                    d[3] = {R(f.y), R(f.z), W(f.w)};
+        calls[0] = '\0';
+        run1(s, f.k, a, 1, "A");
+        run1(s, f.k, b, 2, "B");
+        run1(s, f.k, c, 2, "C");
+        run1(s, f.k, d, 3, "D");
+        assert_string_equal(calls,
+                            "use(6) bind0(1,0,1024) dispatch(1,1,1) BARRIER(ssbo) "
+                            "use(6) bind0(1,0,1024) bind1(2,0,1024) dispatch(1,1,1) "
+                            "use(6) bind0(1,0,1024) bind1(3,0,1024) dispatch(1,1,1) BARRIER(ssbo) "
+                            "use(6) bind0(2,0,1024) bind1(3,0,1024) bind2(4,0,1024) "
+                            "dispatch(1,1,1) ");
+    }
+    assert_int_equal(glc_session_barrier(s), GLC_OK);
+    { /* in place twice on the same bytes: 1; disjoint slices of one buffer: 0 */
+        access_spec a[1] = {RW(f.x)}, s0[1] = {{f.y, 0, 256, GLC_WRITE, GLC_BIND_STORAGE}},
+                    s1[1] = {{f.y, 256, 256, GLC_WRITE, GLC_BIND_STORAGE}},
+                    s2[1] = {{f.y, 512, 512, GLC_READ_WRITE, GLC_BIND_STORAGE}};
+        calls[0] = '\0';
+        run1(s, f.k, a, 1, "in-place");
+        run1(s, f.k, a, 1, "in-place");
+        assert_int_equal(count(calls, "BARRIER"), 1);
+        calls[0] = '\0';
+        run1(s, f.k, s0, 1, "slice0");
+        run1(s, f.k, s1, 1, "slice1");
+        run1(s, f.k, s2, 1, "slice2");
+        assert_int_equal(count(calls, "BARRIER"), 0);
+    }
+    assert_int_equal(glc_session_finish(s, &st), GLC_OK);
+    assert_int_equal(st.dispatches, 16);
+    assert_int_equal(st.barriers, 3 + 3 + 2 + 1);
+    assert_int_equal(st.group_histogram[0], 16); /* every dispatch had 1 group */
+    assert_true(st.encode_ns >= st.tracker_ns);
+    fixture_close(&f);
+}
+
+static void test_uniform_and_command_bits(void **state)
+{
+    fixture f;
+    glc_session *s;
+    glc_dispatch_desc d;
+    glc_binding b = {NULL, 0, 0, GLC_READ, GLC_BIND_STORAGE};
+    uint32_t p[3] = {1, 0, 0};
+    (void)state;
+    fixture_open(&f);
+    assert_int_equal(glc_session_begin(f.dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    {
+        access_spec wx[1] = {W(f.x)}, ux[2] = {{f.x, 0, 256, GLC_READ, GLC_BIND_UNIFORM}, W(f.y)};
+        run1(s, f.k, wx, 1, "write x");
+        run1(s, f.k, ux, 2, "x as uniforms");
+        /* a storage read would need no storage barrier here (x read only as
+         * uniforms), but the uniform read needs the uniform bit */
+        assert_string_equal(calls, "use(6) bind0(1,0,1024) dispatch(1,1,1) "
+                                   "BARRIER(ssbo|uniform) use(6) ubo0(1,0,256) bind0(2,0,1024) "
+                                   "dispatch(1,1,1) ");
+        calls[0] = '\0';
+        run1(s, f.k, ux, 2, "again"); /* x unchanged since: no uniform bit; y WAW: ssbo */
+        assert_string_equal(calls, "BARRIER(ssbo) use(6) ubo0(1,0,256) bind0(2,0,1024) "
+                                   "dispatch(1,1,1) ");
+    }
+    { /* indirect counts written by a shader, then consumed */
+        access_spec wz[1] = {W(f.z)};
+        calls[0] = '\0';
+        run1(s, f.k, wz, 1, "write counts");
+        memset(&d, 0, sizeof d);
+        d.kernel = f.k;
+        d.bindings = &b;
+        b.buffer = f.w;
+        d.binding_count = 1;
+        d.params = p;
+        d.param_count = 3;
+        d.indirect = f.z;
+        d.indirect_offset = 12;
+        assert_int_equal(glc_session_dispatch(s, &d), GLC_OK);
+        assert_string_equal(calls, "use(6) bind0(3,0,1024) dispatch(1,1,1) "
+                                   "BARRIER(ssbo|command) use(6) bind0(4,0,1024) indirect(12) ");
+        d.indirect_offset = 1020; /* 12 bytes do not fit */
+        assert_int_equal(glc_session_dispatch(s, &d), GLC_ERR_BOUNDS);
+        tu_assert_contains(glc_device_errmsg(f.dev), "indirect counts at byte 1020");
+    }
+    {
+        access_spec bad[1] = {{f.x, 0, 256, GLC_READ_WRITE, GLC_BIND_UNIFORM}};
+        glc_binding bb = {f.x, 0, 256, GLC_READ_WRITE, GLC_BIND_UNIFORM};
+        (void)bad;
+        d.indirect = NULL;
+        d.groups = 1;
+        d.bindings = &bb;
+        assert_int_equal(glc_session_dispatch(s, &d), GLC_ERR_INVALID_ARG);
+        tu_assert_contains(glc_device_errmsg(f.dev), "a uniform block is read only");
+    }
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    fixture_close(&f);
+}
+
+static void test_manual_barriers(void **state)
+{
+    fixture f;
+    glc_session *s;
+    glc_binding rx = {NULL, 0, 0, GLC_READ, GLC_BIND_STORAGE}, wy = rx;
+    int emitted = -1;
+    (void)state;
+    fixture_open(&f);
+    rx.buffer = f.x;
+    wy.buffer = f.y;
+    assert_int_equal(glc_session_begin(f.dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    /* a dispatch made outside the session writes y */
+    assert_int_equal(glc_session_track_dispatch(s, &rx, 1, &wy, 1), GLC_OK);
+    assert_string_equal(calls, "");
+    assert_int_equal(glc_session_barrier_between(s, &rx, 1, NULL, 0, &emitted), GLC_OK);
+    assert_int_equal(emitted, 0); /* reading x after a read of x: nothing */
+    assert_int_equal(glc_session_barrier_between(s, &wy, 1, NULL, 0, &emitted), GLC_OK);
+    assert_int_equal(emitted, 1); /* reading y after the write: a barrier */
+    assert_string_equal(calls, "BARRIER(ssbo) ");
+    assert_int_equal(glc_session_barrier_between(s, &wy, 1, NULL, 0, &emitted), GLC_OK);
+    assert_int_equal(emitted, 0);
+    /* the tracked write also makes a host read issue the update bit */
+    {
+        unsigned char x[4];
+        calls[0] = '\0';
+        assert_int_equal(glc_buffer_read(f.y, 0, 4, x), GLC_OK);
+        assert_string_equal(calls, "BARRIER(update) map(0,4) ");
+    }
+    assert_int_equal(glc_session_track_dispatch(s, &rx, -1, NULL, 0), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    fixture_close(&f);
+}
+
+static void test_recorded_reorder(void **state)
+{
+    fixture f;
+    glc_session *s;
+    access_spec a[1], b[2], c[1], d[2];
+    (void)state;
+    fixture_open(&f);
+    a[0] = (access_spec)W(f.x);
+    b[0] = (access_spec)R(f.x);
+    b[1] = (access_spec)W(f.y);
+    c[0] = (access_spec)W(f.z);
+    d[0] = (access_spec)R(f.z);
+    d[1] = (access_spec)W(f.w);
+    /* A: x; B: x->y; C: z; D: z->w. In order that is A | B C | D (2
+     * barriers); recorded, C is pulled up beside A: A C | B D (1). */
+    assert_int_equal(glc_session_begin(f.dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    run1(s, f.k, a, 1, "A");
+    run1(s, f.k, b, 2, "B");
+    run1(s, f.k, c, 1, "C");
+    run1(s, f.k, d, 2, "D");
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    assert_int_equal(count(calls, "BARRIER"), 2);
+    glc_session_begin(f.dev, GLC_SESSION_RECORDED, &s);
+    assert_int_equal(glc_session_barrier(s), GLC_OK);
+    calls[0] = '\0';
+    run1(s, f.k, a, 1, "A");
+    run1(s, f.k, b, 2, "B");
+    run1(s, f.k, c, 1, "C");
+    run1(s, f.k, d, 2, "D");
+    assert_string_equal(calls, ""); /* recorded: nothing encoded yet */
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    assert_string_equal(calls, "use(6) bind0(1,0,1024) dispatch(1,1,1) "
+                               "use(6) bind0(3,0,1024) dispatch(1,1,1) BARRIER(ssbo) "
+                               "use(6) bind0(1,0,1024) bind1(2,0,1024) dispatch(1,1,1) "
+                               "use(6) bind0(3,0,1024) bind1(4,0,1024) dispatch(1,1,1) "
+                               "fence flush wait ");
+    fixture_close(&f);
+}
+
+static void test_fence_timeout(void **state)
+{
+    fixture f;
+    glc_session *s;
+    glc_fence *fence = NULL;
+    (void)state;
+    fixture_open(&f);
+    assert_int_equal(glc_session_begin(f.dev, GLC_SESSION_RECORDED, &s), GLC_OK);
+    assert_int_equal(glc_session_commit(s, &fence), GLC_OK);
+    wait_result = GL_TIMEOUT_EXPIRED;
+    assert_int_equal(glc_fence_wait(fence, 1000), GLC_ERR_TIMEOUT);
+    assert_string_equal(glc_device_errmsg(f.dev), "glc_fence_wait: not signalled after 1000 ns");
+    wait_result = GL_ALREADY_SIGNALED;
+    assert_int_equal(glc_fence_wait(fence, 1000), GLC_OK);
+    glc_fence_destroy(fence);
+    glc_fence_destroy(NULL);
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_upload_and_read_barriers),
         cmocka_unit_test(test_dispatch_barriers),
+        cmocka_unit_test(test_barrier_counts),
+        cmocka_unit_test(test_uniform_and_command_bits),
+        cmocka_unit_test(test_manual_barriers),
+        cmocka_unit_test(test_recorded_reorder),
+        cmocka_unit_test(test_fence_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
