@@ -40,14 +40,16 @@ TEST_SRC := $(filter-out tests/test_header.c,$(wildcard tests/test_*.c))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)) \
             $(BUILD)/tests/test_header_c11 $(BUILD)/tests/test_header_c99 \
             $(BUILD)/tests/test_header_cxx
-TOOLS    := $(BUILD)/glc-info $(BUILD)/examples/scale
+TOOLS    := $(BUILD)/glc-info $(BUILD)/examples/scale $(BUILD)/gpu_race $(BUILD)/glc-bench \
+            $(BUILD)/bench_hazard
 
 STATIC  := $(BUILD)/libglcompute.a
 SHARED  := $(BUILD)/libglcompute.so.$(VERSION)
 
 .PHONY: all check demo bench install clean deps FORCE
-FORCE:
 all: $(STATIC) $(SHARED) $(BUILD)/glcompute.pc $(TOOLS)
+
+FORCE:
 
 deps:
 	@bash ci/deps.sh
@@ -88,6 +90,12 @@ $(BUILD)/glcompute.pc: FORCE
 $(BUILD)/glc-info: src/tools/glc_info.c $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
+$(BUILD)/glc-bench: bench/glc_bench.c $(STATIC)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+
+$(BUILD)/bench_hazard: bench/bench_hazard.c $(STATIC)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+
 $(BUILD)/gpu_race: tests/gpu_race.c $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
@@ -121,8 +129,10 @@ check: deps all $(TESTS)
 demo: deps all
 	$(BUILD)/glc-info
 
+# Benchmarks print markdown; bench/RESULTS.md keeps the runs worth keeping.
 bench: all
-	@echo "no benchmarks yet"
+	GLC_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) $(BUILD)/glc-bench
+	$(BUILD)/bench_hazard
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
