@@ -6,10 +6,13 @@
  *   chain        every dispatch reads what the previous one wrote: a barrier
  *                every dispatch (3 spans each)
  *   independent  256 independent dispatches between barriers, 8 spans each
- *                (6 reads, 2 writes) over 512 buffers
+ *                (6 reads of whole tensors, 2 writes) over 512 buffers
+ *   indep-rnd    the same with reads of random ranges, which cut each
+ *                buffer's read set into many pieces (adversarial)
  *   wide         128 independent dispatches between barriers, 16 spans each
  *                (12 reads, 4 writes) over 512 buffers: the most spans a
  *                dispatch binds
+ *   wide-rnd     the same with reads of random ranges
  *   transformer  32 layers: 4 weight buffers read-only, one arena buffer
  *                with disjoint slices written and read (norm, parallel q/k/v,
  *                attention, output + residual, norm, parallel gate/up, act,
@@ -118,9 +121,12 @@ static void make_chain(stream *s)
 }
 
 /* Groups of `per` independent dispatches with `nr` reads of buffers
- * [0, 256) and `nw` writes to disjoint ranges of buffers [256, 512). */
+ * [0, 256) and `nw` writes to disjoint ranges of buffers [256, 512). Reads
+ * are whole tensors (one of 16 4-KiB slices of a buffer), or with
+ * `random_ranges` any 256-byte-aligned range of 256 B..4 KiB, which cuts
+ * the read sets into many more pieces (the adversarial case). */
 static void make_independent(stream *s, const char *name, int groups, int per,
-                             int nr, int nw)
+                             int nr, int nw, int random_ranges)
 {
     stream_init(s, name, (size_t)groups * (size_t)(per + 1),
                 (size_t)groups * (size_t)per * (size_t)(nr + nw));
@@ -129,8 +135,14 @@ static void make_independent(stream *s, const char *name, int groups, int per,
             glc__span sp[16];
             int n = 0;
             for (int r = 0; r < nr; r++) {
-                uint64_t b = rnd(256) * 256;
-                sp[n++] = span((uint32_t)rnd(256), b, b + 256 * (1 + rnd(16)), GLC_READ);
+                uint32_t buf = (uint32_t)rnd(256);
+                if (random_ranges) {
+                    uint64_t b = rnd(256) * 256;
+                    sp[n++] = span(buf, b, b + 256 * (1 + rnd(16)), GLC_READ);
+                } else {
+                    uint64_t b = rnd(16) * 4096;
+                    sp[n++] = span(buf, b, b + 4096, GLC_READ);
+                }
             }
             for (int w = 0; w < nw; w++) {
                 /* Dispatch j owns slot w of buffer 256 + (j + w*per/nw) % 256. */
@@ -286,17 +298,20 @@ static double time_oracle(const stream *s, long *barriers, double min_ms)
 int main(int argc, char **argv)
 {
     double min_ms = argc > 1 ? atof(argv[1]) : 200;
-    stream s[4];
+    enum { NSTREAMS = 6 };
+    stream s[NSTREAMS];
     make_chain(&s[0]);
-    make_independent(&s[1], "independent", 8, 256, 6, 2);
-    make_independent(&s[2], "wide", 8, 128, 12, 4);
-    make_transformer(&s[3]);
+    make_independent(&s[1], "independent", 8, 256, 6, 2, 0);
+    make_independent(&s[2], "indep-rnd", 8, 256, 6, 2, 1);
+    make_independent(&s[3], "wide", 8, 128, 12, 4, 0);
+    make_independent(&s[4], "wide-rnd", 8, 128, 12, 4, 1);
+    make_transformer(&s[5]);
 
     printf("hazard tracker vs oracle: ns per dispatch (check + add, + clear on a barrier), best of 5\n");
     printf("%-12s %9s %7s %10s %10s %9s %9s %8s\n", "stream", "dispatches",
            "spans", "tracker", "oracle", "barriers", "(oracle)", "speedup");
     int mismatch = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < NSTREAMS; i++) {
         long bt, bo;
         double t = time_tracker(&s[i], &bt, min_ms);
         double o = time_oracle(&s[i], &bo, min_ms);
