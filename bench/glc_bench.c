@@ -177,40 +177,50 @@ int main(int argc, char **argv)
     }
     glc_buffer_destroy(slices);
 
-    /* sized so one dispatch keeps the GPU busy for a while */
-    elems = strstr(in.renderer, "llvmpipe") ? 1u << 14 : 1u << 21;
-    spins = quick ? 64 : 512;
-    len = elems;
-    for (i = 0; i < n; i++)
-        check(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &len, &bufs[i]), "buffer");
-    printf("\n### GPU overlap: %d slow dispatches (%u elements, %u LCG rounds each), median of %d\n\n",
-           n, elems, spins, reps);
-    printf("| pattern | policy | barriers | ms | vs always |\n|---|---|---:|---:|---:|\n");
+    /* two shapes: few groups that run long (latency-bound, as small decode
+     * kernels are: here independent dispatches can overlap) and many groups
+     * (each dispatch fills the GPU alone) */
     {
-        int chain;
-        uint64_t bar;
-        double one[9];
-        for (i = 0; i < reps; i++) {
-            glc_buffer *single[1];
-            single[0] = bufs[0];
-            one[i] = overlap_ms(1, 0, 0, elems, spins, single, &bar);
-        }
-        printf("| one dispatch alone | - | 0 | %.3f | - |\n", median(one, reps));
-        for (chain = 0; chain < 2; chain++) {
-            double t[2][9], med[2];
-            uint64_t bars[2];
-            int always;
-            for (always = 0; always < 2; always++) {
-                for (i = 0; i < reps; i++)
-                    t[always][i] = overlap_ms(n, chain, always, elems, spins, bufs, &bars[always]);
-                med[always] = median(t[always], reps);
+        int llvm = strstr(in.renderer, "llvmpipe") != NULL, shape;
+        uint32_t shape_elems[2], shape_spins[2];
+        shape_elems[0] = 4096;
+        shape_spins[0] = llvm ? 256 : quick ? 2000 : 20000;
+        shape_elems[1] = llvm ? 1u << 14 : 1u << 21;
+        shape_spins[1] = llvm ? 64 : 512;
+        len = shape_elems[1];
+        for (i = 0; i < n; i++)
+            check(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &len, &bufs[i]), "buffer");
+        printf("\n### GPU overlap: %d slow dispatches, median of %d\n\n", n, reps);
+        printf("| shape | pattern | policy | barriers | ms | vs always |\n"
+               "|---|---|---|---:|---:|---:|\n");
+        for (shape = 0; shape < 2; shape++) {
+            int chain;
+            uint64_t bar;
+            double one[9];
+            char label[64];
+            elems = shape_elems[shape];
+            spins = shape_spins[shape];
+            snprintf(label, sizeof label, "%u groups x %u rounds", elems / 256, spins);
+            for (i = 0; i < reps; i++)
+                one[i] = overlap_ms(1, 0, 0, elems, spins, bufs, &bar);
+            printf("| %s | one dispatch alone | - | 0 | %.3f | - |\n", label, median(one, reps));
+            for (chain = 0; chain < 2; chain++) {
+                double t[2][9], med[2];
+                uint64_t bars[2];
+                int always;
+                for (always = 0; always < 2; always++) {
+                    for (i = 0; i < reps; i++)
+                        t[always][i] =
+                            overlap_ms(n, chain, always, elems, spins, bufs, &bars[always]);
+                    med[always] = median(t[always], reps);
+                }
+                printf("| %s | %d %s | tracked | %llu | %.3f | %.2fx |\n", label, n,
+                       chain ? "dependent (chain)" : "independent", (unsigned long long)bars[0],
+                       med[0], med[0] / med[1]);
+                printf("| %s | %d %s | always | %llu | %.3f | 1.00x |\n", label, n,
+                       chain ? "dependent (chain)" : "independent", (unsigned long long)bars[1],
+                       med[1]);
             }
-            printf("| %d %s | tracked | %llu | %.3f | %.2fx |\n", n,
-                   chain ? "dependent (chain)" : "independent", (unsigned long long)bars[0],
-                   med[0], med[0] / med[1]);
-            printf("| %d %s | always | %llu | %.3f | 1.00x |\n", n,
-                   chain ? "dependent (chain)" : "independent", (unsigned long long)bars[1],
-                   med[1]);
         }
     }
     for (i = 0; i < n; i++)

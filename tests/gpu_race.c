@@ -66,7 +66,8 @@ static long run_case(race *r, int mode, int split, int policy, uint32_t n, uint3
     glc_buffer *x, *y;
     glc_session *s;
     glc_dispatch_stats st;
-    int64_t xn = n, yn = (int64_t)n * rounds;
+    uint32_t stride = (n + 63) / 64 * 64; /* y slices at aligned offsets */
+    int64_t xn = n, yn = (int64_t)stride * rounds;
     uint32_t *host = malloc((size_t)yn * 4);
     long stale = 0;
     int t;
@@ -98,7 +99,7 @@ static long run_case(race *r, int mode, int split, int policy, uint32_t n, uint3
         }
         {
             glc_binding b[2] = {{x, 0, 0, GLC_READ, GLC_BIND_STORAGE},
-                                {y, (size_t)(t - 1) * n * 4, (size_t)n * 4, GLC_WRITE,
+                                {y, (size_t)(t - 1) * stride * 4, (size_t)n * 4, GLC_WRITE,
                                  GLC_BIND_STORAGE}};
             uint32_t p[5] = {n, 0, 0, 0, 0};
             dispatch(r, s, r->cons, b, 2, p, n);
@@ -112,7 +113,7 @@ static long run_case(race *r, int mode, int split, int policy, uint32_t n, uint3
         fail(r, e, "read");
     for (t = 1; t <= rounds; t++)
         for (i = 0; i < n; i++)
-            stale += host[(size_t)(t - 1) * n + i] != ((uint32_t)t << 24) + i + 1u;
+            stale += host[(size_t)(t - 1) * stride + i] != ((uint32_t)t << 24) + i + 1u;
     glc_buffer_destroy(x);
     glc_buffer_destroy(y);
     free(host);
