@@ -37,7 +37,7 @@ typedef struct race {
     glc_kernel *prod, *cons;
 } race;
 
-static int fail(race *r, glc_status st, const char *what)
+static _Noreturn void fail(race *r, glc_status st, const char *what)
 {
     fprintf(stderr, "gpu_race: %s: %s: %s\n", what, glc_status_str(st), glc_device_errmsg(r->dev));
     exit(2);
