@@ -37,6 +37,8 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/glsl_tab
 GLSL    := glsl/common.glsl $(sort $(wildcard glsl/*.comp))
 
 TEST_SRC := $(filter-out tests/test_header.c,$(wildcard tests/test_*.c))
+# Plain C references and the op test harness, linked into every test.
+REF_OBJ  := $(patsubst tests/ref/%.c,$(BUILD)/tests/ref/%.o,$(wildcard tests/ref/*.c))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)) \
             $(BUILD)/tests/test_header_c11 $(BUILD)/tests/test_header_c99 \
             $(BUILD)/tests/test_header_cxx
@@ -106,10 +108,14 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
-# Tests link the static library, so they can reach internal (glc__) symbols.
-$(BUILD)/tests/%: tests/%.c tests/testutil.h $(STATIC)
+$(BUILD)/tests/ref/%.o: tests/ref/%.c $(wildcard tests/ref/*.h) include/glcompute.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref -c $< -o $@
+
+# Tests link the static library, so they can reach internal (glc__) symbols.
+$(BUILD)/tests/%: tests/%.c tests/testutil.h $(REF_OBJ) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref $< -o $@ $(REF_OBJ) $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
 
 # The public header, compiled three ways.
 # (the C11 build links the shared library: it checks the exported symbols)

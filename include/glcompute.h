@@ -74,13 +74,22 @@ typedef enum glc_dtype {
     GLC_DTYPE_BF16,
     GLC_DTYPE_I32,
     GLC_DTYPE_U32,
-    GLC_DTYPE_U8 /* raw bytes: the storage of quantized blocks */
+    GLC_DTYPE_U8,  /* raw bytes */
+    /* GGML blocks of 32 values along the last dim, byte-exact with GGUF:
+     * Q8_0 = f16 scale + 32 x int8 (34 bytes), Q4_0 = f16 scale + 16 bytes
+     * of 4-bit values, low nibbles first (18 bytes). */
+    GLC_DTYPE_Q8_0,
+    GLC_DTYPE_Q4_0
 } glc_dtype;
 
 #define GLC_MAX_DIMS 4
 
-/* Bytes per element, or 0 for a value that is not a glc_dtype. */
+/* Bytes per element, or 0 for a block type or a value that is not a
+ * glc_dtype. */
 GLC_API size_t glc_dtype_size(glc_dtype dtype);
+/* Bytes of n consecutive elements along the last dim (block types: n must
+ * be a multiple of 32), or 0 when n does not fit the dtype. */
+GLC_API size_t glc_dtype_row_bytes(glc_dtype dtype, int64_t n);
 /* A static name ("f32", ...), or "?" for a value that is not a glc_dtype. */
 GLC_API const char *glc_dtype_name(glc_dtype dtype);
 
@@ -403,6 +412,153 @@ GLC_API void glc_fence_destroy(glc_fence *f);
  * *stats when non-NULL, and ends the session. The session is destroyed
  * whatever the status. */
 GLC_API glc_status glc_session_finish(glc_session *s, glc_dispatch_stats *stats);
+
+/* ---- Ops: the kernel library, eager ------------------------------------- */
+
+/* A tensor in a buffer: dtype and shape (row-major, contiguous, the last
+ * dim fastest) at a byte offset. Offsets of views bound by ops must be
+ * multiples of the device's SSBO offset alignment. */
+typedef struct glc_view {
+    glc_buffer *buffer;
+    size_t offset;
+    glc_dtype dtype;
+    int rank;
+    int64_t shape[GLC_MAX_DIMS];
+} glc_view;
+
+/* The whole buffer with its own dtype and shape. */
+GLC_API glc_view glc_view_of(glc_buffer *buf);
+/* A view of `buf` at `offset` with the given dtype and shape. */
+GLC_API glc_view glc_view_make(glc_buffer *buf, size_t offset, glc_dtype dtype, int rank,
+                               const int64_t *shape);
+/* Bytes the view spans (0 when its dtype/shape are invalid). */
+GLC_API size_t glc_view_bytes(const glc_view *v);
+
+/* Every op records dispatches into the session (barriers as the tracker
+ * decides), computes in f32, and checks its views first: shapes, dtypes,
+ * ranges inside their buffers, alignment. A bad call returns
+ * GLC_ERR_INVALID_ARG (or GLC_ERR_BOUNDS / GLC_ERR_UNSUPPORTED) with a
+ * message naming the op and the shapes, and records nothing. Storage
+ * dtypes per op are listed at each; "float" means F32 or F16 (and BF16
+ * where stated). */
+
+/* Elementwise with numpy broadcasting (shapes aligned at the last dim,
+ * each dim equal or 1); out has the broadcast shape. a, b, out: float. */
+GLC_API glc_status glc_op_add(glc_session *s, glc_view a, glc_view b, glc_view out);
+GLC_API glc_status glc_op_sub(glc_session *s, glc_view a, glc_view b, glc_view out);
+GLC_API glc_status glc_op_mul(glc_session *s, glc_view a, glc_view b, glc_view out);
+GLC_API glc_status glc_op_div(glc_session *s, glc_view a, glc_view b, glc_view out);
+/* out = x * a + b */
+GLC_API glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view out);
+
+typedef enum glc_unary {
+    GLC_UNARY_GELU = 1, /* tanh approximation */
+    GLC_UNARY_GELU_ERF,
+    GLC_UNARY_SILU,
+    GLC_UNARY_RELU,
+    GLC_UNARY_EXP,
+    GLC_UNARY_TANH,
+    GLC_UNARY_SOFTCAP /* param * tanh(x / param) */
+} glc_unary;
+
+/* out = op(x) elementwise; x and out of one shape. `param` is the cap of
+ * SOFTCAP and unused otherwise. */
+GLC_API glc_status glc_op_unary(glc_session *s, glc_unary op, glc_view x, float param,
+                                glc_view out);
+
+/* Reductions along the last dim; every other dim is a row. */
+typedef struct glc_softmax_desc {
+    float scale;         /* applied to x first; 0: 1 */
+    int causal;          /* mask key j > q + pos_offset, q = index in dim -2 */
+    int64_t pos_offset;
+} glc_softmax_desc;
+GLC_API glc_status glc_op_softmax(glc_session *s, glc_view x, const glc_softmax_desc *desc,
+                                  glc_view out);
+/* weight: a view with .buffer NULL for none; shape [last dim]. eps 0: 1e-6 */
+GLC_API glc_status glc_op_rms_norm(glc_session *s, glc_view x, glc_view weight, float eps,
+                                   glc_view out);
+/* weight, bias: shape [last dim], either may be absent (.buffer NULL). eps 0: 1e-5 */
+GLC_API glc_status glc_op_layer_norm(glc_session *s, glc_view x, glc_view weight, glc_view bias,
+                                     float eps, glc_view out);
+/* out: x's shape without the last dim (rank 1 input: shape [1]). */
+GLC_API glc_status glc_op_sum(glc_session *s, glc_view x, glc_view out);
+GLC_API glc_status glc_op_mean(glc_session *s, glc_view x, glc_view out);
+/* out: I32 or U32 index of the first maximum. */
+GLC_API glc_status glc_op_argmax(glc_session *s, glc_view x, glc_view out);
+
+typedef enum glc_rope_mode {
+    GLC_ROPE_NORMAL = 0, /* rotate adjacent pairs (x[2i], x[2i+1]) */
+    GLC_ROPE_NEOX = 1    /* rotate halves (x[i], x[i + rope_dim/2]) */
+} glc_rope_mode;
+
+typedef struct glc_rope_desc {
+    glc_rope_mode mode;
+    int64_t rope_dim;     /* dims rotated, even, <= head dim; 0: all */
+    float base;           /* 0: 10000 */
+    glc_view freq_factors;/* optional F32 [rope_dim/2]: theta_i /= factor_i */
+} glc_rope_desc;
+/* x, out: [T, H, D] or [B, T, H, D] (float); positions: I32 [T]. */
+GLC_API glc_status glc_op_rope(glc_session *s, glc_view x, glc_view positions,
+                               const glc_rope_desc *desc, glc_view out);
+
+typedef struct glc_matmul_desc {
+    int transpose_b; /* 1: b is [.., N, K] (A x B^T, weights as stored by
+                      * most checkpoints); 0: b is [.., K, N] */
+} glc_matmul_desc;
+/* a: F32 [.., M, K]; b: F32/F16/BF16 [.., K, N] or [.., N, K]; batch dims
+ * of b broadcast (rank-2 b is shared); bias: optional F32 [N]; out: F32
+ * [.., M, N]. */
+GLC_API glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias,
+                                 const glc_matmul_desc *desc, glc_view out);
+
+/* Affine-quantized weights as in MLX: w is U32 [N, K * bits / 32] (values
+ * packed low bits first), scales and biases F32 or F16 [N, K / group];
+ * weight = scale * q + bias. bits 4 or 8, group 32/64/128 (must divide K).
+ * out = a x W^T (+ bias_n when the optional F32 [N] `bias` is given). */
+GLC_API glc_status glc_op_matmul_affine(glc_session *s, glc_view a, glc_view w, glc_view scales,
+                                        glc_view biases, int bits, int group_size,
+                                        glc_view bias, glc_view out);
+/* GGML blocks: w is Q8_0 or Q4_0 [N, K]; out = a x W^T (+ bias). */
+GLC_API glc_status glc_op_matmul_q(glc_session *s, glc_view a, glc_view w, glc_view bias,
+                                   glc_view out);
+/* Expert-routed (MoE): w is [E, N, K] (F32, F16, Q8_0 or Q4_0), ids I32
+ * [M, k] picks k experts per row of a [M, K]; out F32 [M, k, N]. */
+GLC_API glc_status glc_op_matmul_expert(glc_session *s, glc_view a, glc_view w, glc_view ids,
+                                        glc_view out);
+
+typedef struct glc_sdpa_desc {
+    float scale;        /* 0: 1/sqrt(D) */
+    int causal;
+    int64_t q_offset;   /* position of query row 0 among the keys; -1: kv_len - Tq */
+    int64_t kv_len;     /* keys in use (<= the cache's T); 0: all */
+} glc_sdpa_desc;
+/* Prefill attention, grouped-query: q [Tq, Hq, D], k [Tk, Hkv, D],
+ * v [Tk, Hkv, Dv], Hq a multiple of Hkv; out [Tq, Hq, Dv]. q, out F32;
+ * k, v F32 or F16. */
+GLC_API glc_status glc_op_sdpa(glc_session *s, glc_view q, glc_view k, glc_view v,
+                               const glc_sdpa_desc *desc, glc_view out);
+/* Decode attention for one query row over a long KV cache (flash-decoding:
+ * the keys are split across work groups, partial results combined):
+ * q [1, Hq, D]; scratch: an F32 view of at least glc_sdpa_decode_scratch()
+ * elements. */
+GLC_API glc_status glc_op_sdpa_decode(glc_session *s, glc_view q, glc_view k, glc_view v,
+                                      const glc_sdpa_desc *desc, glc_view scratch,
+                                      glc_view out);
+GLC_API int64_t glc_sdpa_decode_scratch(int64_t hq, int64_t dv, int64_t kv_len);
+
+/* Data movement. */
+/* out[i, :] = table[ids[i], :]; table F32/F16/BF16/Q8_0/Q4_0 [V, D]; ids I32
+ * [n] (an id outside [0, V) yields zeros); out F32 [n, D]. */
+GLC_API glc_status glc_op_get_rows(glc_session *s, glc_view table, glc_view ids, glc_view out);
+/* dst[ids[i], :] = src[i, :]; src float [n, D], dst float [V, D]. */
+GLC_API glc_status glc_op_set_rows(glc_session *s, glc_view src, glc_view ids, glc_view dst);
+/* out = x with dims permuted: out.shape[i] = x.shape[perm[i]]; also
+ * converts between F32, F16 and BF16 (perm NULL: the identity). */
+GLC_API glc_status glc_op_copy(glc_session *s, glc_view x, const int *perm, glc_view out);
+GLC_API glc_status glc_op_concat(glc_session *s, glc_view a, glc_view b, int axis, glc_view out);
+/* out = x[..., start:start+len, ...] along `axis`. */
+GLC_API glc_status glc_op_slice(glc_session *s, glc_view x, int axis, int64_t start,
+                                glc_view out);
 
 #ifdef __cplusplus
 }

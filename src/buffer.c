@@ -16,18 +16,26 @@
 static glc_status shape_bytes(glc_device *dev, const char *fn, glc_dtype dtype, int rank,
                               const int64_t *shape, size_t *bytes)
 {
-    size_t n = glc_dtype_size(dtype);
+    size_t n;
     int i;
-    if (n == 0)
+    if (!glc_dtype_row_bytes(dtype, 32))
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: dtype %d is not a glc_dtype", fn,
                          (int)dtype);
     if (rank < 1 || rank > GLC_MAX_DIMS || !shape)
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: rank %d (need 1..%d and a shape)", fn,
                          rank, GLC_MAX_DIMS);
-    for (i = 0; i < rank; i++) {
+    for (i = 0; i < rank; i++)
         if (shape[i] < 1)
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: shape[%d] = %lld (need >= 1)", fn,
                              i, (long long)shape[i]);
+    if ((uint64_t)shape[rank - 1] > (uint64_t)PTRDIFF_MAX / 8)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: shape overflows the address space", fn);
+    n = glc_dtype_row_bytes(dtype, shape[rank - 1]);
+    if (n == 0)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                         "%s: the last dim %lld is not a multiple of the %s block (32)", fn,
+                         (long long)shape[rank - 1], glc_dtype_name(dtype));
+    for (i = 0; i < rank - 1; i++) {
         if ((uint64_t)shape[i] > (uint64_t)(PTRDIFF_MAX / 2) / n)
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: shape overflows the address space",
                              fn);
@@ -51,6 +59,7 @@ static glc_buffer *buffer_new(glc_device *dev, glc_dtype dtype, int rank, const 
     for (i = 0; i < GLC_MAX_DIMS; i++)
         b->shape[i] = i < rank ? shape[i] : 1;
     b->bytes = bytes;
+    b->capacity = (bytes + 3) & ~(size_t)3;
     return b;
 }
 
@@ -90,7 +99,7 @@ glc_status glc_buffer_create(glc_device *dev, glc_dtype dtype, int rank, const i
     drain_errors(dev);
     dev->gl.glGenBuffers(1, &b->name);
     dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, b->name);
-    dev->gl.glBufferData(GL_COPY_WRITE_BUFFER, (GLsizeiptr)bytes, NULL, GL_DYNAMIC_COPY);
+    dev->gl.glBufferData(GL_COPY_WRITE_BUFFER, (GLsizeiptr)b->capacity, NULL, GL_DYNAMIC_COPY);
     err = dev->gl.glGetError();
     if (err != GL_NO_ERROR) {
         dev->gl.glDeleteBuffers(1, &b->name);
@@ -143,6 +152,7 @@ glc_status glc_buffer_wrap_gl(glc_device *dev, uint32_t gl_buffer, glc_dtype dty
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_buffer_wrap_gl: out of memory");
     b->name = gl_buffer;
     b->wrapped = 1;
+    b->capacity = (uint64_t)gl_size < b->capacity ? bytes : b->capacity;
     dev->live_objects++;
     *out = b;
     return GLC_OK;

@@ -17,7 +17,9 @@ struct glc_buffer {
     glc_dtype dtype;
     int rank;
     int64_t shape[GLC_MAX_DIMS];
-    size_t bytes;
+    size_t bytes;        /* the shape's bytes */
+    size_t capacity;     /* bytes a binding may span: bytes rounded up to a
+                          * whole word (16-bit tensors of odd length) */
     int wrapped;         /* borrowed from the host: never deleted */
     uint64_t write_seq;
 };

@@ -103,8 +103,8 @@ static glc_status check_binding(glc_device *dev, const char *kname, int i, const
     uniform = b->kind == GLC_BIND_UNIFORM;
     if (uniform && b->access != GLC_READ)
         return bad_binding(dev, kname, i, "a uniform block is read only");
-    if (b->offset >= b->buffer->bytes ||
-        (b->size ? b->size : b->buffer->bytes - b->offset) > b->buffer->bytes - b->offset)
+    if (b->offset >= b->buffer->capacity ||
+        (b->size ? b->size : b->buffer->bytes - b->offset) > b->buffer->capacity - b->offset)
         return glc__fail(dev, GLC_ERR_BOUNDS,
                          "glc_session_dispatch(%s): binding %d: bytes [%zu, +%zu) outside the "
                          "buffer's %zu bytes",

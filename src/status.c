@@ -16,28 +16,51 @@ const char *glc_status_str(glc_status status)
     }
 }
 
-#define GLC__DTYPE_MAP(X) \
-    X(F32, "f32", 4)      \
-    X(F16, "f16", 2)      \
-    X(BF16, "bf16", 2)    \
-    X(I32, "i32", 4)      \
-    X(U32, "u32", 4)      \
-    X(U8, "u8", 1)
+/* X(name, text, elements per block, bytes per block) */
+#define GLC__DTYPE_MAP(X)     \
+    X(F32, "f32", 1, 4)       \
+    X(F16, "f16", 1, 2)       \
+    X(BF16, "bf16", 1, 2)     \
+    X(I32, "i32", 1, 4)       \
+    X(U32, "u32", 1, 4)       \
+    X(U8, "u8", 1, 1)         \
+    X(Q8_0, "q8_0", 32, 34)   \
+    X(Q4_0, "q4_0", 32, 18)
+
+static int dtype_block(glc_dtype dtype, int64_t *elems, size_t *bytes)
+{
+    switch (dtype) {
+#define GLC__DTYPE_BLOCK(name, text, e, b) \
+    case GLC_DTYPE_##name:                 \
+        *elems = e;                        \
+        *bytes = b;                        \
+        return 1;
+        GLC__DTYPE_MAP(GLC__DTYPE_BLOCK)
+#undef GLC__DTYPE_BLOCK
+    }
+    return 0;
+}
 
 size_t glc_dtype_size(glc_dtype dtype)
 {
-    switch (dtype) {
-#define GLC__DTYPE_SIZE(name, text, size) case GLC_DTYPE_##name: return size;
-        GLC__DTYPE_MAP(GLC__DTYPE_SIZE)
-#undef GLC__DTYPE_SIZE
-    }
-    return 0;
+    int64_t e;
+    size_t b;
+    return dtype_block(dtype, &e, &b) && e == 1 ? b : 0;
+}
+
+size_t glc_dtype_row_bytes(glc_dtype dtype, int64_t n)
+{
+    int64_t e;
+    size_t b;
+    if (!dtype_block(dtype, &e, &b) || n < 0 || n % e)
+        return 0;
+    return (size_t)(n / e) * b;
 }
 
 const char *glc_dtype_name(glc_dtype dtype)
 {
     switch (dtype) {
-#define GLC__DTYPE_NAME(name, text, size) case GLC_DTYPE_##name: return text;
+#define GLC__DTYPE_NAME(name, text, e, b) case GLC_DTYPE_##name: return text;
         GLC__DTYPE_MAP(GLC__DTYPE_NAME)
 #undef GLC__DTYPE_NAME
     }

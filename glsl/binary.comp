@@ -1,0 +1,53 @@
+// binary: out = a OP b elementwise, with numpy broadcasting.
+// Each invocation makes two consecutive outputs (one 16-bit word).
+// bindings: 0 a (read), 1 b (read), 2 out (written); all uint-backed floats
+// params:   0 n (outputs), 1-3 out dims 1..3 of its 4-D shape,
+//           4-7 a's element strides per out dim (0 where a broadcasts),
+//           8-11 b's strides
+// defines:  OP (0 add, 1 sub, 2 mul, 3 div), TA, TB, TO (GLC_T_*),
+//           BROADCAST (0: a, b, out share one shape and strides are unused)
+// local size: GLC_LOCAL_SIZE_X
+
+layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+layout(std430, binding = 0) readonly buffer A { uint a[]; };
+layout(std430, binding = 1) readonly buffer B { uint b[]; };
+layout(std430, binding = 2) buffer O { uint o[]; };
+
+float apply(float x, float y)
+{
+#if OP == 0
+    return x + y;
+#elif OP == 1
+    return x - y;
+#elif OP == 2
+    return x * y;
+#else
+    return x / y;
+#endif
+}
+
+float at(uint i, bool from_a)
+{
+#if BROADCAST
+    uint c3 = i % glc_p[3], r = i / glc_p[3];
+    uint c2 = r % glc_p[2];
+    r /= glc_p[2];
+    uint c1 = r % glc_p[1], c0 = r / glc_p[1];
+    uint k = from_a ? 4u : 8u;
+    uint j = c0 * glc_p[k] + c1 * glc_p[k + 1u] + c2 * glc_p[k + 2u] + c3 * glc_p[k + 3u];
+#else
+    uint j = i;
+#endif
+    return from_a ? GLC_LOAD(a, TA, j) : GLC_LOAD(b, TB, j);
+}
+
+void main()
+{
+    uint i = glc_global_index() * 2u, n = glc_p[0];
+    if (glc_group_out_of_range() || i >= n)
+        return;
+    bool has_hi = i + 1u < n;
+    float lo = apply(at(i, true), at(i, false));
+    float hi = has_hi ? apply(at(i + 1u, true), at(i + 1u, false)) : 0.0;
+    GLC_STORE2(o, TO, i, lo, hi, has_hi)
+}

@@ -1,0 +1,59 @@
+// unary: out = f(x) elementwise; two consecutive outputs per invocation.
+// bindings: 0 x (read), 1 out (written); uint-backed floats
+// params:   0 n, 1 param (float bits: the cap of SOFTCAP, the a of SCALE),
+//           2 b of SCALE (float bits)
+// defines:  OP (1 gelu-tanh, 2 gelu-erf, 3 silu, 4 relu, 5 exp, 6 tanh,
+//           7 softcap, 8 scale: x*a+b), TX, TO (GLC_T_*)
+// local size: GLC_LOCAL_SIZE_X
+
+layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) buffer O { uint o[]; };
+
+// tanh that cannot overflow to NaN: tanh(10) is 1 in f32 already.
+float safe_tanh(float v)
+{
+    return tanh(clamp(v, -10.0, 10.0));
+}
+
+// erf, Abramowitz and Stegun 7.1.26 (absolute error < 1.5e-7).
+float erf_approx(float v)
+{
+    float s = sign(v), a = abs(v);
+    float t = 1.0 / (1.0 + 0.3275911 * a);
+    float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) *
+                         t + 0.254829592) * t * exp(-a * a);
+    return s * y;
+}
+
+float f(float v)
+{
+#if OP == 1
+    return 0.5 * v * (1.0 + safe_tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+#elif OP == 2
+    return 0.5 * v * (1.0 + erf_approx(v * 0.7071067811865476));
+#elif OP == 3
+    return v / (1.0 + exp(-v));
+#elif OP == 4
+    return max(v, 0.0);
+#elif OP == 5
+    return exp(v);
+#elif OP == 6
+    return safe_tanh(v);
+#elif OP == 7
+    return glc_pf(1) * safe_tanh(v / glc_pf(1));
+#else
+    return v * glc_pf(1) + glc_pf(2);
+#endif
+}
+
+void main()
+{
+    uint i = glc_global_index() * 2u, n = glc_p[0];
+    if (glc_group_out_of_range() || i >= n)
+        return;
+    bool has_hi = i + 1u < n;
+    float lo = f(GLC_LOAD(x, TX, i));
+    float hi = has_hi ? f(GLC_LOAD(x, TX, i + 1u)) : 0.0;
+    GLC_STORE2(o, TO, i, lo, hi, has_hi)
+}

@@ -1,0 +1,197 @@
+/*
+ * Elementwise ops: add, sub, mul, div with numpy broadcasting, scale
+ * (x*a+b) and the unary activations. Rules and plans here (GL-free), the
+ * kernels in glsl/binary.comp and glsl/unary.comp. Every storage dtype is
+ * F32, F16 or BF16; the arithmetic is f32. Two outputs per invocation, so
+ * 16-bit outputs are written a word at a time.
+ */
+#include "op_run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define LOCAL 128 /* the ES 3.1 minimum of invocations: fits every device */
+
+static const char *binary_names[4] = {"add", "sub", "mul", "div"};
+
+static int t_define(glc_dtype d)
+{
+    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
+}
+
+static glc_status binary_infer(glc__op_args *a, char *err, size_t len)
+{
+    const char *name = binary_names[a->op - GLC__OP_ADD];
+    glc__tensor *x = &a->t[0], *y = &a->t[1], *o = &a->t[2];
+    char sx[96], sy[96];
+    int r, i;
+    if (!glc__is_float(x->dtype) || !glc__is_float(y->dtype) || !glc__is_float(o->dtype))
+        return glc__op_error(err, len, name, "a %s, b %s, out %s: storage must be f32, f16 or bf16",
+                             glc_dtype_name(x->dtype), glc_dtype_name(y->dtype),
+                             glc_dtype_name(o->dtype));
+    r = x->rank > y->rank ? x->rank : y->rank;
+    o->rank = r;
+    for (i = 0; i < r; i++) {
+        int64_t dx = i - (r - x->rank) >= 0 ? x->shape[i - (r - x->rank)] : 1;
+        int64_t dy = i - (r - y->rank) >= 0 ? y->shape[i - (r - y->rank)] : 1;
+        if (dx != dy && dx != 1 && dy != 1)
+            return glc__op_error(err, len, name, "shapes %s and %s do not broadcast (dim %d: %lld vs %lld)",
+                                 glc__shape_str(x, sx, sizeof sx), glc__shape_str(y, sy, sizeof sy),
+                                 i, (long long)dx, (long long)dy);
+        o->shape[i] = dx > dy ? dx : dy;
+    }
+    if (glc__numel(o) > 0xffffffffll)
+        return glc__op_error(err, len, name, "%lld elements (at most 2^32 - 1)",
+                             (long long)glc__numel(o));
+    return GLC_OK;
+}
+
+/* Element strides of `t` against the 4-D padded output shape: 0 where t
+ * broadcasts. */
+static void broadcast_strides(const glc__tensor *t, const glc__tensor *o, uint32_t s[4])
+{
+    int64_t stride = 1;
+    int i;
+    for (i = 3; i >= 0; i--) {
+        int ti = i - (4 - t->rank), oi = i - (4 - o->rank);
+        int64_t dt = ti >= 0 ? t->shape[ti] : 1, dout = oi >= 0 ? o->shape[oi] : 1;
+        s[i] = dt == dout ? (uint32_t)stride : 0;
+        stride *= dt;
+    }
+}
+
+static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                              char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0], *y = &a->t[1], *o = &a->t[2];
+    int broadcast = !glc__same_shape(x, o) || !glc__same_shape(y, o);
+    uint64_t n = (uint64_t)glc__numel(o);
+    glc__dispatch_plan *d = glc__plan_dispatch(p, "binary", LOCAL, (n + 1) / 2);
+    (void)tg;
+    (void)err;
+    (void)len;
+    glc__define_int(d, "OP", a->op - GLC__OP_ADD);
+    glc__define_int(d, "TA", t_define(x->dtype));
+    glc__define_int(d, "TB", t_define(y->dtype));
+    glc__define_int(d, "TO", t_define(o->dtype));
+    glc__define_int(d, "BROADCAST", broadcast);
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 2, GLC_WRITE);
+    glc__plan_param(d, (uint32_t)n);
+    {
+        uint32_t sa[4], sb[4];
+        int i;
+        for (i = 1; i < 4; i++) {
+            int oi = i - (4 - o->rank);
+            glc__plan_param(d, (uint32_t)(oi >= 0 ? o->shape[oi] : 1));
+        }
+        broadcast_strides(x, o, sa);
+        broadcast_strides(y, o, sb);
+        for (i = 0; i < 4; i++)
+            glc__plan_param(d, sa[i]);
+        for (i = 0; i < 4; i++)
+            glc__plan_param(d, sb[i]);
+    }
+    return GLC_OK;
+}
+
+static glc_status unary_infer(glc__op_args *a, char *err, size_t len)
+{
+    const char *name = a->op == GLC__OP_SCALE ? "scale" : "unary";
+    glc__tensor *x = &a->t[0], *o = &a->t[1];
+    if (a->op == GLC__OP_UNARY && (a->i[0] < GLC_UNARY_GELU || a->i[0] > GLC_UNARY_SOFTCAP))
+        return glc__op_error(err, len, name, "%lld is not a glc_unary", (long long)a->i[0]);
+    if (a->op == GLC__OP_UNARY && a->i[0] == GLC_UNARY_SOFTCAP && !(a->f[0] > 0))
+        return glc__op_error(err, len, name, "softcap needs a cap > 0, got %g", (double)a->f[0]);
+    if (!glc__is_float(x->dtype) || !glc__is_float(o->dtype))
+        return glc__op_error(err, len, name, "x %s, out %s: storage must be f32, f16 or bf16",
+                             glc_dtype_name(x->dtype), glc_dtype_name(o->dtype));
+    o->rank = x->rank;
+    memcpy(o->shape, x->shape, sizeof o->shape);
+    if (glc__numel(o) > 0xffffffffll)
+        return glc__op_error(err, len, name, "%lld elements (at most 2^32 - 1)",
+                             (long long)glc__numel(o));
+    return GLC_OK;
+}
+
+static glc_status unary_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                             char *err, size_t len)
+{
+    uint64_t n = (uint64_t)glc__numel(&a->t[0]);
+    glc__dispatch_plan *d = glc__plan_dispatch(p, "unary", LOCAL, (n + 1) / 2);
+    (void)tg;
+    (void)err;
+    (void)len;
+    glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? 8 : a->i[0]);
+    glc__define_int(d, "TX", t_define(a->t[0].dtype));
+    glc__define_int(d, "TO", t_define(a->t[1].dtype));
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_WRITE);
+    glc__plan_param(d, (uint32_t)n);
+    glc__plan_paramf(d, a->f[0]);
+    glc__plan_paramf(d, a->f[1]);
+    return GLC_OK;
+}
+
+const glc__op_desc glc__op_ADD_desc = {"add", binary_infer, binary_plan};
+const glc__op_desc glc__op_SUB_desc = {"sub", binary_infer, binary_plan};
+const glc__op_desc glc__op_MUL_desc = {"mul", binary_infer, binary_plan};
+const glc__op_desc glc__op_DIV_desc = {"div", binary_infer, binary_plan};
+const glc__op_desc glc__op_SCALE_desc = {"scale", unary_infer, unary_plan};
+const glc__op_desc glc__op_UNARY_desc = {"unary", unary_infer, unary_plan};
+
+static glc_status binary(glc_session *s, glc__op op, glc_view a, glc_view b, glc_view out)
+{
+    glc__op_args args;
+    glc_view v[3];
+    v[0] = a;
+    v[1] = b;
+    v[2] = out;
+    glc__op_args_init(&args, op, 2, 1);
+    return glc__op_run(s, &args, v, NULL);
+}
+
+glc_status glc_op_add(glc_session *s, glc_view a, glc_view b, glc_view out)
+{
+    return binary(s, GLC__OP_ADD, a, b, out);
+}
+
+glc_status glc_op_sub(glc_session *s, glc_view a, glc_view b, glc_view out)
+{
+    return binary(s, GLC__OP_SUB, a, b, out);
+}
+
+glc_status glc_op_mul(glc_session *s, glc_view a, glc_view b, glc_view out)
+{
+    return binary(s, GLC__OP_MUL, a, b, out);
+}
+
+glc_status glc_op_div(glc_session *s, glc_view a, glc_view b, glc_view out)
+{
+    return binary(s, GLC__OP_DIV, a, b, out);
+}
+
+glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view out)
+{
+    glc__op_args args;
+    glc_view v[2];
+    v[0] = x;
+    v[1] = out;
+    glc__op_args_init(&args, GLC__OP_SCALE, 1, 1);
+    args.f[0] = a;
+    args.f[1] = b;
+    return glc__op_run(s, &args, v, NULL);
+}
+
+glc_status glc_op_unary(glc_session *s, glc_unary op, glc_view x, float param, glc_view out)
+{
+    glc__op_args args;
+    glc_view v[2];
+    v[0] = x;
+    v[1] = out;
+    glc__op_args_init(&args, GLC__OP_UNARY, 1, 1);
+    args.i[0] = op;
+    args.f[0] = param;
+    return glc__op_run(s, &args, v, NULL);
+}

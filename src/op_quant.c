@@ -1,0 +1,37 @@
+/*
+ * PLACEHOLDER for an op family not written yet: the ops are declared and
+ * their entry points exist, but each reports GLC_ERR_UNSUPPORTED ("not
+ * implemented yet"). Replaced by the family's real rules and plans.
+ */
+#include "op_run.h"
+
+static glc_status not_yet(glc__op_args *a, char *err, size_t len)
+{
+    (void)len;
+    glc__op_error(err, len, glc__ops[a->op]->name, "not implemented yet");
+    return GLC_ERR_UNSUPPORTED;
+}
+
+static glc_status no_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p, char *err, size_t len)
+{
+    (void)a; (void)tg; (void)p; (void)err; (void)len;
+    return GLC_ERR_UNSUPPORTED;
+}
+
+static glc_status stub(glc_session *s, glc__op op, int nin, int nout, const glc_view *v)
+{
+    glc__op_args args;
+    glc__op_args_init(&args, op, nin, nout);
+    return glc__op_run(s, &args, v, NULL);
+}
+
+const glc__op_desc glc__op_MATMUL_AFFINE_desc = {"matmul_affine", not_yet, no_plan};
+const glc__op_desc glc__op_MATMUL_Q_desc = {"matmul_q", not_yet, no_plan};
+const glc__op_desc glc__op_MATMUL_EXPERT_desc = {"matmul_expert", not_yet, no_plan};
+
+glc_status glc_op_matmul_affine(glc_session *s, glc_view a, glc_view w, glc_view scales, glc_view biases, int bits, int group_size, glc_view bias, glc_view out)
+{ glc_view v[6] = {a, w, scales, biases, bias, out}; (void)bits; (void)group_size; return stub(s, GLC__OP_MATMUL_AFFINE, 5, 1, v); }
+glc_status glc_op_matmul_q(glc_session *s, glc_view a, glc_view w, glc_view bias, glc_view out)
+{ glc_view v[4] = {a, w, bias, out}; return stub(s, GLC__OP_MATMUL_Q, 3, 1, v); }
+glc_status glc_op_matmul_expert(glc_session *s, glc_view a, glc_view w, glc_view ids, glc_view out)
+{ glc_view v[4] = {a, w, ids, out}; return stub(s, GLC__OP_MATMUL_EXPERT, 3, 1, v); }

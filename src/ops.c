@@ -1,0 +1,133 @@
+/*
+ * The op table and the helpers rules and plans share (see ops.h). GL-free.
+ */
+#include "ops.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const glc__op_desc *const glc__ops[GLC__OP_COUNT] = {
+#define GLC__OP_ENTRY(id, name) &glc__op_##id##_desc,
+    GLC__OP_LIST(GLC__OP_ENTRY)
+#undef GLC__OP_ENTRY
+};
+
+int64_t glc__numel(const glc__tensor *t)
+{
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < t->rank; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+size_t glc__tensor_bytes(const glc__tensor *t)
+{
+    size_t row;
+    int i;
+    if (t->rank < 1)
+        return 0;
+    row = glc_dtype_row_bytes(t->dtype, t->shape[t->rank - 1]);
+    for (i = 0; i < t->rank - 1; i++)
+        row *= (size_t)t->shape[i];
+    return row;
+}
+
+int glc__is_float(glc_dtype d)
+{
+    return d == GLC_DTYPE_F32 || d == GLC_DTYPE_F16 || d == GLC_DTYPE_BF16;
+}
+
+int glc__same_shape(const glc__tensor *a, const glc__tensor *b)
+{
+    int i;
+    if (a->rank != b->rank)
+        return 0;
+    for (i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i])
+            return 0;
+    return 1;
+}
+
+const char *glc__shape_str(const glc__tensor *t, char *buf, size_t len)
+{
+    size_t used;
+    int i;
+    snprintf(buf, len, "[");
+    for (i = 0; i < t->rank; i++) {
+        used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+    }
+    used = strlen(buf);
+    snprintf(buf + used, len - used, "] %s", glc_dtype_name(t->dtype));
+    return buf;
+}
+
+glc_status glc__op_error(char *err, size_t errlen, const char *op, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(err, errlen, "%s: ", op);
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < errlen)
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return GLC_ERR_INVALID_ARG;
+}
+
+const char *glc__dtype_define(glc_dtype d)
+{
+    switch (d) {
+    case GLC_DTYPE_F16: return "F16";
+    case GLC_DTYPE_BF16: return "BF16";
+    case GLC_DTYPE_Q8_0: return "Q8_0";
+    case GLC_DTYPE_Q4_0: return "Q4_0";
+    case GLC_DTYPE_I32: return "I32";
+    case GLC_DTYPE_U32: return "U32";
+    default: return "F32";
+    }
+}
+
+void glc__define(glc__dispatch_plan *d, const char *name, const char *value)
+{
+    size_t used = strlen(d->defines);
+    snprintf(d->defines + used, sizeof d->defines - used, "#define %s %s\n", name, value);
+}
+
+void glc__define_int(glc__dispatch_plan *d, const char *name, long long value)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%lld", value);
+    glc__define(d, name, v);
+}
+
+glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint32_t local,
+                                       uint64_t items)
+{
+    glc__dispatch_plan *d = &p->disp[p->ndisp++];
+    memset(d, 0, sizeof *d);
+    d->kernel = kernel;
+    d->local_size = local;
+    d->groups = (items + local - 1) / local;
+    if (d->groups == 0)
+        d->groups = 1;
+    return d;
+}
+
+void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access)
+{
+    glc__bind_plan *b = &d->bind[d->nbind++];
+    b->tensor = tensor;
+    b->access = access;
+    b->offset = 0;
+    b->size = 0;
+}
+
+void glc__plan_param(glc__dispatch_plan *d, uint32_t v) { d->params[d->nparams++] = v; }
+
+void glc__plan_paramf(glc__dispatch_plan *d, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    d->params[d->nparams++] = u;
+}

@@ -1,0 +1,150 @@
+/*
+ * The op descriptor table, GL-free: for each op, its shape and dtype rule
+ * and its plan (which kernels, with which defines, local size, work-group
+ * counts, bindings as byte ranges of its tensors, and params). Eager ops
+ * (op_run.c) and the graph compiler both use it, so an op is described
+ * once.
+ *
+ * Tensors of an op are numbered inputs first, then outputs; optional
+ * inputs (a bias, say) are present or not (`present`). A plan may hold
+ * several dispatches (two-pass reductions, flash-decoding) and name
+ * scratch bytes, bound as tensor GLC__SCRATCH.
+ */
+#ifndef GLC_OPS_H
+#define GLC_OPS_H
+
+#include "glcompute.h"
+
+#define GLC__OP_MAX_TENSORS 6
+#define GLC__OP_MAX_DISPATCH 4
+#define GLC__OP_MAX_BIND 8
+#define GLC__SCRATCH (-1)
+
+/* X(id, name): every op of the kernel library. */
+#define GLC__OP_LIST(X)              \
+    X(ADD, "add")                    \
+    X(SUB, "sub")                    \
+    X(MUL, "mul")                    \
+    X(DIV, "div")                    \
+    X(SCALE, "scale")                \
+    X(UNARY, "unary")                \
+    X(SOFTMAX, "softmax")            \
+    X(RMS_NORM, "rms_norm")          \
+    X(LAYER_NORM, "layer_norm")      \
+    X(SUM, "sum")                    \
+    X(MEAN, "mean")                  \
+    X(ARGMAX, "argmax")              \
+    X(ROPE, "rope")                  \
+    X(MATMUL, "matmul")              \
+    X(MATMUL_AFFINE, "matmul_affine")\
+    X(MATMUL_Q, "matmul_q")          \
+    X(MATMUL_EXPERT, "matmul_expert")\
+    X(SDPA, "sdpa")                  \
+    X(SDPA_DECODE, "sdpa_decode")    \
+    X(GET_ROWS, "get_rows")          \
+    X(SET_ROWS, "set_rows")          \
+    X(COPY, "copy")                  \
+    X(CONCAT, "concat")              \
+    X(SLICE, "slice")
+
+typedef enum glc__op {
+#define GLC__OP_ENUM(id, name) GLC__OP_##id,
+    GLC__OP_LIST(GLC__OP_ENUM)
+#undef GLC__OP_ENUM
+    GLC__OP_COUNT
+} glc__op;
+
+/* The shape of a tensor; no storage. */
+typedef struct glc__tensor {
+    int present;        /* 0 for an absent optional input */
+    glc_dtype dtype;
+    int rank;
+    int64_t shape[GLC_MAX_DIMS];
+} glc__tensor;
+
+/* One op instance: its tensors and scalar arguments (meaning per op). */
+typedef struct glc__op_args {
+    glc__op op;
+    int nin, nout;
+    glc__tensor t[GLC__OP_MAX_TENSORS]; /* inputs, then outputs */
+    float f[4];
+    int64_t i[8];
+} glc__op_args;
+
+typedef struct glc__bind_plan {
+    int tensor;          /* index into t[], or GLC__SCRATCH */
+    glc_access access;
+    size_t offset, size; /* bytes from the tensor's start; size 0: to its end */
+} glc__bind_plan;
+
+typedef struct glc__dispatch_plan {
+    const char *kernel;  /* glsl/<kernel>.comp */
+    char defines[192];
+    uint32_t local_size;
+    uint64_t groups;
+    int nbind;
+    glc__bind_plan bind[GLC__OP_MAX_BIND];
+    uint32_t params[GLC_MAX_PARAMS];
+    int nparams;
+} glc__dispatch_plan;
+
+typedef struct glc__op_plan {
+    int ndisp;
+    glc__dispatch_plan disp[GLC__OP_MAX_DISPATCH];
+    size_t scratch_bytes;
+} glc__op_plan;
+
+/* What a plan may depend on: the device's limits and features. */
+typedef struct glc__target {
+    glc_device_limits limits;
+    glc_device_features features;
+    int is_llvmpipe;     /* some variants are chosen by measurement per driver */
+} glc__target;
+
+typedef struct glc__op_desc {
+    const char *name;
+    /* Checks the inputs and writes the outputs' dtype and shape into
+     * a->t[nin..]. (dtype of an output may be preset by the caller where
+     * the op allows a choice; the rule then checks it.) On error writes a
+     * message naming the op and the shapes to err. */
+    glc_status (*infer)(glc__op_args *a, char *err, size_t errlen);
+    /* Fills the plan for a checked op. */
+    glc_status (*plan)(const glc__op_args *a, const glc__target *tg, glc__op_plan *p, char *err,
+                       size_t errlen);
+} glc__op_desc;
+
+extern const glc__op_desc *const glc__ops[GLC__OP_COUNT];
+
+/* Each family file defines the descs of its ops: glc__op_<id>_desc. */
+#define GLC__OP_EXTERN(id, name) extern const glc__op_desc glc__op_##id##_desc;
+GLC__OP_LIST(GLC__OP_EXTERN)
+#undef GLC__OP_EXTERN
+
+/* ---- helpers for rules and plans ---- */
+
+int64_t glc__numel(const glc__tensor *t);
+size_t glc__tensor_bytes(const glc__tensor *t);
+int glc__is_float(glc_dtype d);            /* F32, F16 or BF16 */
+int glc__same_shape(const glc__tensor *a, const glc__tensor *b);
+/* "[2, 3, 5] f16" into buf. */
+const char *glc__shape_str(const glc__tensor *t, char *buf, size_t len);
+/* An error message "op: ..." into err; returns GLC_ERR_INVALID_ARG. */
+glc_status glc__op_error(char *err, size_t errlen, const char *op, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* The define naming a storage dtype for a kernel: "F32", "F16", "BF16". */
+const char *glc__dtype_define(glc_dtype d);
+/* Appends "#define NAME VALUE\n" to a plan's defines. */
+void glc__define(glc__dispatch_plan *d, const char *name, const char *value);
+void glc__define_int(glc__dispatch_plan *d, const char *name, long long value);
+/* A dispatch of `kernel` with local size `local` covering `items` work
+ * items (groups = ceil(items / local)); returns it for bindings/params. */
+glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint32_t local,
+                                       uint64_t items);
+void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
+void glc__plan_param(glc__dispatch_plan *d, uint32_t v);
+void glc__plan_paramf(glc__dispatch_plan *d, float v);
+
+#endif
