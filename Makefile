@@ -43,7 +43,7 @@ TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)) \
             $(BUILD)/tests/test_header_c11 $(BUILD)/tests/test_header_c99 \
             $(BUILD)/tests/test_header_cxx
 TOOLS    := $(BUILD)/glc-info $(BUILD)/examples/scale $(BUILD)/gpu_race $(BUILD)/glc-bench \
-            $(BUILD)/bench_hazard
+            $(BUILD)/glc-bench-ops $(BUILD)/bench_hazard
 
 STATIC  := $(BUILD)/libglcompute.a
 SHARED  := $(BUILD)/libglcompute.so.$(VERSION)
@@ -95,6 +95,9 @@ $(BUILD)/glc-info: src/tools/glc_info.c $(STATIC)
 $(BUILD)/glc-bench: bench/glc_bench.c $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
+$(BUILD)/glc-bench-ops: bench/bench_ops.c $(STATIC)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+
 $(BUILD)/bench_hazard: bench/bench_hazard.c $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
@@ -138,6 +141,7 @@ demo: deps all
 # Benchmarks print markdown; bench/RESULTS.md keeps the runs worth keeping.
 bench: all
 	GLC_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) $(BUILD)/glc-bench
+	$(BUILD)/glc-bench-ops
 	$(BUILD)/bench_hazard
 
 install: all

@@ -1,0 +1,355 @@
+/*
+ * glc-bench-ops: the kernel library's throughput per op and size, each
+ * against a reference measured on the same machine: on llvmpipe, memcpy
+ * bandwidth and OpenBLAS SGEMM on the same cores (measured here; OpenBLAS
+ * is loaded with dlopen when installed); on NVIDIA, PyTorch device copy
+ * bandwidth and cuBLAS FP32 SGEMM from bench/torch_ref.py, passed in as
+ * GLC_REF=<json file> (bench/run_nvidia.sh does both in one call).
+ *
+ * Bandwidth-bound ops report GB/s (bytes each op must read and write once)
+ * and the ratio to copy bandwidth; matmuls report GFLOP/s and the ratio to
+ * SGEMM of the same size. Times are wall clock over `reps` back-to-back
+ * runs in one session, after a warm-up run (which compiles the kernel).
+ *
+ * Usage: glc-bench-ops [--quick]
+ */
+#include "glcompute.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static glc_device *dev;
+static int quick, gpu;
+static double ref_copy_gbs;
+static char ref_json[4096];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static glc_buffer *buffer(glc_dtype dt, int64_t n)
+{
+    glc_buffer *b;
+    if (glc_buffer_create(dev, dt, 1, &n, &b) != GLC_OK) {
+        fprintf(stderr, "glc-bench-ops: buffer of %lld: %s\n", (long long)n, glc_device_errmsg(dev));
+        exit(1);
+    }
+    return b;
+}
+
+static void fill_random(glc_buffer *b)
+{
+    size_t n = glc_buffer_size(b) / 4, i;
+    float *h = malloc(n * 4);
+    uint32_t s = 12345;
+    for (i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        h[i] = (float)(s >> 8) / (float)(1u << 24) - 0.5f;
+    }
+    glc_buffer_write(b, 0, n * 4, h);
+    free(h);
+}
+
+static glc_view v1(glc_buffer *b, glc_dtype dt, int rank, int64_t d0, int64_t d1, int64_t d2,
+                   int64_t d3)
+{
+    int64_t shape[4];
+    shape[0] = d0;
+    shape[1] = d1;
+    shape[2] = d2;
+    shape[3] = d3;
+    return glc_view_make(b, 0, dt, rank, shape);
+}
+
+typedef glc_status (*run_fn)(glc_session *s, void *ctx);
+
+/* Seconds per run, or -1 when the op is not supported (yet). */
+static double time_op(run_fn fn, void *ctx, int reps)
+{
+    glc_session *s;
+    glc_status st;
+    double t0;
+    int i;
+    glc_session_begin(dev, GLC_SESSION_DIRECT, &s);
+    st = fn(s, ctx);
+    glc_session_finish(s, NULL);
+    if (st != GLC_OK)
+        return st == GLC_ERR_UNSUPPORTED ? -1 : -2;
+    glc_session_begin(dev, GLC_SESSION_DIRECT, &s);
+    t0 = now_s();
+    for (i = 0; i < reps; i++)
+        fn(s, ctx);
+    glc_session_finish(s, NULL);
+    return (now_s() - t0) / reps;
+}
+
+static void row_bw(const char *op, const char *size, double t, double bytes)
+{
+    if (t == -1) {
+        printf("| %s | %s | not implemented yet | | |\n", op, size);
+        return;
+    }
+    if (t < 0) {
+        printf("| %s | %s | failed: %s | | |\n", op, size, glc_device_errmsg(dev));
+        return;
+    }
+    printf("| %s | %s | %.3f ms | %.1f GB/s | %.0f%% of copy |\n", op, size, t * 1e3,
+           bytes / t / 1e9, ref_copy_gbs > 0 ? 100.0 * bytes / t / 1e9 / ref_copy_gbs : 0);
+}
+
+/* ---- cases ---- */
+
+typedef struct ctx {
+    glc_view a, b, c, d, e;
+    float f;
+    glc_rope_desc rope;
+    glc_matmul_desc mm;
+    glc_sdpa_desc sdpa;
+} ctx;
+
+static glc_status r_add(glc_session *s, void *p) { ctx *c = p; return glc_op_add(s, c->a, c->b, c->c); }
+static glc_status r_silu(glc_session *s, void *p) { ctx *c = p; return glc_op_unary(s, GLC_UNARY_SILU, c->a, 0, c->c); }
+static glc_status r_softmax(glc_session *s, void *p) { ctx *c = p; return glc_op_softmax(s, c->a, NULL, c->c); }
+static glc_status r_rms(glc_session *s, void *p) { ctx *c = p; return glc_op_rms_norm(s, c->a, c->b, 1e-6f, c->c); }
+static glc_status r_rope(glc_session *s, void *p) { ctx *c = p; return glc_op_rope(s, c->a, c->b, &c->rope, c->c); }
+static glc_status r_copy_t(glc_session *s, void *p)
+{
+    static const int perm[2] = {1, 0};
+    ctx *c = p;
+    return glc_op_copy(s, c->a, perm, c->c);
+}
+static glc_status r_get_rows(glc_session *s, void *p) { ctx *c = p; return glc_op_get_rows(s, c->a, c->b, c->c); }
+static glc_status r_matmul(glc_session *s, void *p) { ctx *c = p; return glc_op_matmul(s, c->a, c->b, c->d, &c->mm, c->c); }
+static glc_status r_matmul_q(glc_session *s, void *p) { ctx *c = p; return glc_op_matmul_q(s, c->a, c->b, c->d, c->c); }
+static glc_status r_decode(glc_session *s, void *p) { ctx *c = p; return glc_op_sdpa_decode(s, c->a, c->b, c->d, &c->sdpa, c->e, c->c); }
+
+/* ---- references ---- */
+
+static double memcpy_gbs(size_t bytes)
+{
+    char *a = malloc(bytes), *b = malloc(bytes);
+    double t0, best = 1e30;
+    int i;
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    for (i = 0; i < 5; i++) {
+        t0 = now_s();
+        memcpy(b, a, bytes);
+        if (now_s() - t0 < best)
+            best = now_s() - t0;
+    }
+    free(a);
+    free(b);
+    return 2.0 * (double)bytes / best / 1e9;
+}
+
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
+                         int, float, float *, int);
+
+/* OpenBLAS SGEMM GFLOP/s for n^3 (row-major, no transposes), or 0. */
+static double openblas_gflops(int n)
+{
+    static void *lib;
+    sgemm_fn sgemm;
+    float *a, *b, *c;
+    double t0, best = 1e30;
+    int i;
+    if (!lib)
+        lib = dlopen("libopenblas.so.0", RTLD_NOW);
+    if (!lib || !(*(void **)&sgemm = dlsym(lib, "cblas_sgemm")))
+        return 0;
+    a = calloc((size_t)n * n, 4);
+    b = calloc((size_t)n * n, 4);
+    c = calloc((size_t)n * n, 4);
+    for (i = 0; i < 4; i++) {
+        t0 = now_s();
+        sgemm(101 /* row major */, 111, 111, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        if (now_s() - t0 < best)
+            best = now_s() - t0;
+    }
+    free(a);
+    free(b);
+    free(c);
+    return 2.0 * n * (double)n * n / best / 1e9;
+}
+
+/* A number from the GLC_REF JSON: the value after "key": (key may be a
+ * nested "size" inside sgemm_tflops). */
+static double ref_number(const char *key)
+{
+    char pat[64];
+    const char *p;
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    p = strstr(ref_json, pat);
+    return p ? atof(p + strlen(pat)) : 0;
+}
+
+static void matmul_row(int n, int reps)
+{
+    ctx c;
+    double t, ref;
+    char size[32];
+    glc_buffer *A = buffer(GLC_DTYPE_F32, (int64_t)n * n), *B = buffer(GLC_DTYPE_F32, (int64_t)n * n),
+               *C = buffer(GLC_DTYPE_F32, (int64_t)n * n);
+    char key[16];
+    memset(&c, 0, sizeof c);
+    fill_random(A);
+    fill_random(B);
+    c.a = v1(A, GLC_DTYPE_F32, 2, n, n, 1, 1);
+    c.b = v1(B, GLC_DTYPE_F32, 2, n, n, 1, 1);
+    c.c = v1(C, GLC_DTYPE_F32, 2, n, n, 1, 1);
+    t = time_op(r_matmul, &c, reps);
+    snprintf(size, sizeof size, "%d^3 f32", n);
+    snprintf(key, sizeof key, "%d", n);
+    ref = gpu ? ref_number(key) * 1e3 : openblas_gflops(n);
+    if (t < 0)
+        printf("| matmul | %s | %s | | |\n", size, t == -1 ? "not implemented yet" : "failed");
+    else
+        printf("| matmul | %s | %.3f ms | %.1f GFLOP/s | %s%.0f%% of %s |\n", size, t * 1e3,
+               2.0 * n * (double)n * n / t / 1e9, ref > 0 ? "" : "(no reference) ",
+               ref > 0 ? 100.0 * 2.0 * n * (double)n * n / t / 1e9 / ref : 0,
+               gpu ? "cuBLAS FP32" : "OpenBLAS");
+    glc_buffer_destroy(A);
+    glc_buffer_destroy(B);
+    glc_buffer_destroy(C);
+}
+
+int main(int argc, char **argv)
+{
+    glc_device_info in;
+    const char *ref = getenv("GLC_REF");
+    int64_t n, rows, width = 4096;
+    int reps, i;
+    ctx c;
+    char size[64];
+    glc_buffer *X, *Y, *Z, *W;
+    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    if (glc_device_create(NULL, &dev) != GLC_OK) {
+        fprintf(stderr, "glc-bench-ops: no device\n");
+        return 1;
+    }
+    glc_device_get_info(dev, &in);
+    gpu = strstr(in.renderer, "llvmpipe") == NULL;
+    n = gpu ? (quick ? 1 << 24 : 1 << 26) : (quick ? 1 << 20 : 1 << 24);
+    reps = gpu ? 20 : 3;
+    if (ref) {
+        FILE *f = fopen(ref, "r");
+        size_t got = f ? fread(ref_json, 1, sizeof ref_json - 1, f) : 0;
+        ref_json[got] = '\0';
+        if (f)
+            fclose(f);
+        ref_copy_gbs = ref_number("copy_gbs");
+    }
+    if (!gpu || ref_copy_gbs == 0)
+        ref_copy_gbs = gpu ? 0 : memcpy_gbs((size_t)n * 4);
+    printf("## glc-bench-ops: %s (%s)\n\n", in.renderer, in.version);
+    printf("reference: %s copy %.1f GB/s%s\n\n", gpu ? "PyTorch device" : "memcpy", ref_copy_gbs,
+           gpu ? " (bench/torch_ref.py, same machine, same run)" : " (same cores, same run)");
+    printf("| op | size | time | throughput | vs reference |\n|---|---|---:|---:|---:|\n");
+
+    X = buffer(GLC_DTYPE_F32, n);
+    Y = buffer(GLC_DTYPE_F32, n);
+    Z = buffer(GLC_DTYPE_F32, n);
+    W = buffer(GLC_DTYPE_F32, n);
+    fill_random(X);
+    fill_random(Y);
+    memset(&c, 0, sizeof c);
+    snprintf(size, sizeof size, "%lld f32", (long long)n);
+    c.a = v1(X, GLC_DTYPE_F32, 1, n, 1, 1, 1);
+    c.b = v1(Y, GLC_DTYPE_F32, 1, n, 1, 1, 1);
+    c.c = v1(Z, GLC_DTYPE_F32, 1, n, 1, 1, 1);
+    row_bw("add", size, time_op(r_add, &c, reps), 3.0 * n * 4);
+    row_bw("silu", size, time_op(r_silu, &c, reps), 2.0 * n * 4);
+    rows = n / width;
+    snprintf(size, sizeof size, "%lld x %lld f32", (long long)rows, (long long)width);
+    c.a = v1(X, GLC_DTYPE_F32, 2, rows, width, 1, 1);
+    c.c = v1(Z, GLC_DTYPE_F32, 2, rows, width, 1, 1);
+    c.b = v1(Y, GLC_DTYPE_F32, 1, width, 1, 1, 1);
+    row_bw("softmax", size, time_op(r_softmax, &c, reps), 2.0 * n * 4);
+    row_bw("rms_norm", size, time_op(r_rms, &c, reps), 2.0 * n * 4);
+    {
+        int64_t t = n / (32 * 128);
+        glc_buffer *pos = buffer(GLC_DTYPE_I32, t);
+        int32_t *h = malloc((size_t)t * 4);
+        for (i = 0; i < t; i++)
+            h[i] = i;
+        glc_buffer_write(pos, 0, (size_t)t * 4, h);
+        free(h);
+        c.a = v1(X, GLC_DTYPE_F32, 3, t, 32, 128, 1);
+        c.b = v1(pos, GLC_DTYPE_I32, 1, t, 1, 1, 1);
+        c.c = v1(Z, GLC_DTYPE_F32, 3, t, 32, 128, 1);
+        c.rope.mode = GLC_ROPE_NEOX;
+        snprintf(size, sizeof size, "%lld x 32 x 128 f32 (neox)", (long long)t);
+        row_bw("rope", size, time_op(r_rope, &c, reps), 2.0 * n * 4);
+        glc_buffer_destroy(pos);
+    }
+    c.a = v1(X, GLC_DTYPE_F32, 2, rows, width, 1, 1);
+    c.c = v1(Z, GLC_DTYPE_F32, 2, width, rows, 1, 1);
+    snprintf(size, sizeof size, "%lld x %lld f32 transpose", (long long)rows, (long long)width);
+    row_bw("copy", size, time_op(r_copy_t, &c, reps), 2.0 * n * 4);
+    {
+        int64_t nid = rows;
+        glc_buffer *ids = buffer(GLC_DTYPE_I32, nid);
+        int32_t *h = malloc((size_t)nid * 4);
+        for (i = 0; i < nid; i++)
+            h[i] = (int32_t)((i * 7919) % rows);
+        glc_buffer_write(ids, 0, (size_t)nid * 4, h);
+        free(h);
+        c.a = v1(X, GLC_DTYPE_F32, 2, rows, width, 1, 1);
+        c.b = v1(ids, GLC_DTYPE_I32, 1, nid, 1, 1, 1);
+        c.c = v1(Z, GLC_DTYPE_F32, 2, nid, width, 1, 1);
+        snprintf(size, sizeof size, "%lld rows of %lld f32", (long long)nid, (long long)width);
+        row_bw("get_rows", size, time_op(r_get_rows, &c, reps), 2.0 * n * 4);
+        glc_buffer_destroy(ids);
+    }
+    {
+        /* decode mat-vec: 1 x K times [N, K]^T, weights read once */
+        int64_t k = 4096, nn = gpu ? 14336 : 1024;
+        glc_buffer *Wq = buffer(GLC_DTYPE_U8, nn * (k / 32) * 18);
+        c.a = v1(X, GLC_DTYPE_F32, 2, 1, k, 1, 1);
+        c.b = v1(W, GLC_DTYPE_F16, 2, nn, k, 1, 1);
+        c.c = v1(Z, GLC_DTYPE_F32, 2, 1, nn, 1, 1);
+        c.d = v1(NULL, GLC_DTYPE_F32, 1, 1, 1, 1, 1);
+        c.d.buffer = NULL;
+        c.mm.transpose_b = 1;
+        snprintf(size, sizeof size, "1 x %lld x %lld, f16 weights", (long long)k, (long long)nn);
+        if (nn * k * 2 <= n * 4)
+            row_bw("matmul (decode)", size, time_op(r_matmul, &c, reps), 2.0 * nn * k);
+        c.b = v1(Wq, GLC_DTYPE_Q4_0, 2, nn, k, 1, 1);
+        snprintf(size, sizeof size, "1 x %lld x %lld, q4_0 weights", (long long)k, (long long)nn);
+        row_bw("matmul_q (decode)", size, time_op(r_matmul_q, &c, reps), (double)nn * k / 32 * 18);
+        glc_buffer_destroy(Wq);
+    }
+    {
+        int64_t kv = gpu ? 8192 : 1024, hq = 32, hkv = 8, d = 128;
+        glc_buffer *scratch = buffer(GLC_DTYPE_F32, glc_sdpa_decode_scratch(hq, d, kv) + 1);
+        memset(&c.sdpa, 0, sizeof c.sdpa);
+        c.sdpa.q_offset = -1;
+        c.a = v1(X, GLC_DTYPE_F32, 3, 1, hq, d, 1);
+        c.b = v1(Y, GLC_DTYPE_F32, 3, kv, hkv, d, 1);
+        c.d = v1(W, GLC_DTYPE_F32, 3, kv, hkv, d, 1);
+        c.e = v1(scratch, GLC_DTYPE_F32, 1, glc_sdpa_decode_scratch(hq, d, kv) + 1, 1, 1, 1);
+        c.c = v1(Z, GLC_DTYPE_F32, 3, 1, hq, d, 1);
+        snprintf(size, sizeof size, "kv %lld, 32/8 heads, d 128, f32 cache", (long long)kv);
+        row_bw("sdpa_decode", size, time_op(r_decode, &c, reps), 2.0 * kv * hkv * d * 4);
+        glc_buffer_destroy(scratch);
+    }
+    glc_buffer_destroy(X);
+    glc_buffer_destroy(Y);
+    glc_buffer_destroy(Z);
+    glc_buffer_destroy(W);
+    {
+        static const int gpu_sizes[] = {1024, 2048, 4096}, cpu_sizes[] = {256, 512};
+        int nsz = gpu ? (quick ? 2 : 3) : (quick ? 1 : 2);
+        for (i = 0; i < nsz; i++)
+            matmul_row(gpu ? gpu_sizes[i] : cpu_sizes[i], gpu ? 5 : 1);
+    }
+    glc_device_destroy(dev);
+    return 0;
+}
