@@ -6,6 +6,7 @@
 //           8-11 b's strides
 // defines:  OP (0 add, 1 sub, 2 mul, 3 div), TA, TB, TO (GLC_T_*),
 //           BROADCAST (0: a, b, out share one shape and strides are unused)
+//           UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -43,11 +44,18 @@ float at(uint i, bool from_a)
 
 void main()
 {
-    uint i = glc_global_index() * 2u, n = glc_p[0];
-    if (glc_group_out_of_range() || i >= n)
+    uint n = glc_p[0];
+    if (glc_group_out_of_range())
         return;
-    bool has_hi = i + 1u < n;
-    float lo = apply(at(i, true), at(i, false));
-    float hi = has_hi ? apply(at(i + 1u, true), at(i + 1u, false)) : 0.0;
-    GLC_STORE2(o, TO, i, lo, hi, has_hi)
+    // UNROLL pairs per invocation, a group's pairs contiguous
+    uint first = glc_group_index() * uint(GLC_LOCAL_SIZE_X * UNROLL) + gl_LocalInvocationID.x;
+    for (uint k = 0u; k < uint(UNROLL); k++) {
+        uint i = (first + k * uint(GLC_LOCAL_SIZE_X)) * 2u;
+        if (i >= n)
+            return;
+        bool has_hi = i + 1u < n;
+        float lo = apply(at(i, true), at(i, false));
+        float hi = has_hi ? apply(at(i + 1u, true), at(i + 1u, false)) : 0.0;
+        GLC_STORE2(o, TO, i, lo, hi, has_hi)
+    }
 }

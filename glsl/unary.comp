@@ -4,6 +4,7 @@
 //           2 b of SCALE (float bits)
 // defines:  OP (1 gelu-tanh, 2 gelu-erf, 3 silu, 4 relu, 5 exp, 6 tanh,
 //           7 softcap, 8 scale: x*a+b), TX, TO (GLC_T_*)
+//           UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -49,11 +50,18 @@ float f(float v)
 
 void main()
 {
-    uint i = glc_global_index() * 2u, n = glc_p[0];
-    if (glc_group_out_of_range() || i >= n)
+    uint n = glc_p[0];
+    if (glc_group_out_of_range())
         return;
-    bool has_hi = i + 1u < n;
-    float lo = f(GLC_LOAD(x, TX, i));
-    float hi = has_hi ? f(GLC_LOAD(x, TX, i + 1u)) : 0.0;
-    GLC_STORE2(o, TO, i, lo, hi, has_hi)
+    // UNROLL pairs per invocation, a group's pairs contiguous
+    uint first = glc_group_index() * uint(GLC_LOCAL_SIZE_X * UNROLL) + gl_LocalInvocationID.x;
+    for (uint k = 0u; k < uint(UNROLL); k++) {
+        uint i = (first + k * uint(GLC_LOCAL_SIZE_X)) * 2u;
+        if (i >= n)
+            return;
+        bool has_hi = i + 1u < n;
+        float lo = f(GLC_LOAD(x, TX, i));
+        float hi = has_hi ? f(GLC_LOAD(x, TX, i + 1u)) : 0.0;
+        GLC_STORE2(o, TO, i, lo, hi, has_hi)
+    }
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #define LOCAL 128 /* the ES 3.1 minimum of invocations: fits every device */
+#define UNROLL 4  /* pairs per invocation: amortises per-invocation cost (llvmpipe) */
 
 static const char *binary_names[4] = {"add", "sub", "mul", "div"};
 
@@ -67,6 +68,7 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
     int broadcast = !glc__same_shape(x, o) || !glc__same_shape(y, o);
     uint64_t n = (uint64_t)glc__numel(o);
     glc__dispatch_plan *d = glc__plan_dispatch(p, "binary", LOCAL, (n + 1) / 2);
+    d->groups = ((n + 1) / 2 + LOCAL * UNROLL - 1) / (LOCAL * UNROLL);
     (void)tg;
     (void)err;
     (void)len;
@@ -75,6 +77,7 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
     glc__define_int(d, "TB", t_define(y->dtype));
     glc__define_int(d, "TO", t_define(o->dtype));
     glc__define_int(d, "BROADCAST", broadcast);
+    glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_WRITE);
@@ -120,12 +123,14 @@ static glc_status unary_plan(const glc__op_args *a, const glc__target *tg, glc__
 {
     uint64_t n = (uint64_t)glc__numel(&a->t[0]);
     glc__dispatch_plan *d = glc__plan_dispatch(p, "unary", LOCAL, (n + 1) / 2);
+    d->groups = ((n + 1) / 2 + LOCAL * UNROLL - 1) / (LOCAL * UNROLL);
     (void)tg;
     (void)err;
     (void)len;
     glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? 8 : a->i[0]);
     glc__define_int(d, "TX", t_define(a->t[0].dtype));
     glc__define_int(d, "TO", t_define(a->t[1].dtype));
+    glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_WRITE);
     glc__plan_param(d, (uint32_t)n);
