@@ -20,9 +20,11 @@
  *
  * For scale: a GPU dispatch costs ~1.2 us of CPU on NVIDIA (DESIGN.md).
  * The barrier counts of tracker and oracle are printed side by side; they
- * must be equal. Build: see the Makefile's bench target, or
+ * must be equal. The first lines record the CPU, compiler, commit (pass
+ * -DGLC_COMMIT='"..."') and date. Build and run:
  *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Isrc \
  *       bench/bench_hazard.c src/hazard.c src/hazard_oracle.c src/alloc.c
+ *   ./a.out [milliseconds per measurement, default 200]
  */
 #include "hazard.h"
 
@@ -295,9 +297,44 @@ static double time_oracle(const stream *s, long *barriers, double min_ms)
     return best;
 }
 
+#ifndef GLC_COMMIT
+#define GLC_COMMIT "unknown"
+#endif
+
+/* The CPU model from /proc/cpuinfo, or "unknown". */
+static void cpu_model(char *out, size_t size)
+{
+    char line[256];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    snprintf(out, size, "unknown");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            colon += colon[1] == ' ' ? 2 : 1;
+            colon[strcspn(colon, "\n")] = 0;
+            snprintf(out, size, "%s", colon);
+            break;
+        }
+    }
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     double min_ms = argc > 1 ? atof(argv[1]) : 200;
+    char cpu[128], date[32];
+    time_t now = time(NULL);
+    cpu_model(cpu, sizeof cpu);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+#ifdef __VERSION__
+    const char *compiler = __VERSION__;
+#else
+    const char *compiler = "unknown";
+#endif
+    printf("cpu: %s\ncompiler: %s\ncommit: %s\ndate: %s\n", cpu, compiler,
+           GLC_COMMIT, date);
     enum { NSTREAMS = 6 };
     stream s[NSTREAMS];
     make_chain(&s[0]);

@@ -175,6 +175,14 @@ int main(int argc, char **argv)
             printf("| %s | %.0f | %.0f | %.2fx |\n", names[c], v[0], tracker, v[0] / floor_ns);
         }
     }
+    {
+        /* what the per-call context check costs alone (eglGetCurrentContext) */
+        uint64_t t0 = glc__now_ns();
+        for (i = 0; i < m; i++)
+            glc__egl_ensure_current(dev, dev->egl);
+        printf("| context check alone (eglGetCurrentContext) | %.0f | - | - |\n",
+               (double)(glc__now_ns() - t0) / m);
+    }
     glc_buffer_destroy(slices);
 
     /* two shapes: few groups that run long (latency-bound, as small decode

@@ -102,10 +102,14 @@ glc_status glc__check_gl(struct glc_device *dev, const char *where)
     return glc__fail(dev, GLC_ERR_GL, "%s: GL error 0x%04x", where, e);
 }
 
+/* The device whose context this thread last checked or made current. */
+static _Thread_local struct glc_device *tls_checked;
+
 glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st)
 {
     if (dev->egl) {
         glc_status s = glc__egl_ensure_current(dev, dev->egl);
+        tls_checked = s == GLC_OK ? dev : NULL;
         if (s != GLC_OK)
             return s;
     }
@@ -113,6 +117,15 @@ glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__gl
     if (dev->adopted)
         glc__glstate_save(&dev->gl, st, touch, nssbo);
     return GLC_OK;
+}
+
+glc_status glc__enter_hot(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st)
+{
+    if (tls_checked == dev && !dev->adopted && !(dev->flags & GLC_DEVICE_DEBUG)) {
+        st->mask = 0;
+        return GLC_OK;
+    }
+    return glc__enter(dev, touch, nssbo, st);
 }
 
 void glc__leave(struct glc_device *dev, glc__glstate *st)
@@ -337,6 +350,7 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     glc__log(dev, GLC_LOG_INFO, "device: %s on %s (%s platform, %s)", dev->renderer,
              dev->vendor, glc_platform_name(dev->info.platform), dev->info.egl_device);
     dev->errmsg[0] = '\0';
+    tls_checked = dev->adopted ? NULL : dev; /* its context is now current here */
     *out = dev;
     return GLC_OK;
 fail:
@@ -379,6 +393,8 @@ void glc_device_destroy(glc_device *dev)
         glc__leave(dev, &st);
     }
     glc__egl_close(dev->egl);
+    if (tls_checked == dev)
+        tls_checked = NULL;
     device_free(dev);
 }
 

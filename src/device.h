@@ -51,6 +51,7 @@ struct glc_device {
     long test_drop_barrier;       /* test hook: skip the k-th needed barrier (1-based) */
     long live_objects;           /* buffers, kernels, sessions not destroyed */
     int skip_restore;            /* test hook: show the state test can fail */
+
 };
 
 enum { GLC__BARRIERS_TRACKED = 0, GLC__BARRIERS_ALWAYS, GLC__BARRIERS_NEVER /* race test only */ };
@@ -76,6 +77,14 @@ void glc__vlog(struct glc_device *dev, glc_log_level level, glc_status status,
  * *st here and restored by glc__leave. GLC_ERR_STATE when the device's
  * context is not usable on this thread (then glc__leave must not be called). */
 glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st);
+/* The same for the dispatch hot path. eglGetCurrentContext costs ~1 us
+ * through glvnd, so on an owned context the full check is skipped when the
+ * last device this thread checked or created is this one (a thread-local
+ * pointer). A context made current behind the library's back on the same
+ * thread is then caught at the next full check (session begin, commit,
+ * finish, any non-dispatch call, or every call with GLC_DEBUG). Adopted
+ * contexts always get the full check. */
+glc_status glc__enter_hot(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st);
 void glc__leave(struct glc_device *dev, glc__glstate *st);
 
 /* A GL error check, only with GLC_DEVICE_DEBUG: logs and returns ERR_GL. */

@@ -50,6 +50,13 @@ glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
                          "glc_session_begin: mode 0x%x (DIRECT, or RECORDED optionally with "
                          "EARLY_FLUSH)",
                          (unsigned)mode);
+    {
+        glc__glstate gs;
+        glc_status st = glc__enter(dev, 0, 0, &gs); /* the full context check */
+        if (st != GLC_OK)
+            return st;
+        glc__leave(dev, &gs);
+    }
     s = glc__calloc(1, sizeof *s);
     if (!s)
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_session_begin: out of memory");
@@ -193,7 +200,7 @@ static glc_status validate(glc_session *s, const glc_dispatch_desc *d, glc__cmd 
 
 static glc_status enter(glc_session *s, int nbind, glc__glstate *gs)
 {
-    return glc__enter(s->dev,
+    return glc__enter_hot(s->dev,
                       GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_UBO | GLC__TOUCH_INDIRECT,
                       nbind, gs);
 }

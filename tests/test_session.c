@@ -14,6 +14,7 @@
 #include "session.h"
 
 #include <math.h>
+#include <pthread.h>
 
 #define NBUF 4
 #define ELEMS 2048
@@ -351,6 +352,65 @@ static void test_pass_hook(void **state)
     glc_device_destroy(dev);
 }
 
+typedef struct thread_call {
+    glc_session *s;
+    const glc_dispatch_desc *d;
+    glc_status st;
+} thread_call;
+
+static void *dispatch_elsewhere(void *p)
+{
+    thread_call *c = p;
+    c->st = glc_session_dispatch(c->s, c->d);
+    return NULL;
+}
+
+/* The dispatch hot path skips eglGetCurrentContext; it must still refuse a
+ * session whose context is not the one current on this thread. */
+static void test_dispatch_context_checks(void **state)
+{
+    glc_device *a = tu_device(NULL), *b = NULL;
+    glc_device_desc desc = tu_desc(NULL);
+    glc_buffer *buf;
+    glc_kernel *k;
+    glc_session *s;
+    int64_t n = 64;
+    uint32_t p[3] = {64, 1, 0};
+    glc_binding bind = {NULL, 0, 0, GLC_WRITE, GLC_BIND_STORAGE};
+    glc_dispatch_desc d;
+    thread_call call;
+    pthread_t t;
+    (void)state;
+    assert_int_equal(glc_buffer_create(a, GLC_DTYPE_U32, 1, &n, &buf), GLC_OK);
+    assert_int_equal(glc__kernel_get(a, "fill", NULL, 64, &k), GLC_OK);
+    bind.buffer = buf;
+    memset(&d, 0, sizeof d);
+    d.kernel = k;
+    d.groups = 1;
+    d.bindings = &bind;
+    d.binding_count = 1;
+    d.params = p;
+    d.param_count = 3;
+    assert_int_equal(glc_session_begin(a, GLC_SESSION_DIRECT, &s), GLC_OK);
+    assert_int_equal(glc_session_dispatch(s, &d), GLC_OK);
+    /* another thread */
+    call.s = s;
+    call.d = &d;
+    call.st = GLC_OK;
+    assert_int_equal(pthread_create(&t, NULL, dispatch_elsewhere, &call), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(call.st, GLC_ERR_STATE);
+    /* another device made current on this thread */
+    assert_int_equal(glc_device_create(&desc, &b), GLC_OK);
+    assert_int_equal(glc_session_dispatch(s, &d), GLC_ERR_STATE);
+    tu_assert_contains(glc_device_errmsg(a), "another EGL context is current");
+    glc_device_destroy(b);
+    assert_int_equal(glc_session_dispatch(s, &d), GLC_OK); /* a's context again */
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    glc_buffer_destroy(buf);
+    glc_device_destroy(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_trace_names_the_pair),
         cmocka_unit_test(test_commit_and_fence),
         cmocka_unit_test(test_pass_hook),
+        cmocka_unit_test(test_dispatch_context_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
