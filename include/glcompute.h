@@ -451,7 +451,7 @@ GLC_API glc_status glc_op_div(glc_session *s, glc_view a, glc_view b, glc_view o
 /* out = x * a + b */
 GLC_API glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view out);
 
-typedef enum glc_unary {
+typedef enum glc_unary_op {
     GLC_UNARY_GELU = 1, /* tanh approximation */
     GLC_UNARY_GELU_ERF,
     GLC_UNARY_SILU,
@@ -459,11 +459,11 @@ typedef enum glc_unary {
     GLC_UNARY_EXP,
     GLC_UNARY_TANH,
     GLC_UNARY_SOFTCAP /* param * tanh(x / param) */
-} glc_unary;
+} glc_unary_op;
 
 /* out = op(x) elementwise; x and out of one shape. `param` is the cap of
  * SOFTCAP and unused otherwise. */
-GLC_API glc_status glc_op_unary(glc_session *s, glc_unary op, glc_view x, float param,
+GLC_API glc_status glc_op_unary(glc_session *s, glc_unary_op op, glc_view x, float param,
                                 glc_view out);
 
 /* Reductions along the last dim; every other dim is a row. */
@@ -559,6 +559,56 @@ GLC_API glc_status glc_op_concat(glc_session *s, glc_view a, glc_view b, int axi
 /* out = x[..., start:start+len, ...] along `axis`. */
 GLC_API glc_status glc_op_slice(glc_session *s, glc_view x, int axis, int64_t start,
                                 glc_view out);
+
+/* ---- Graphs: build once, compile, run many times ------------------------ */
+
+typedef struct glc_graph glc_graph;
+
+/* A tensor of a graph: an id; id < 0 is "no tensor" (also what a builder
+ * returns once the graph has an error). */
+typedef struct glc_tensor {
+    int32_t id;
+} glc_tensor;
+
+/* A symbolic dim: glc_graph_var returns GLC_DIM_VAR(i), a negative value
+ * that stands for variable i in shapes. */
+#define GLC_DIM_VAR(i) (-1 - (int64_t)(i))
+
+/* Creates an empty graph for `dev` (the builder itself touches no GL). */
+GLC_API glc_status glc_graph_create(glc_device *dev, glc_graph **out);
+GLC_API void glc_graph_destroy(glc_graph *g);
+
+/* The graph's first error (sticky: every builder after it is a no-op
+ * returning no tensor) and its message ("" when none). */
+GLC_API glc_status glc_graph_status(const glc_graph *g);
+GLC_API const char *glc_graph_errmsg(const glc_graph *g);
+
+/* A named dim variable with bounds (sequence length, KV length); returns
+ * the value to put in shapes, or 0 after an error. */
+GLC_API int64_t glc_graph_var(glc_graph *g, const char *name, int64_t min, int64_t max);
+
+/* Inputs (fed at each run), params (weights: set once, any dtype the
+ * consuming op reads, quantized included) and named outputs. */
+GLC_API glc_tensor glc_graph_input(glc_graph *g, const char *name, glc_dtype dtype, int rank,
+                                   const int64_t *shape);
+GLC_API glc_tensor glc_graph_param(glc_graph *g, const char *name, glc_dtype dtype, int rank,
+                                   const int64_t *shape);
+GLC_API void glc_graph_output(glc_graph *g, const char *name, glc_tensor t);
+
+/* Shape of a tensor (symbolic dims as GLC_DIM_VAR values); returns the
+ * rank, 0 for no tensor. */
+GLC_API int glc_tensor_shape(const glc_graph *g, glc_tensor t, int64_t shape[GLC_MAX_DIMS]);
+GLC_API glc_dtype glc_tensor_dtype(const glc_graph *g, glc_tensor t);
+
+/* Op builders: the ops of the kernel library on graph tensors, results in
+ * f32 unless said. Absent optional inputs: a tensor with id -1. */
+GLC_API glc_tensor glc_none(void);
+GLC_API glc_tensor glc_add(glc_graph *g, glc_tensor a, glc_tensor b);
+GLC_API glc_tensor glc_sub(glc_graph *g, glc_tensor a, glc_tensor b);
+GLC_API glc_tensor glc_mul(glc_graph *g, glc_tensor a, glc_tensor b);
+GLC_API glc_tensor glc_div(glc_graph *g, glc_tensor a, glc_tensor b);
+GLC_API glc_tensor glc_scale(glc_graph *g, glc_tensor x, float a, float b);
+GLC_API glc_tensor glc_unary(glc_graph *g, glc_unary_op op, glc_tensor x, float param);
 
 #ifdef __cplusplus
 }

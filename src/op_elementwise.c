@@ -104,7 +104,7 @@ static glc_status unary_infer(glc__op_args *a, char *err, size_t len)
     const char *name = a->op == GLC__OP_SCALE ? "scale" : "unary";
     glc__tensor *x = &a->t[0], *o = &a->t[1];
     if (a->op == GLC__OP_UNARY && (a->i[0] < GLC_UNARY_GELU || a->i[0] > GLC_UNARY_SOFTCAP))
-        return glc__op_error(err, len, name, "%lld is not a glc_unary", (long long)a->i[0]);
+        return glc__op_error(err, len, name, "%lld is not a glc_unary_op", (long long)a->i[0]);
     if (a->op == GLC__OP_UNARY && a->i[0] == GLC_UNARY_SOFTCAP && !(a->f[0] > 0))
         return glc__op_error(err, len, name, "softcap needs a cap > 0, got %g", (double)a->f[0]);
     if (!glc__is_float(x->dtype) || !glc__is_float(o->dtype))
@@ -189,7 +189,7 @@ glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view o
     return glc__op_run(s, &args, v, NULL);
 }
 
-glc_status glc_op_unary(glc_session *s, glc_unary op, glc_view x, float param, glc_view out)
+glc_status glc_op_unary(glc_session *s, glc_unary_op op, glc_view x, float param, glc_view out)
 {
     glc__op_args args;
     glc_view v[2];

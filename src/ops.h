@@ -147,4 +147,18 @@ void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
 void glc__plan_param(glc__dispatch_plan *d, uint32_t v);
 void glc__plan_paramf(glc__dispatch_plan *d, float v);
 
+/* Shorthand for entry points and builders: sets up args for `op` with nin inputs
+ * and nout outputs. */
+static inline void glc__op_args_init(glc__op_args *a, glc__op op, int nin, int nout)
+{
+    int i;
+    a->op = op;
+    a->nin = nin;
+    a->nout = nout;
+    for (i = 0; i < 4; i++)
+        a->f[i] = 0;
+    for (i = 0; i < 8; i++)
+        a->i[i] = 0;
+}
+
 #endif

@@ -127,7 +127,7 @@ static void run_unary(glc_device *dev, uint64_t *seed, int op, size_t n, glc_dty
     if (op == 8)
         assert_int_equal(glc_op_scale(s, X.view, 1.5f, -0.25f, O.view), GLC_OK);
     else
-        assert_int_equal(glc_op_unary(s, (glc_unary)op, X.view, param, O.view), GLC_OK);
+        assert_int_equal(glc_op_unary(s, (glc_unary_op)op, X.view, param, O.view), GLC_OK);
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
     snprintf(what, sizeof what, "unary op %d, %s -> %s, n %zu", op, glc_dtype_name(tx),
              glc_dtype_name(to), n);

@@ -8,7 +8,7 @@
  * out's shape (ranks up to 4, aligned at the last dim). */
 void ref_binary(int op, const float *a, int ra, const int64_t *sa, const float *b, int rb,
                 const int64_t *sb, float *out, int ro, const int64_t *so);
-/* op: a glc_unary value, or 8 for scale (x * param + param2). */
+/* op: a glc_unary_op value, or 8 for scale (x * param + param2). */
 void ref_unary(int op, const float *x, float *out, size_t n, float param, float param2);
 
 #endif

@@ -1,0 +1,348 @@
+/*
+ * Graph builder (see graph.h). Builders never fail loudly: the first error
+ * is kept with its message and every later builder is a no-op returning
+ * "no tensor", so building code stays straight-line and the error comes
+ * out of glc_graph_status / glc_graph_compile.
+ */
+#include "graph.h"
+
+#include "alloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const glc_tensor no_tensor = {-1};
+
+glc_tensor glc_none(void) { return no_tensor; }
+
+static glc_tensor fail(glc_graph *g, glc_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static glc_tensor fail(glc_graph *g, glc_status st, const char *fmt, ...)
+{
+    va_list ap;
+    if (g->status != GLC_OK)
+        return no_tensor;
+    g->status = st;
+    va_start(ap, fmt);
+    vsnprintf(g->errmsg, sizeof g->errmsg, fmt, ap);
+    va_end(ap);
+    return no_tensor;
+}
+
+glc_status glc_graph_create(glc_device *dev, glc_graph **out)
+{
+    glc_graph *g;
+    if (!dev || !out)
+        return GLC_ERR_INVALID_ARG;
+    g = glc__calloc(1, sizeof *g);
+    if (!g)
+        return GLC_ERR_OUT_OF_MEMORY;
+    g->dev = dev;
+    *out = g;
+    return GLC_OK;
+}
+
+void glc_graph_destroy(glc_graph *g)
+{
+    size_t i;
+    int v;
+    if (!g)
+        return;
+    for (i = 0; i < g->nt; i++)
+        glc__free(g->t[i].name);
+    for (i = 0; i < g->nout; i++)
+        glc__free(g->out[i].name);
+    for (v = 0; v < g->nvars; v++)
+        glc__free(g->var[v].name);
+    glc__free(g->t);
+    glc__free(g->n);
+    glc__free(g->out);
+    glc__free(g);
+}
+
+glc_status glc_graph_status(const glc_graph *g) { return g ? g->status : GLC_ERR_INVALID_ARG; }
+const char *glc_graph_errmsg(const glc_graph *g) { return g ? g->errmsg : ""; }
+
+/* Grows an array of `size`-byte items to hold one more; 0 on OOM. */
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+    void *p;
+    size_t c;
+    if (n < *cap)
+        return 1;
+    c = *cap ? *cap * 2 : 16;
+    p = glc__realloc(*v, c * size);
+    if (!p)
+        return 0;
+    *v = p;
+    *cap = c;
+    return 1;
+}
+
+int64_t glc__dim_value(const glc_graph *g, int64_t d, const int64_t *vals)
+{
+    int64_t i = -1 - d;
+    if (d >= 1)
+        return d;
+    if (i < 0 || i >= g->nvars)
+        return 0;
+    return vals ? vals[i] : g->var[i].max;
+}
+
+int64_t glc_graph_var(glc_graph *g, const char *name, int64_t min, int64_t max)
+{
+    glc__gvar *v;
+    if (!g || g->status != GLC_OK)
+        return 0;
+    if (!name || min < 1 || max < min) {
+        fail(g, GLC_ERR_INVALID_ARG, "glc_graph_var(\"%s\"): bounds [%lld, %lld] (need 1 <= min <= max)",
+             name ? name : "(null)", (long long)min, (long long)max);
+        return 0;
+    }
+    if (g->nvars == GLC__GRAPH_MAX_VARS) {
+        fail(g, GLC_ERR_BOUNDS, "glc_graph_var(\"%s\"): at most %d variables", name,
+             GLC__GRAPH_MAX_VARS);
+        return 0;
+    }
+    v = &g->var[g->nvars];
+    if (!(v->name = glc__strdup(name))) {
+        fail(g, GLC_ERR_OUT_OF_MEMORY, "glc_graph_var: out of memory");
+        return 0;
+    }
+    v->min = min;
+    v->max = max;
+    return GLC_DIM_VAR(g->nvars++);
+}
+
+static int32_t add_tensor(glc_graph *g, glc__tkind kind, const char *name, glc_dtype dtype,
+                          int rank, const int64_t *shape)
+{
+    glc__gtensor *t;
+    if (!grow((void **)&g->t, &g->tcap, g->nt, sizeof *g->t)) {
+        fail(g, GLC_ERR_OUT_OF_MEMORY, "graph: out of memory");
+        return -1;
+    }
+    t = &g->t[g->nt];
+    memset(t, 0, sizeof *t);
+    if (name && !(t->name = glc__strdup(name))) {
+        fail(g, GLC_ERR_OUT_OF_MEMORY, "graph: out of memory");
+        return -1;
+    }
+    t->kind = kind;
+    t->dtype = dtype;
+    t->rank = rank;
+    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)rank);
+    t->producer = -1;
+    return (int32_t)g->nt++;
+}
+
+static glc_tensor leaf(glc_graph *g, glc__tkind kind, const char *what, const char *name,
+                       glc_dtype dtype, int rank, const int64_t *shape)
+{
+    glc_tensor r;
+    size_t i;
+    int d;
+    if (!g || g->status != GLC_OK)
+        return no_tensor;
+    if (!name || !*name)
+        return fail(g, GLC_ERR_INVALID_ARG, "%s: a name is required", what);
+    for (i = 0; i < g->nt; i++)
+        if (g->t[i].name && strcmp(g->t[i].name, name) == 0)
+            return fail(g, GLC_ERR_INVALID_ARG, "%s(\"%s\"): the name is taken", what, name);
+    if (!glc_dtype_row_bytes(dtype, 32) || rank < 1 || rank > GLC_MAX_DIMS || !shape)
+        return fail(g, GLC_ERR_INVALID_ARG, "%s(\"%s\"): dtype %d, rank %d", what, name,
+                    (int)dtype, rank);
+    for (d = 0; d < rank; d++) {
+        if (shape[d] == 0 || (shape[d] < 0 && -1 - shape[d] >= g->nvars))
+            return fail(g, GLC_ERR_INVALID_ARG, "%s(\"%s\"): shape[%d] = %lld is neither >= 1 "
+                        "nor a variable of this graph", what, name, d, (long long)shape[d]);
+    }
+    if (!glc_dtype_row_bytes(dtype, glc__dim_value(g, shape[rank - 1], NULL)))
+        return fail(g, GLC_ERR_INVALID_ARG, "%s(\"%s\"): the last dim does not fit %s blocks",
+                    what, name, glc_dtype_name(dtype));
+    r.id = add_tensor(g, kind, name, dtype, rank, shape);
+    return r;
+}
+
+glc_tensor glc_graph_input(glc_graph *g, const char *name, glc_dtype dtype, int rank,
+                           const int64_t *shape)
+{
+    return leaf(g, GLC__T_INPUT, "glc_graph_input", name, dtype, rank, shape);
+}
+
+glc_tensor glc_graph_param(glc_graph *g, const char *name, glc_dtype dtype, int rank,
+                           const int64_t *shape)
+{
+    return leaf(g, GLC__T_PARAM, "glc_graph_param", name, dtype, rank, shape);
+}
+
+static int valid(const glc_graph *g, glc_tensor t)
+{
+    return t.id >= 0 && (size_t)t.id < g->nt;
+}
+
+void glc_graph_output(glc_graph *g, const char *name, glc_tensor t)
+{
+    glc__goutput *o;
+    size_t i;
+    if (!g || g->status != GLC_OK)
+        return;
+    if (!name || !*name || !valid(g, t)) {
+        fail(g, GLC_ERR_INVALID_ARG, "glc_graph_output(\"%s\"): %s", name ? name : "(null)",
+             valid(g, t) ? "a name is required" : "no such tensor");
+        return;
+    }
+    for (i = 0; i < g->nout; i++)
+        if (strcmp(g->out[i].name, name) == 0) {
+            fail(g, GLC_ERR_INVALID_ARG, "glc_graph_output(\"%s\"): the name is taken", name);
+            return;
+        }
+    if (!grow((void **)&g->out, &g->outcap, g->nout, sizeof *g->out)) {
+        fail(g, GLC_ERR_OUT_OF_MEMORY, "graph: out of memory");
+        return;
+    }
+    o = &g->out[g->nout];
+    if (!(o->name = glc__strdup(name))) {
+        fail(g, GLC_ERR_OUT_OF_MEMORY, "graph: out of memory");
+        return;
+    }
+    o->tensor = t.id;
+    g->nout++;
+}
+
+int glc_tensor_shape(const glc_graph *g, glc_tensor t, int64_t shape[GLC_MAX_DIMS])
+{
+    int i;
+    if (!g || !valid(g, t) || !shape)
+        return 0;
+    for (i = 0; i < GLC_MAX_DIMS; i++)
+        shape[i] = i < g->t[t.id].rank ? g->t[t.id].shape[i] : 1;
+    return g->t[t.id].rank;
+}
+
+glc_dtype glc_tensor_dtype(const glc_graph *g, glc_tensor t)
+{
+    return g && valid(g, t) ? g->t[t.id].dtype : (glc_dtype)0;
+}
+
+/* Fills args' tensors from graph tensors with the variables at vals. */
+static void concrete(const glc_graph *g, glc__op_args *a, const int32_t *ids, int nin,
+                     const int64_t *vals)
+{
+    int i, d;
+    for (i = 0; i < nin; i++) {
+        glc__tensor *t = &a->t[i];
+        memset(t, 0, sizeof *t);
+        if (ids[i] < 0)
+            continue;
+        t->present = 1;
+        t->dtype = g->t[ids[i]].dtype;
+        t->rank = g->t[ids[i]].rank;
+        for (d = 0; d < GLC_MAX_DIMS; d++)
+            t->shape[d] = d < t->rank ? glc__dim_value(g, g->t[ids[i]].shape[d], vals) : 1;
+    }
+}
+
+glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin, glc_dtype odt,
+                           const float *f, int nf, const int64_t *iv, int ni)
+{
+    const glc__op_desc *desc = glc__ops[op];
+    glc__op_args a, probe;
+    int64_t vals[GLC__GRAPH_MAX_VARS], sym[GLC_MAX_DIMS];
+    char err[400];
+    glc__gnode *node;
+    int i, v, d;
+    int32_t out;
+    glc_status st;
+    if (!g || g->status != GLC_OK)
+        return no_tensor;
+    for (i = 0; i < nin; i++)
+        if (in[i] != -1 && (in[i] < 0 || (size_t)in[i] >= g->nt))
+            return fail(g, GLC_ERR_INVALID_ARG, "%s: input %d is not a tensor of this graph",
+                        desc->name, i);
+    glc__op_args_init(&a, op, nin, 1);
+    for (i = 0; i < nf; i++)
+        a.f[i] = f[i];
+    for (i = 0; i < ni; i++)
+        a.i[i] = iv[i];
+    concrete(g, &a, in, nin, NULL);
+    memset(&a.t[nin], 0, sizeof a.t[nin]);
+    a.t[nin].present = 1;
+    a.t[nin].dtype = odt ? odt : GLC_DTYPE_F32;
+    err[0] = '\0';
+    if ((st = desc->infer(&a, err, sizeof err)) != GLC_OK)
+        return fail(g, st, "%s", err);
+    /* which output dims follow a variable: infer again with it one lower */
+    for (d = 0; d < GLC_MAX_DIMS; d++)
+        sym[d] = a.t[nin].shape[d];
+    for (v = 0; v < g->nvars; v++) {
+        if (g->var[v].min == g->var[v].max)
+            continue;
+        for (i = 0; i < g->nvars; i++)
+            vals[i] = g->var[i].max;
+        vals[v] = g->var[v].max - 1;
+        probe = a;
+        concrete(g, &probe, in, nin, vals);
+        if (desc->infer(&probe, err, sizeof err) != GLC_OK)
+            continue; /* only the maxima need to be valid here; runs re-check */
+        for (d = 0; d < a.t[nin].rank; d++) {
+            if (probe.t[nin].shape[d] == a.t[nin].shape[d])
+                continue;
+            if (a.t[nin].shape[d] != g->var[v].max || probe.t[nin].shape[d] != vals[v] ||
+                sym[d] < 0)
+                return fail(g, GLC_ERR_UNSUPPORTED,
+                            "%s: output dim %d depends on variable %s in a way a plan cannot "
+                            "express (only the variable itself)",
+                            desc->name, d, g->var[v].name);
+            sym[d] = GLC_DIM_VAR(v);
+        }
+    }
+    if (!grow((void **)&g->n, &g->ncap, g->nn, sizeof *g->n))
+        return fail(g, GLC_ERR_OUT_OF_MEMORY, "graph: out of memory");
+    out = add_tensor(g, GLC__T_VALUE, NULL, a.t[nin].dtype, a.t[nin].rank, sym);
+    if (out < 0)
+        return no_tensor;
+    g->t[out].producer = (int32_t)g->nn;
+    node = &g->n[g->nn++];
+    node->args = a;
+    for (i = 0; i < GLC__OP_MAX_TENSORS; i++)
+        node->tensor[i] = i < nin ? in[i] : i == nin ? out : -1;
+    {
+        glc_tensor r;
+        r.id = out;
+        return r;
+    }
+}
+
+/* ---- builders ---- */
+
+static glc_tensor node2(glc_graph *g, glc__op op, glc_tensor a, glc_tensor b)
+{
+    int32_t in[2];
+    in[0] = a.id;
+    in[1] = b.id;
+    return glc__graph_node(g, op, in, 2, 0, NULL, 0, NULL, 0);
+}
+
+glc_tensor glc_add(glc_graph *g, glc_tensor a, glc_tensor b) { return node2(g, GLC__OP_ADD, a, b); }
+glc_tensor glc_sub(glc_graph *g, glc_tensor a, glc_tensor b) { return node2(g, GLC__OP_SUB, a, b); }
+glc_tensor glc_mul(glc_graph *g, glc_tensor a, glc_tensor b) { return node2(g, GLC__OP_MUL, a, b); }
+glc_tensor glc_div(glc_graph *g, glc_tensor a, glc_tensor b) { return node2(g, GLC__OP_DIV, a, b); }
+
+glc_tensor glc_scale(glc_graph *g, glc_tensor x, float a, float b)
+{
+    float f[2];
+    f[0] = a;
+    f[1] = b;
+    return glc__graph_node(g, GLC__OP_SCALE, &x.id, 1, 0, f, 2, NULL, 0);
+}
+
+glc_tensor glc_unary(glc_graph *g, glc_unary_op op, glc_tensor x, float param)
+{
+    int64_t i = op;
+    return glc__graph_node(g, GLC__OP_UNARY, &x.id, 1, 0, &param, 1, &i, 1);
+}

@@ -1,0 +1,69 @@
+/*
+ * The graph builder, GL-free: tensors (inputs, params, values made by
+ * nodes), nodes (an op instance of the op table with its tensor ids), dim
+ * variables, named outputs, and the sticky first error. Shapes of values
+ * are inferred by the op table's rules when a node is added; a dim that
+ * follows a variable is kept symbolic (GLC_DIM_VAR), found by inferring the
+ * node again with each variable one below its maximum.
+ */
+#ifndef GLC_GRAPH_H
+#define GLC_GRAPH_H
+
+#include "ops.h"
+
+#define GLC__GRAPH_MAX_VARS 8
+
+typedef enum glc__tkind {
+    GLC__T_INPUT = 1,
+    GLC__T_PARAM,
+    GLC__T_VALUE
+} glc__tkind;
+
+typedef struct glc__gtensor {
+    glc__tkind kind;
+    glc_dtype dtype;
+    int rank;
+    int64_t shape[GLC_MAX_DIMS]; /* >= 1, or GLC_DIM_VAR(i) */
+    char *name;                  /* inputs, params; NULL for values */
+    int32_t producer;            /* node index for values, else -1 */
+} glc__gtensor;
+
+typedef struct glc__gnode {
+    glc__op_args args;                     /* shapes at the variables' maxima */
+    int32_t tensor[GLC__OP_MAX_TENSORS];   /* inputs then outputs; -1 absent */
+} glc__gnode;
+
+typedef struct glc__gvar {
+    char *name;
+    int64_t min, max;
+} glc__gvar;
+
+typedef struct glc__goutput {
+    char *name;
+    int32_t tensor;
+} glc__goutput;
+
+struct glc_graph {
+    struct glc_device *dev;
+    glc_status status;
+    char errmsg[512];
+    glc__gtensor *t;
+    size_t nt, tcap;
+    glc__gnode *n;
+    size_t nn, ncap;
+    glc__gvar var[GLC__GRAPH_MAX_VARS];
+    int nvars;
+    glc__goutput *out;
+    size_t nout, outcap;
+};
+
+/* Adds a node for `op` with inputs in[0..nin) (-1: absent optional), the
+ * output dtype `odt` (0: the rule's choice, F32 by default) and scalar args
+ * (f, i: may be NULL); returns the output tensor. Sticky errors. */
+glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin, glc_dtype odt,
+                           const float *f, int nf, const int64_t *iv, int ni);
+
+/* The value of a shape dim with the variables at `vals` (NULL: maxima). */
+int64_t glc__dim_value(const glc_graph *g, int64_t d, const int64_t *vals);
+
+#endif

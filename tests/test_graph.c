@@ -1,0 +1,150 @@
+/*
+ * The graph builder, GL-free (a fake device; the builder never calls GL):
+ * shape inference through the op table, symbolic dims that follow a
+ * variable, the sticky first error with its message, names, and
+ * allocation-failure injection.
+ */
+#include "testutil.h"
+
+#include "alloc.h"
+#include "device.h"
+#include "graph.h"
+
+static glc_device *fake(void)
+{
+    glc__gl gl;
+    glc_device_limits lim;
+    glc_device *dev;
+    memset(&gl, 0, sizeof gl);
+    memset(&lim, 0, sizeof lim);
+    assert_int_equal(glc__device_create_fake(&gl, &lim, &dev), GLC_OK);
+    return dev;
+}
+
+static void test_shapes_and_vars(void **state)
+{
+    glc_device *dev = fake();
+    glc_graph *g;
+    int64_t T, shape[4], xs[2], bs[1] = {64};
+    glc_tensor x, b, y, z;
+    (void)state;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    T = glc_graph_var(g, "T", 1, 128);
+    assert_true(T == GLC_DIM_VAR(0));
+    xs[0] = T;
+    xs[1] = 64;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    b = glc_graph_param(g, "b", GLC_DTYPE_F16, 1, bs);
+    y = glc_add(g, x, b); /* [T, 64] + [64] broadcasts */
+    z = glc_unary(g, GLC_UNARY_SILU, glc_scale(g, y, 2.0f, 1.0f), 0);
+    glc_graph_output(g, "z", z);
+    assert_int_equal(glc_graph_status(g), GLC_OK);
+    assert_int_equal(glc_tensor_shape(g, z, shape), 2);
+    assert_true(shape[0] == T && shape[1] == 64); /* the variable carried through */
+    assert_int_equal(glc_tensor_dtype(g, z), GLC_DTYPE_F32);
+    assert_int_equal(g->nn, 3);
+    glc_graph_destroy(g);
+    glc_device_destroy(dev);
+}
+
+static void test_sticky_error(void **state)
+{
+    glc_device *dev = fake();
+    glc_graph *g;
+    int64_t s23[2] = {2, 3}, s4[1] = {4};
+    glc_tensor a, b, bad, after;
+    (void)state;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, s23);
+    b = glc_graph_input(g, "b", GLC_DTYPE_F32, 1, s4);
+    bad = glc_mul(g, a, b);
+    assert_true(bad.id < 0);
+    assert_int_equal(glc_graph_status(g), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_graph_errmsg(g),
+                        "mul: shapes [2, 3] f32 and [4] f32 do not broadcast (dim 1: 3 vs 4)");
+    after = glc_add(g, a, a); /* a no-op now: the first error stays */
+    assert_true(after.id < 0);
+    glc_graph_output(g, "y", after);
+    assert_string_equal(glc_graph_errmsg(g),
+                        "mul: shapes [2, 3] f32 and [4] f32 do not broadcast (dim 1: 3 vs 4)");
+    glc_graph_destroy(g);
+
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, s23);
+    glc_graph_input(g, "a", GLC_DTYPE_F32, 2, s23);
+    assert_string_equal(glc_graph_errmsg(g), "glc_graph_input(\"a\"): the name is taken");
+    glc_graph_destroy(g);
+
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    {
+        int64_t bad_shape[2] = {GLC_DIM_VAR(3), 4};
+        glc_graph_input(g, "x", GLC_DTYPE_F32, 2, bad_shape);
+        tu_assert_contains(glc_graph_errmsg(g), "is neither >= 1 nor a variable of this graph");
+    }
+    glc_graph_destroy(g);
+
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    glc_graph_var(g, "T", 8, 4);
+    assert_string_equal(glc_graph_errmsg(g),
+                        "glc_graph_var(\"T\"): bounds [8, 4] (need 1 <= min <= max)");
+    glc_graph_destroy(g);
+
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    {
+        glc_tensor stray = {7};
+        glc_add(g, stray, stray);
+        assert_string_equal(glc_graph_errmsg(g), "add: input 0 is not a tensor of this graph");
+    }
+    glc_graph_destroy(g);
+    glc_graph_destroy(NULL);
+    assert_int_equal(glc_graph_create(NULL, &g), GLC_ERR_INVALID_ARG);
+    glc_device_destroy(dev);
+}
+
+static glc_status build_once(glc_device *dev)
+{
+    glc_graph *g;
+    int64_t T, xs[2], ws[1] = {32};
+    glc_tensor x, w, y;
+    glc_status st = glc_graph_create(dev, &g);
+    if (st != GLC_OK)
+        return st;
+    T = glc_graph_var(g, "T", 1, 16);
+    xs[0] = T;
+    xs[1] = 32;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    w = glc_graph_param(g, "w", GLC_DTYPE_F32, 1, ws);
+    y = glc_mul(g, x, w);
+    y = glc_add(g, y, x);
+    glc_graph_output(g, "y", y);
+    st = glc_graph_status(g);
+    glc_graph_destroy(g);
+    return st;
+}
+
+static void test_alloc_failures(void **state)
+{
+    glc_device *dev = fake();
+    glc_status st = GLC_ERR_OUT_OF_MEMORY;
+    long k;
+    (void)state;
+    for (k = 1; k < 100 && st != GLC_OK; k++) {
+        glc__alloc_fail_after(k);
+        st = build_once(dev);
+        glc__alloc_fail_after(0);
+        assert_true(st == GLC_OK || st == GLC_ERR_OUT_OF_MEMORY);
+    }
+    assert_int_equal(st, GLC_OK);
+    assert_true(k > 3); /* it did fail on the way */
+    glc_device_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shapes_and_vars),
+        cmocka_unit_test(test_sticky_error),
+        cmocka_unit_test(test_alloc_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
