@@ -1,35 +1,430 @@
 /*
- * PLACEHOLDER for an op family not written yet: the ops are declared and
- * their entry points exist, but each reports GLC_ERR_UNSUPPORTED ("not
- * implemented yet"). Replaced by the family's real rules and plans.
+ * Attention: prefill (glc_op_sdpa) and decode (glc_op_sdpa_decode), both
+ * grouped-query, both with online softmax so no Tq x Tk score matrix is
+ * ever stored. Rules and plans here (GL-free), kernels in glsl/sdpa*.comp.
+ *
+ * Variants, chosen from the target:
+ *  - GPUs: prefill runs the tile variant of glsl/sdpa.comp, one work group per (block of
+ *    BQ query rows, head) streaming BK-key tiles of K and V through shared
+ *    memory, the tile sizes the largest that fit the device's shared memory
+ *    (16 KiB on the ES 3.1 minimum, 48 KiB on NVIDIA). Decode runs the
+ *    split variant, one group per (kv head, block of the query heads
+ *    that share it, chunk of SDPA_CHUNK keys): each K and V row is read once
+ *    for all the heads of the group.
+ *  - llvmpipe, where barrier() and shared memory are slow: the rows variant,
+ *    one invocation per (query row, head) (decode: per (head, chunk)) with q
+ *    and the output row in registers.
+ * Decode is flash-decoding: the keys are cut into chunks of SDPA_CHUNK, the
+ * first dispatch writes each chunk's max, sum and unnormalised output into
+ * the scratch view, and glsl/sdpa_combine.comp merges them per head. A
+ * decode whose keys fit one chunk is a single dispatch that writes out.
+ *
+ * The kernels work in base 2: q is scaled by scale * log2(e) once and the
+ * exponentials are exp2. Keys masked out (past kv_len, or after the query's
+ * position with causal) weigh exactly 0.
  */
 #include "op_run.h"
 
-static glc_status not_yet(glc__op_args *a, char *err, size_t len)
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SDPA_CHUNK 256   /* decode keys per split: glc_sdpa_decode_scratch depends on it */
+#define SDPA_MAX_DIM 256 /* D and Dv */
+#define TILE_LOCAL 128   /* the ES 3.1 minimum of invocations per group */
+#define ROWS_LOCAL 32    /* rows variant: (row, head) pairs per group */
+/* llvmpipe ends every loop of a shader invocation once 65535 iterations
+ * have run in all of them together (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS),
+ * silently: the rows variant's loops are counted and kept below this. */
+#define LLVMPIPE_LOOP_BUDGET 60000 /* with a margin: the count is estimated */
+#define COMBINE_LOCAL 64
+#define SPLIT_MAX_HEADS 8 /* query heads per split-variant group */
+#define LOG2E 1.4426950408889634
+
+/* The resolved scalars of one call (desc defaults filled in). */
+typedef struct sdpa_cfg {
+    int64_t tq, tk, hq, hkv, d, dv;
+    int64_t kv_len;   /* keys in use */
+    int64_t q_offset; /* position of query row 0 (meaningful with causal) */
+    int causal;
+    float scale;
+} sdpa_cfg;
+
+static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int t_define(glc_dtype d)
 {
-    (void)len;
-    glc__op_error(err, len, glc__ops[a->op]->name, "not implemented yet");
-    return GLC_ERR_UNSUPPORTED;
+    return d == GLC_DTYPE_F16 ? 1 : 0;
 }
 
-static glc_status no_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p, char *err, size_t len)
+/* The shared checks of both ops; fills cfg and the output's shape. */
+static glc_status sdpa_check(glc__op_args *a, const char *name, sdpa_cfg *c, char *err,
+                             size_t len)
 {
-    (void)a; (void)tg; (void)p; (void)err; (void)len;
-    return GLC_ERR_UNSUPPORTED;
+    glc__tensor *q = &a->t[0], *k = &a->t[1], *v = &a->t[2], *o = &a->t[3];
+    char sq[96], sk[96], sv[96];
+    glc__shape_str(q, sq, sizeof sq);
+    glc__shape_str(k, sk, sizeof sk);
+    glc__shape_str(v, sv, sizeof sv);
+    if (q->dtype != GLC_DTYPE_F32 || (k->dtype != GLC_DTYPE_F32 && k->dtype != GLC_DTYPE_F16) ||
+        (v->dtype != GLC_DTYPE_F32 && v->dtype != GLC_DTYPE_F16))
+        return glc__op_error(err, len, name,
+                             "q %s, k %s, v %s: q must be f32, k and v f32 or f16", sq, sk, sv);
+    if (q->rank != 3 || k->rank != 3 || v->rank != 3)
+        return glc__op_error(err, len, name, "q %s, k %s, v %s: each must be rank 3 [T, H, D]",
+                             sq, sk, sv);
+    c->tq = q->shape[0];
+    c->hq = q->shape[1];
+    c->d = q->shape[2];
+    c->tk = k->shape[0];
+    c->hkv = k->shape[1];
+    c->dv = v->shape[2];
+    if (k->shape[2] != c->d)
+        return glc__op_error(err, len, name, "q %s and k %s: head dims differ (%lld vs %lld)", sq,
+                             sk, (long long)c->d, (long long)k->shape[2]);
+    if (v->shape[0] != c->tk || v->shape[1] != c->hkv)
+        return glc__op_error(err, len, name, "k %s and v %s: keys or kv heads differ", sk, sv);
+    if (c->hq % c->hkv)
+        return glc__op_error(err, len, name,
+                             "q %s, k %s: %lld query heads are not a multiple of %lld kv heads",
+                             sq, sk, (long long)c->hq, (long long)c->hkv);
+    if (c->d > SDPA_MAX_DIM || c->dv > SDPA_MAX_DIM)
+        return glc__op_error(err, len, name, "q %s, v %s: head dims up to %d are supported", sq,
+                             sv, SDPA_MAX_DIM);
+    /* element indices are u32 in the kernels */
+    if (glc__numel(q) > 0xffffffffll || glc__numel(k) > 0xffffffffll ||
+        glc__numel(v) > 0xffffffffll || c->tq * c->hq * c->dv > 0xffffffffll)
+        return glc__op_error(err, len, name, "q %s, k %s, v %s: over 2^32 - 1 elements", sq, sk,
+                             sv);
+    if (!(a->f[0] == a->f[0]) || a->f[0] > 3.4e38f || a->f[0] < -3.4e38f)
+        return glc__op_error(err, len, name, "scale %g is not finite", (double)a->f[0]);
+    c->scale = a->f[0] != 0 ? a->f[0] : (float)(1.0 / sqrt((double)c->d));
+    c->causal = a->i[0] != 0;
+    if (a->i[2] < 0 || a->i[2] > c->tk)
+        return glc__op_error(err, len, name, "kv_len %lld with k %s: must be in [0, %lld]",
+                             (long long)a->i[2], sk, (long long)c->tk);
+    c->kv_len = a->i[2] ? a->i[2] : c->tk;
+    if (a->i[1] < -1)
+        return glc__op_error(err, len, name, "q_offset %lld: must be >= 0, or -1 for kv_len - Tq",
+                             (long long)a->i[1]);
+    c->q_offset = a->i[1] == -1 ? c->kv_len - c->tq : a->i[1];
+    if (c->causal && c->q_offset < 0)
+        return glc__op_error(err, len, name,
+                             "causal with q %s and kv_len %lld: query row 0 would sit at "
+                             "position %lld, before every key",
+                             sq, (long long)c->kv_len, (long long)c->q_offset);
+    if (c->q_offset > 0xffffffffll - c->tq)
+        return glc__op_error(err, len, name, "q_offset %lld is too large",
+                             (long long)c->q_offset);
+    o->dtype = GLC_DTYPE_F32;
+    o->rank = 3;
+    o->shape[0] = c->tq;
+    o->shape[1] = c->hq;
+    o->shape[2] = c->dv;
+    o->shape[3] = 1;
+    return GLC_OK;
 }
 
-static glc_status stub(glc_session *s, glc__op op, int nin, int nout, const glc_view *v)
+static glc_status sdpa_infer(glc__op_args *a, char *err, size_t len)
+{
+    sdpa_cfg c;
+    return sdpa_check(a, "sdpa", &c, err, len);
+}
+
+/* Keys the last query row can see: the keys any work needs. */
+static int64_t keys_needed(const sdpa_cfg *c, int64_t last_row)
+{
+    if (c->causal && c->q_offset + last_row + 1 < c->kv_len)
+        return c->q_offset + last_row + 1;
+    return c->kv_len;
+}
+
+/* The rows variant takes the head dims as params (one compile for every
+ * shape), the others as defines. */
+static void common_defines(glc__dispatch_plan *d, int variant, const glc__op_args *a,
+                           const sdpa_cfg *c)
+{
+    glc__define_int(d, "VARIANT", variant);
+    if (variant != 0) {
+        glc__define_int(d, "D", c->d);
+        glc__define_int(d, "DV", c->dv);
+    }
+    glc__define_int(d, "KT", t_define(a->t[1].dtype));
+    glc__define_int(d, "VT", t_define(a->t[2].dtype));
+    glc__define_int(d, "KVEC", c->d % 4 == 0);
+    glc__define_int(d, "VVEC", c->dv % 4 == 0);
+}
+
+/* sdpa.comp's rows variant: items (row, head) pairs, or (head, split) with
+ * split. */
+static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
+                            int split, uint64_t nsplit, int out_tensor, char *err, size_t len)
+{
+    uint64_t items = split ? (uint64_t)c->hq * nsplit : (uint64_t)(c->tq * c->hq);
+    int64_t keys = split ? SDPA_CHUNK : keys_needed(c, c->tq - 1), du = (c->d + 3) / 4;
+    int64_t dvu = (c->dv + 3) / 4;
+    int kb;
+    glc__dispatch_plan *d;
+    /* KB keys a pass over the head dims: the loop iterations of one
+     * invocation. KB 32 is the most Mesa unrolls (a loop over 64 keys would
+     * count 64 iterations a head-dim step). */
+    for (kb = 16; kb <= 32; kb *= 2)
+        if (du + 2 * dvu + ceil_div64(keys, kb) * (du + dvu + 4) <= LLVMPIPE_LOOP_BUDGET)
+            break;
+    if (kb > 32)
+        return glc__op_error(err, len, glc__ops[a->op]->name,
+                             "%lld keys with head dims %lld and %lld: more than llvmpipe runs in "
+                             "one shader invocation (65535 loop iterations in all)",
+                             (long long)keys, (long long)c->d, (long long)c->dv);
+    d = glc__plan_dispatch(p, "sdpa", ROWS_LOCAL, items);
+    common_defines(d, 0, a, c);
+    glc__define_int(d, "KB", kb);
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 2, GLC_READ);
+    glc__plan_bind(d, out_tensor, GLC_WRITE);
+    glc__plan_param(d, (uint32_t)c->tq);
+    glc__plan_param(d, (uint32_t)c->hq);
+    glc__plan_param(d, (uint32_t)(c->hq / c->hkv));
+    glc__plan_param(d, (uint32_t)c->hkv);
+    glc__plan_param(d, (uint32_t)c->kv_len);
+    glc__plan_param(d, (uint32_t)c->q_offset);
+    glc__plan_param(d, (uint32_t)c->causal);
+    glc__plan_paramf(d, (float)(c->scale * LOG2E));
+    glc__plan_param(d, SDPA_CHUNK);
+    glc__plan_param(d, (uint32_t)nsplit);
+    glc__plan_param(d, (uint32_t)items);
+    glc__plan_param(d, (uint32_t)c->d);
+    glc__plan_param(d, (uint32_t)c->dv);
+    glc__plan_param(d, (uint32_t)split);
+    if (out_tensor == GLC__SCRATCH)
+        d->bind[3].size = 4 * (size_t)items * (size_t)(c->dv + 2);
+    return GLC_OK;
+}
+
+/* Shared bytes of the tile variant with bq rows and bk keys per tile (vec4 rows
+ * of q and k padded to an odd number of vec4, score rows by one float:
+ * conflict-free column reads). */
+static size_t tile_bytes(const sdpa_cfg *c, int bq, int bk)
+{
+    size_t du = (size_t)(c->d + 3) / 4, dvu = (size_t)(c->dv + 3) / 4;
+    size_t st = du | 1;
+    return 16 * (bq * st + bk * st + bk * dvu) + 4 * 2 * (size_t)bq * (bk + 1);
+}
+
+static glc_status plan_tile(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
+                            const glc__target *tg, char *err, size_t len)
+{
+    static const int bqs[3] = {16, 8, 4}, bks[6] = {32, 16, 8, 4, 2, 1};
+    uint32_t budget = tg->limits.max_shared_bytes;
+    int bq = 0, bk = 0, i, j, per, rq, rk;
+    uint64_t nqb;
+    glc__dispatch_plan *d;
+    for (i = 0; i < 3 && !bq; i++)
+        for (j = 0; j < 6 && !bq; j++)
+            if (tile_bytes(c, bqs[i], bks[j]) <= budget) {
+                bq = bqs[i];
+                bk = bks[j];
+            }
+    if (!bq)
+        return glc__op_error(err, len, "sdpa", "head dims %lld, %lld need more than the %u "
+                             "bytes of shared memory of this device",
+                             (long long)c->d, (long long)c->dv, budget);
+    /* scores per thread as a rq x rk register block */
+    per = bq * bk / TILE_LOCAL;
+    rq = per >= 2 ? 2 : 1;
+    rk = per >= 4 ? per / 2 : 1;
+    nqb = (uint64_t)(c->tq + bq - 1) / bq;
+    d = glc__plan_dispatch(p, "sdpa", TILE_LOCAL, 1);
+    d->groups = nqb * (uint64_t)c->hq;
+    common_defines(d, 1, a, c);
+    glc__define_int(d, "BQ", bq);
+    glc__define_int(d, "BK", bk);
+    glc__define_int(d, "RQ", rq);
+    glc__define_int(d, "RK", rk);
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 2, GLC_READ);
+    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_param(d, (uint32_t)c->tq);
+    glc__plan_param(d, (uint32_t)c->hq);
+    glc__plan_param(d, (uint32_t)(c->hq / c->hkv));
+    glc__plan_param(d, (uint32_t)c->hkv);
+    glc__plan_param(d, (uint32_t)c->kv_len);
+    glc__plan_param(d, (uint32_t)c->q_offset);
+    glc__plan_param(d, (uint32_t)c->causal);
+    glc__plan_paramf(d, (float)(c->scale * LOG2E));
+    glc__plan_param(d, (uint32_t)nqb);
+    return GLC_OK;
+}
+
+static glc_status sdpa_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                            char *err, size_t len)
+{
+    glc__op_args tmp = *a;
+    sdpa_cfg c;
+    glc_status st = sdpa_check(&tmp, "sdpa", &c, err, len);
+    if (st != GLC_OK)
+        return st;
+    if (tg->is_llvmpipe)
+        return plan_rows(p, a, &c, 0, 1, 3, err, len);
+    return plan_tile(p, a, &c, tg, err, len);
+}
+
+/* ---- decode ---- */
+
+int64_t glc_sdpa_decode_scratch(int64_t hq, int64_t dv, int64_t kv_len)
+{
+    if (hq < 1 || dv < 1 || kv_len < 1)
+        return 0;
+    return hq * ceil_div64(kv_len, SDPA_CHUNK) * (dv + 2);
+}
+
+static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
+{
+    sdpa_cfg c;
+    char sq[96];
+    glc_status st = sdpa_check(a, "sdpa_decode", &c, err, len);
+    if (st != GLC_OK)
+        return st;
+    if (c.tq != 1)
+        return glc__op_error(err, len, "sdpa_decode", "q %s: decode takes one query row",
+                             glc__shape_str(&a->t[0], sq, sizeof sq));
+    /* i[3]: the scratch view's dtype as the entry point saw it (0: none) */
+    if (a->i[3] && a->i[3] != GLC_DTYPE_F32)
+        return glc__op_error(err, len, "sdpa_decode", "scratch is %s, must be f32",
+                             glc_dtype_name((glc_dtype)a->i[3]));
+    return GLC_OK;
+}
+
+/* Shared bytes of the split variant with gb heads per group and rg heads per
+ * reduction round. */
+static size_t split_bytes(const sdpa_cfg *c, int gb, int rg)
+{
+    size_t du = (size_t)(c->d + 3) / 4;
+    return 16 * (size_t)gb * du + 16 * (size_t)SDPA_CHUNK * (size_t)((gb + 3) / 4) +
+           4 * (size_t)gb * TILE_LOCAL + 20 * (size_t)rg * TILE_LOCAL;
+}
+
+static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
+                             const glc__target *tg, uint64_t nused, int out_tensor, char *err,
+                             size_t len)
+{
+    int64_t group = c->hq / c->hkv;
+    int gb = group < SPLIT_MAX_HEADS ? (int)group : SPLIT_MAX_HEADS, rg = gb, units, lanes;
+    uint32_t budget = tg->limits.max_shared_bytes;
+    uint64_t nhb;
+    glc__dispatch_plan *d;
+    while (split_bytes(c, gb, rg) > budget) {
+        if (rg > 1)
+            rg--;
+        else if (gb > 1)
+            gb = rg = gb - 1;
+        else
+            return glc__op_error(err, len, "sdpa_decode",
+                                 "head dim %lld needs more than the %u bytes of shared memory "
+                                 "of this device",
+                                 (long long)c->d, budget);
+    }
+    nhb = (uint64_t)ceil_div64(group, gb);
+    units = (int)((c->dv + 3) / 4);
+    for (lanes = 1; lanes < units; lanes *= 2)
+        ;
+    d = glc__plan_dispatch(p, "sdpa", TILE_LOCAL, 1);
+    d->groups = (uint64_t)c->hkv * nhb * nused;
+    common_defines(d, 2, a, c);
+    glc__define_int(d, "GB", gb);
+    glc__define_int(d, "RG", rg);
+    glc__define_int(d, "CHUNK", SDPA_CHUNK);
+    glc__define_int(d, "LANES", lanes);
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 2, GLC_READ);
+    glc__plan_bind(d, out_tensor, GLC_WRITE);
+    glc__plan_param(d, (uint32_t)c->hq);
+    glc__plan_param(d, (uint32_t)group);
+    glc__plan_param(d, (uint32_t)c->hkv);
+    glc__plan_param(d, (uint32_t)keys_needed(c, 0));
+    glc__plan_param(d, (uint32_t)nused);
+    glc__plan_param(d, (uint32_t)nhb);
+    glc__plan_paramf(d, (float)(c->scale * LOG2E));
+    glc__plan_param(d, nused == 1);
+    if (out_tensor == GLC__SCRATCH)
+        d->bind[3].size = 4 * (size_t)c->hq * nused * (size_t)(c->dv + 2);
+    return GLC_OK;
+}
+
+static glc_status decode_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                              char *err, size_t len)
+{
+    glc__op_args tmp = *a;
+    sdpa_cfg c;
+    uint64_t nused;
+    size_t used_bytes;
+    glc__dispatch_plan *d;
+    glc_status st = sdpa_check(&tmp, "sdpa_decode", &c, err, len);
+    if (st != GLC_OK)
+        return st;
+    nused = (uint64_t)ceil_div64(keys_needed(&c, 0), SDPA_CHUNK);
+    p->scratch_bytes = 4 * (size_t)glc_sdpa_decode_scratch(c.hq, c.dv, c.kv_len);
+    /* one chunk: no partials to merge, the first dispatch writes out */
+    if (nused == 1)
+        return tg->is_llvmpipe ? plan_rows(p, a, &c, 0, 1, 3, err, len)
+                               : plan_split(p, a, &c, tg, 1, 3, err, len);
+    st = tg->is_llvmpipe ? plan_rows(p, a, &c, 1, nused, GLC__SCRATCH, err, len)
+                         : plan_split(p, a, &c, tg, nused, GLC__SCRATCH, err, len);
+    if (st != GLC_OK)
+        return st;
+    used_bytes = 4 * (size_t)c.hq * nused * (size_t)(c.dv + 2);
+    d = glc__plan_dispatch(p, "sdpa_combine", COMBINE_LOCAL, 1);
+    d->groups = (uint64_t)c.hq;
+    glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
+    d->bind[0].size = used_bytes;
+    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_param(d, (uint32_t)nused);
+    glc__plan_param(d, (uint32_t)c.dv);
+    return GLC_OK;
+}
+
+const glc__op_desc glc__op_SDPA_desc = {"sdpa", sdpa_infer, sdpa_plan};
+const glc__op_desc glc__op_SDPA_DECODE_desc = {"sdpa_decode", decode_infer, decode_plan};
+
+/* desc NULL: all defaults, q_offset -1. A zero-initialised desc means
+ * q_offset 0: query row 0 sits at position 0 (a prompt with no cache
+ * before it); pass -1 for "the last Tq positions of kv_len". */
+static void args_of(glc__op_args *args, const glc_sdpa_desc *desc)
+{
+    args->f[0] = desc ? desc->scale : 0.0f;
+    args->i[0] = desc ? desc->causal : 0;
+    args->i[1] = desc ? desc->q_offset : -1;
+    args->i[2] = desc ? desc->kv_len : 0;
+}
+
+glc_status glc_op_sdpa(glc_session *s, glc_view q, glc_view k, glc_view v,
+                       const glc_sdpa_desc *desc, glc_view out)
 {
     glc__op_args args;
-    glc__op_args_init(&args, op, nin, nout);
-    return glc__op_run(s, &args, v, NULL);
+    glc_view w[4];
+    w[0] = q;
+    w[1] = k;
+    w[2] = v;
+    w[3] = out;
+    glc__op_args_init(&args, GLC__OP_SDPA, 3, 1);
+    args_of(&args, desc);
+    return glc__op_run(s, &args, w, NULL);
 }
 
-const glc__op_desc glc__op_SDPA_desc = {"sdpa", not_yet, no_plan};
-const glc__op_desc glc__op_SDPA_DECODE_desc = {"sdpa_decode", not_yet, no_plan};
-
-glc_status glc_op_sdpa(glc_session *s, glc_view q, glc_view k, glc_view v, const glc_sdpa_desc *desc, glc_view out)
-{ glc_view w[4] = {q, k, v, out}; (void)desc; return stub(s, GLC__OP_SDPA, 3, 1, w); }
-glc_status glc_op_sdpa_decode(glc_session *s, glc_view q, glc_view k, glc_view v, const glc_sdpa_desc *desc, glc_view scratch, glc_view out)
-{ glc_view w[4] = {q, k, v, out}; (void)desc; (void)scratch; return stub(s, GLC__OP_SDPA_DECODE, 3, 1, w); }
-int64_t glc_sdpa_decode_scratch(int64_t hq, int64_t dv, int64_t kv_len) { (void)hq; (void)dv; (void)kv_len; return 0; }
+glc_status glc_op_sdpa_decode(glc_session *s, glc_view q, glc_view k, glc_view v,
+                              const glc_sdpa_desc *desc, glc_view scratch, glc_view out)
+{
+    glc__op_args args;
+    glc_view w[4];
+    w[0] = q;
+    w[1] = k;
+    w[2] = v;
+    w[3] = out;
+    glc__op_args_init(&args, GLC__OP_SDPA_DECODE, 3, 1);
+    args_of(&args, desc);
+    args.i[3] = scratch.buffer ? scratch.dtype : 0;
+    return glc__op_run(s, &args, w, &scratch);
+}

@@ -1,37 +1,380 @@
 /*
- * PLACEHOLDER for an op family not written yet: the ops are declared and
- * their entry points exist, but each reports GLC_ERR_UNSUPPORTED ("not
- * implemented yet"). Replaced by the family's real rules and plans.
+ * Quantized matmuls: out = a x W^T with W stored as MLX affine groups
+ * (matmul_affine), GGML Q8_0 / Q4_0 blocks (matmul_q), or per expert
+ * (matmul_expert: f32, f16, Q8_0 or Q4_0 experts picked by ids). Rules and
+ * plans here (GL-free); one kernel, glsl/matmul_q.comp, serves all three.
+ *
+ * Variants (chosen from the target):
+ * - split: a subgroup per tile of RN weight rows x CM rows of a, its lanes
+ *   splitting K and reducing with subgroupAdd; reads each weight byte once
+ *   per CM rows of a, coalesced. Needs GL_KHR_shader_subgroup arithmetic;
+ *   the GPU path.
+ * - row: an invocation per tile over all of K, no reduction, no shared
+ *   memory, no barrier: llvmpipe (where it measures fastest) and devices
+ *   without subgroups.
+ * CM grows with M (1, 2, 4, 8), so prefill reuses each dequantized chunk
+ * across up to 8 rows of a instead of paying the decode cost per row.
+ *
+ * matmul_affine binds a, w, scales, biases, out (+ bias): 5 or 6 SSBOs. On
+ * a device with fewer SSBO blocks per shader (the ES 3.1 minimum is 4) it
+ * runs in two dispatches: out = sum scale * (q . a), then out += sum bias
+ * * (sum of a over the group) (+ bias).
  */
 #include "op_run.h"
 
-static glc_status not_yet(glc__op_args *a, char *err, size_t len)
+#include <stdio.h>
+#include <string.h>
+
+#define SUBGROUP_ARITHMETIC 0x4u /* GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR */
+#define ROW_LOCAL 64
+
+enum { WF_F32, WF_F16, WF_Q8_0, WF_Q4_0, WF_AFFINE };
+
+/* ---- rules ---- */
+
+static glc_status check_a(const char *op, const glc__tensor *a, char *err, size_t len)
 {
-    (void)len;
-    glc__op_error(err, len, glc__ops[a->op]->name, "not implemented yet");
-    return GLC_ERR_UNSUPPORTED;
+    char sa[96];
+    if (a->dtype != GLC_DTYPE_F32)
+        return glc__op_error(err, len, op, "a %s: must be f32", glc__shape_str(a, sa, sizeof sa));
+    return GLC_OK;
 }
 
-static glc_status no_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p, char *err, size_t len)
+static glc_status check_bias(const char *op, const glc__tensor *bias, int64_t n, char *err,
+                             size_t len)
 {
-    (void)a; (void)tg; (void)p; (void)err; (void)len;
-    return GLC_ERR_UNSUPPORTED;
+    char sb[96];
+    if (bias->present && (bias->dtype != GLC_DTYPE_F32 || bias->rank != 1 || bias->shape[0] != n))
+        return glc__op_error(err, len, op, "bias %s: must be f32 [%lld]",
+                             glc__shape_str(bias, sb, sizeof sb), (long long)n);
+    return GLC_OK;
 }
 
-static glc_status stub(glc_session *s, glc__op op, int nin, int nout, const glc_view *v)
+/* out: a's shape with the last dim n. */
+static glc_status out_like_a(const char *op, const glc__tensor *a, int64_t n, glc__tensor *o,
+                             char *err, size_t len)
+{
+    o->dtype = GLC_DTYPE_F32;
+    o->rank = a->rank;
+    memcpy(o->shape, a->shape, sizeof o->shape);
+    o->shape[a->rank - 1] = n;
+    if (glc__numel(o) > 0xffffffffll || glc__numel(a) > 0xffffffffll)
+        return glc__op_error(err, len, op, "%lld outputs, %lld inputs (at most 2^32 - 1)",
+                             (long long)glc__numel(o), (long long)glc__numel(a));
+    return GLC_OK;
+}
+
+static glc_status q_infer(glc__op_args *a, char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0], *w = &a->t[1];
+    char sx[96], sw[96];
+    glc_status st;
+    if ((st = check_a("matmul_q", x, err, len)) != GLC_OK)
+        return st;
+    if ((w->dtype != GLC_DTYPE_Q8_0 && w->dtype != GLC_DTYPE_Q4_0) || w->rank != 2)
+        return glc__op_error(err, len, "matmul_q", "w %s: must be q8_0 or q4_0 [N, K]",
+                             glc__shape_str(w, sw, sizeof sw));
+    if (w->shape[1] % 32 || x->shape[x->rank - 1] != w->shape[1])
+        return glc__op_error(err, len, "matmul_q",
+                             "a %s and w %s: K must match and be a multiple of 32",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(w, sw, sizeof sw));
+    if ((st = check_bias("matmul_q", &a->t[2], w->shape[0], err, len)) != GLC_OK)
+        return st;
+    return out_like_a("matmul_q", x, w->shape[0], &a->t[3], err, len);
+}
+
+static glc_status affine_infer(glc__op_args *a, char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0], *w = &a->t[1], *sc = &a->t[2], *bi = &a->t[3];
+    int64_t bits = a->i[0], group = a->i[1], k, n;
+    char sx[96], sw[96], ss[96], sb[96];
+    glc_status st;
+    if ((st = check_a("matmul_affine", x, err, len)) != GLC_OK)
+        return st;
+    if (bits != 4 && bits != 8)
+        return glc__op_error(err, len, "matmul_affine", "bits %lld (need 4 or 8)",
+                             (long long)bits);
+    if (group != 32 && group != 64 && group != 128)
+        return glc__op_error(err, len, "matmul_affine", "group_size %lld (need 32, 64 or 128)",
+                             (long long)group);
+    k = x->shape[x->rank - 1];
+    if (k % group)
+        return glc__op_error(err, len, "matmul_affine",
+                             "group_size %lld does not divide K = %lld (a %s)", (long long)group,
+                             (long long)k, glc__shape_str(x, sx, sizeof sx));
+    if (w->dtype != GLC_DTYPE_U32 || w->rank != 2 || w->shape[1] != k * bits / 32)
+        return glc__op_error(err, len, "matmul_affine",
+                             "w %s: must be u32 [N, K * bits / 32] = [N, %lld] for a %s",
+                             glc__shape_str(w, sw, sizeof sw), (long long)(k * bits / 32),
+                             glc__shape_str(x, sx, sizeof sx));
+    n = w->shape[0];
+    if (sc->dtype != GLC_DTYPE_F32 && sc->dtype != GLC_DTYPE_F16)
+        return glc__op_error(err, len, "matmul_affine", "scales %s: must be f32 or f16",
+                             glc__shape_str(sc, ss, sizeof ss));
+    if (bi->dtype != GLC_DTYPE_F32 && bi->dtype != GLC_DTYPE_F16)
+        return glc__op_error(err, len, "matmul_affine", "biases %s: must be f32 or f16",
+                             glc__shape_str(bi, sb, sizeof sb));
+    if (sc->rank != 2 || sc->shape[0] != n || sc->shape[1] != k / group || bi->rank != 2 ||
+        bi->shape[0] != n || bi->shape[1] != k / group)
+        return glc__op_error(err, len, "matmul_affine",
+                             "scales %s and biases %s: must be [N, K / group_size] = [%lld, %lld]",
+                             glc__shape_str(sc, ss, sizeof ss), glc__shape_str(bi, sb, sizeof sb),
+                             (long long)n, (long long)(k / group));
+    if ((st = check_bias("matmul_affine", &a->t[4], n, err, len)) != GLC_OK)
+        return st;
+    return out_like_a("matmul_affine", x, n, &a->t[5], err, len);
+}
+
+static glc_status expert_infer(glc__op_args *a, char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0], *w = &a->t[1], *ids = &a->t[2];
+    glc__tensor *o = &a->t[3];
+    char sx[96], sw[96], si[96];
+    glc_status st;
+    if ((st = check_a("matmul_expert", x, err, len)) != GLC_OK)
+        return st;
+    if (w->rank != 3 || (w->dtype != GLC_DTYPE_F32 && w->dtype != GLC_DTYPE_F16 &&
+                         w->dtype != GLC_DTYPE_Q8_0 && w->dtype != GLC_DTYPE_Q4_0))
+        return glc__op_error(err, len, "matmul_expert",
+                             "w %s: must be f32, f16, q8_0 or q4_0 [E, N, K]",
+                             glc__shape_str(w, sw, sizeof sw));
+    if (ids->dtype != GLC_DTYPE_I32 || ids->rank != 2)
+        return glc__op_error(err, len, "matmul_expert", "ids %s: must be i32 [M, k]",
+                             glc__shape_str(ids, si, sizeof si));
+    if ((x->rank != 2 && x->rank != 3) || x->shape[0] != ids->shape[0] ||
+        (x->rank == 3 && x->shape[1] != ids->shape[1]) || x->shape[x->rank - 1] != w->shape[2])
+        return glc__op_error(err, len, "matmul_expert",
+                             "a %s, w %s, ids %s: a must be [M, K] or [M, k, K] for ids [M, k] "
+                             "and w [E, N, K]",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(w, sw, sizeof sw),
+                             glc__shape_str(ids, si, sizeof si));
+    o->dtype = GLC_DTYPE_F32;
+    o->rank = 3;
+    o->shape[0] = ids->shape[0];
+    o->shape[1] = ids->shape[1];
+    o->shape[2] = w->shape[1];
+    if (glc__numel(o) > 0xffffffffll || glc__numel(x) > 0xffffffffll)
+        return glc__op_error(err, len, "matmul_expert", "%lld outputs (at most 2^32 - 1)",
+                             (long long)glc__numel(o));
+    return GLC_OK;
+}
+
+/* ---- plans ---- */
+
+typedef struct variant {
+    int split;
+    uint32_t local, slots;
+    int rn, cm;
+} variant;
+
+static int cm_for(int64_t rows)
+{
+    return rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
+}
+
+/* rows: the rows of a one tile may share (M, or pairs per expert). */
+static variant choose(const glc__target *tg, int64_t rows)
+{
+    const glc_device_features *f = &tg->features;
+    uint32_t max_local = tg->limits.max_invocations < 128 ? tg->limits.max_invocations : 128;
+    variant v;
+    memset(&v, 0, sizeof v);
+    if (f->subgroup && (f->subgroup_ops & SUBGROUP_ARITHMETIC) && f->subgroup_size >= 4 &&
+        f->subgroup_size <= max_local && !tg->is_llvmpipe) {
+        v.split = 1;
+        v.slots = max_local / f->subgroup_size;
+        v.local = v.slots * f->subgroup_size;
+        v.cm = cm_for(rows);
+        v.rn = 2;
+    } else {
+        v.local = ROW_LOCAL < max_local ? ROW_LOCAL : max_local;
+        v.slots = v.local;
+        v.cm = rows <= 1 ? 1 : 4; /* each variant costs llvmpipe ~0.1 s to compile */
+        v.rn = 4;
+    }
+    return v;
+}
+
+/* The kernel's defines and params 0..7 for a tile grid of `tiles`. Only
+ * values that differ from the kernel's defaults are defined: a plan holds
+ * 192 bytes of defines. */
+static glc__dispatch_plan *begin(glc__op_plan *p, const variant *v, int wf, int64_t m, int64_t n,
+                                 int64_t k, uint32_t p4, uint64_t tiles, uint32_t wstride)
+{
+    glc__dispatch_plan *d = glc__plan_dispatch(p, "matmul_q", v->local, 1);
+    d->groups = (tiles + v->slots - 1) / v->slots;
+    glc__define_int(d, "WF", wf);
+    glc__define_int(d, "RN", v->rn);
+    glc__define_int(d, "CM", v->cm);
+    if (v->split)
+        glc__define_int(d, "SLOTS", v->slots);
+    if (k % 4)
+        glc__define(d, "AVEC", "0");
+    glc__plan_param(d, (uint32_t)m);
+    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param(d, (uint32_t)k);
+    glc__plan_param(d, (uint32_t)((k + 31) / 32));
+    glc__plan_param(d, p4);
+    glc__plan_param(d, (uint32_t)((n + v->rn - 1) / v->rn));
+    glc__plan_param(d, (uint32_t)tiles);
+    glc__plan_param(d, wstride);
+    return d;
+}
+
+static void params_8_12(glc__dispatch_plan *d, uint32_t groups, uint32_t chunks_per_group,
+                        uint32_t experts, uint32_t per_pair, uint32_t flags)
+{
+    glc__plan_param(d, groups);
+    glc__plan_param(d, chunks_per_group);
+    glc__plan_param(d, experts);
+    glc__plan_param(d, per_pair);
+    glc__plan_param(d, flags);
+}
+
+/* A full defines buffer would have cut a define short. */
+static glc_status defines_fit(const glc__op_plan *p, const char *op, char *err, size_t len)
+{
+    int j;
+    for (j = 0; j < p->ndisp; j++)
+        if (strlen(p->disp[j].defines) + 1 >= sizeof p->disp[j].defines)
+            return glc__op_error(err, len, op, "internal: kernel defines overflow");
+    return GLC_OK;
+}
+
+static uint32_t q_stride(glc_dtype dt, int64_t k)
+{
+    return dt == GLC_DTYPE_Q8_0   ? (uint32_t)(k / 32 * 34)
+           : dt == GLC_DTYPE_Q4_0 ? (uint32_t)(k / 32 * 18)
+           : k % 4 == 0           ? (uint32_t)(k / 4)
+                                  : (uint32_t)k;
+}
+
+static int wf_of(glc_dtype dt)
+{
+    return dt == GLC_DTYPE_F16    ? WF_F16
+           : dt == GLC_DTYPE_Q8_0 ? WF_Q8_0
+           : dt == GLC_DTYPE_Q4_0 ? WF_Q4_0
+                                  : WF_F32;
+}
+
+/* Bindings below follow the kernel's order (see glsl/matmul_q.comp). */
+
+static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                         char *err, size_t len)
+{
+    const glc__tensor *w = &a->t[1];
+    int64_t k = w->shape[1], n = w->shape[0], m = glc__numel(&a->t[0]) / k;
+    variant v = choose(tg, m);
+    uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
+    uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
+    glc__dispatch_plan *d = begin(p, &v, wf_of(w->dtype), m, n, k, mtiles, tiles,
+                                  q_stride(w->dtype, k));
+    params_8_12(d, 0, 0, 0, 0, a->t[2].present);
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
+    return defines_fit(p, "matmul_q", err, len);
+}
+
+static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                              char *err, size_t len)
+{
+    const glc__tensor *w = &a->t[1];
+    int64_t bits = a->i[0], group = a->i[1], n = w->shape[0], k = w->shape[1] * 32 / bits;
+    int64_t m = glc__numel(&a->t[0]) / k;
+    variant v = choose(tg, m);
+    uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
+    uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
+    uint32_t wstride = (uint32_t)(k * bits / 128);
+    int has_bias = a->t[4].present, two = tg->limits.max_ssbo_blocks < 6, pass;
+    uint32_t flags = (uint32_t)has_bias | (a->t[2].dtype == GLC_DTYPE_F16 ? 2u : 0u) |
+                     (a->t[3].dtype == GLC_DTYPE_F16 ? 4u : 0u);
+    for (pass = two ? 1 : 0; pass <= (two ? 2 : 0); pass++) {
+        glc__dispatch_plan *d = begin(p, &v, WF_AFFINE, m, n, k, mtiles, tiles, wstride);
+        if (bits != 4)
+            glc__define_int(d, "BITS", bits);
+        if (pass)
+            glc__define_int(d, "PASS", pass);
+        params_8_12(d, (uint32_t)(k / group), (uint32_t)(group / 32), 0, 0, flags);
+        glc__plan_bind(d, 0, GLC_READ);
+        if (pass != 2)
+            glc__plan_bind(d, 1, GLC_READ);
+        glc__plan_bind(d, 5, pass == 2 ? GLC_READ_WRITE : GLC_WRITE);
+        if (pass != 2)
+            glc__plan_bind(d, 2, GLC_READ);
+        if (pass != 1)
+            glc__plan_bind(d, 3, GLC_READ);
+        if (pass != 1)
+            glc__plan_bind(d, has_bias ? 4 : 0, GLC_READ); /* a stands in for no bias */
+    }
+    return defines_fit(p, "matmul_affine", err, len);
+}
+
+static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                              char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0], *w = &a->t[1], *ids = &a->t[2];
+    int64_t e = w->shape[0], n = w->shape[1], k = w->shape[2];
+    int64_t pairs = ids->shape[0] * ids->shape[1];
+    variant v = choose(tg, (pairs + e - 1) / e);
+    uint64_t tiles = (uint64_t)(e + 1) * (uint64_t)((n + v.rn - 1) / v.rn);
+    glc__dispatch_plan *d = begin(p, &v, wf_of(w->dtype), pairs, n, k, (uint32_t)ids->shape[1],
+                                  tiles, q_stride(w->dtype, k));
+    glc__define(d, "EXPERT", "1");
+    params_8_12(d, 0, 0, (uint32_t)e, x->rank == 3, 0);
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_bind(d, 2, GLC_READ);
+    return defines_fit(p, "matmul_expert", err, len);
+}
+
+const glc__op_desc glc__op_MATMUL_AFFINE_desc = {"matmul_affine", affine_infer, affine_plan};
+const glc__op_desc glc__op_MATMUL_Q_desc = {"matmul_q", q_infer, q_plan};
+const glc__op_desc glc__op_MATMUL_EXPERT_desc = {"matmul_expert", expert_infer, expert_plan};
+
+/* ---- entry points ---- */
+
+glc_status glc_op_matmul_affine(glc_session *s, glc_view a, glc_view w, glc_view scales,
+                                glc_view biases, int bits, int group_size, glc_view bias,
+                                glc_view out)
 {
     glc__op_args args;
-    glc__op_args_init(&args, op, nin, nout);
+    glc_view v[6];
+    v[0] = a;
+    v[1] = w;
+    v[2] = scales;
+    v[3] = biases;
+    v[4] = bias;
+    v[5] = out;
+    glc__op_args_init(&args, GLC__OP_MATMUL_AFFINE, 5, 1);
+    args.i[0] = bits;
+    args.i[1] = group_size;
     return glc__op_run(s, &args, v, NULL);
 }
 
-const glc__op_desc glc__op_MATMUL_AFFINE_desc = {"matmul_affine", not_yet, no_plan};
-const glc__op_desc glc__op_MATMUL_Q_desc = {"matmul_q", not_yet, no_plan};
-const glc__op_desc glc__op_MATMUL_EXPERT_desc = {"matmul_expert", not_yet, no_plan};
-
-glc_status glc_op_matmul_affine(glc_session *s, glc_view a, glc_view w, glc_view scales, glc_view biases, int bits, int group_size, glc_view bias, glc_view out)
-{ glc_view v[6] = {a, w, scales, biases, bias, out}; (void)bits; (void)group_size; return stub(s, GLC__OP_MATMUL_AFFINE, 5, 1, v); }
 glc_status glc_op_matmul_q(glc_session *s, glc_view a, glc_view w, glc_view bias, glc_view out)
-{ glc_view v[4] = {a, w, bias, out}; return stub(s, GLC__OP_MATMUL_Q, 3, 1, v); }
-glc_status glc_op_matmul_expert(glc_session *s, glc_view a, glc_view w, glc_view ids, glc_view out)
-{ glc_view v[4] = {a, w, ids, out}; return stub(s, GLC__OP_MATMUL_EXPERT, 3, 1, v); }
+{
+    glc__op_args args;
+    glc_view v[4];
+    v[0] = a;
+    v[1] = w;
+    v[2] = bias;
+    v[3] = out;
+    glc__op_args_init(&args, GLC__OP_MATMUL_Q, 3, 1);
+    return glc__op_run(s, &args, v, NULL);
+}
+
+glc_status glc_op_matmul_expert(glc_session *s, glc_view a, glc_view w, glc_view ids,
+                                glc_view out)
+{
+    glc__op_args args;
+    glc_view v[4];
+    v[0] = a;
+    v[1] = w;
+    v[2] = ids;
+    v[3] = out;
+    glc__op_args_init(&args, GLC__OP_MATMUL_EXPERT, 3, 1);
+    return glc__op_run(s, &args, v, NULL);
+}

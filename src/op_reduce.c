@@ -1,46 +1,330 @@
 /*
- * PLACEHOLDER for an op family not written yet: the ops are declared and
- * their entry points exist, but each reports GLC_ERR_UNSUPPORTED ("not
- * implemented yet"). Replaced by the family's real rules and plans.
+ * Row ops along the last dim: softmax (scale, causal mask), rms_norm,
+ * layer_norm, sum, mean, argmax. Rules and plans here (GL-free), the
+ * kernel in glsl/reduce.comp.
+ *
+ * Every dim but the last is a row. A row is handled by a team of TS
+ * invocations (a power of two); short rows share a work group (local / TS
+ * rows per group), long rows get the whole group. Elements go in pairs
+ * aligned to even global indices, so a 16-bit row is written a word at a
+ * time and only a word shared with the next row needs atomics.
+ *
+ * Variants, chosen in plan():
+ *  - PER 4: each invocation keeps its 4 pairs of the row in registers, so
+ *    the row is read once (softmax and norms of rows up to 8 * local
+ *    elements: 8192 wide at local 1024). Not on llvmpipe (see choose()).
+ *  - PER 0: a loop over the row; softmax (online max and sum) and the
+ *    norms read it twice, sum/mean/argmax once. Long rows (151936-wide vocab
+ *    rows) take this path with the largest group the device allows.
+ *  - Team reductions: subgroupAdd/Max/Min then one barrier, when the
+ *    device has subgroups and the team is the whole group; otherwise a
+ *    shared-memory tree down to 8 partials summed serially.
+ * Rows past the group limit go through the runner's grid folding; every
+ * count is a u32, so an op covers at most 2^32 - 1 elements.
  */
 #include "op_run.h"
 
-static glc_status not_yet(glc__op_args *a, char *err, size_t len)
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PAIRS_PER_LANE 4 /* aim: 8 elements per invocation before widening the team */
+#define PER 4            /* pairs one invocation keeps in registers */
+#define LOCAL_ROWS 128   /* group size for short rows, several rows a group */
+#define LOCAL_MAX 1024   /* the widest team (GPU) */
+#define LOCAL_LLVMPIPE 64
+
+/* kernel OP values (glsl/reduce.comp) */
+enum { K_SOFTMAX, K_RMS, K_LAYER, K_SUM, K_MEAN, K_ARGMAX };
+
+static int t_define(glc_dtype d)
 {
+    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
+}
+
+static const char *op_name(const glc__op_args *a) { return glc__ops[a->op]->name; }
+
+static void row_dims(const glc__tensor *x, int64_t *rows, int64_t *n)
+{
+    *n = x->shape[x->rank - 1];
+    *rows = glc__numel(x) / *n;
+}
+
+static glc_status check_x(const glc__op_args *a, char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0];
+    char sx[96];
+    if (!glc__is_float(x->dtype))
+        return glc__op_error(err, len, op_name(a), "x %s: storage must be f32, f16 or bf16",
+                             glc__shape_str(x, sx, sizeof sx));
+    if (glc__numel(x) > 0xffffffffll)
+        return glc__op_error(err, len, op_name(a), "x %s: %lld elements (at most 2^32 - 1)",
+                             glc__shape_str(x, sx, sizeof sx), (long long)glc__numel(x));
+    return GLC_OK;
+}
+
+/* out keeps its given float dtype (x's when unset) and takes x's shape. */
+static glc_status same_shape_out(glc__op_args *a, char *err, size_t len)
+{
+    glc__tensor *x = &a->t[0], *o = &a->t[a->nin];
+    char sx[96], so[96];
+    if (o->dtype == 0)
+        o->dtype = x->dtype;
+    if (!glc__is_float(o->dtype))
+        return glc__op_error(err, len, op_name(a), "x %s, out %s: storage must be f32, f16 or bf16",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(o, so, sizeof so));
+    o->rank = x->rank;
+    memcpy(o->shape, x->shape, sizeof o->shape);
+    return GLC_OK;
+}
+
+static glc_status softmax_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc_status st = check_x(a, err, len);
+    return st != GLC_OK ? st : same_shape_out(a, err, len);
+}
+
+/* weight / bias of the norms: absent, or float [n]. */
+static glc_status check_vec(const glc__op_args *a, int idx, const char *what, char *err,
+                            size_t len)
+{
+    const glc__tensor *x = &a->t[0], *v = &a->t[idx];
+    char sx[96], sv[96];
+    if (!v->present)
+        return GLC_OK;
+    if (!glc__is_float(v->dtype) || v->rank != 1 || v->shape[0] != x->shape[x->rank - 1])
+        return glc__op_error(err, len, op_name(a), "%s %s does not fit x %s (float [%lld] wanted)",
+                             what, glc__shape_str(v, sv, sizeof sv), glc__shape_str(x, sx, sizeof sx),
+                             (long long)x->shape[x->rank - 1]);
+    return GLC_OK;
+}
+
+static glc_status norm_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc_status st = check_x(a, err, len);
+    if (st == GLC_OK)
+        st = check_vec(a, 1, "weight", err, len);
+    if (st == GLC_OK && a->op == GLC__OP_LAYER_NORM)
+        st = check_vec(a, 2, "bias", err, len);
+    if (st == GLC_OK && !(a->f[0] >= 0 && isfinite(a->f[0])))
+        st = glc__op_error(err, len, op_name(a), "eps %g: must be >= 0 and finite",
+                           (double)a->f[0]);
+    return st != GLC_OK ? st : same_shape_out(a, err, len);
+}
+
+/* sum, mean, argmax: out is x's shape without the last dim ([1] for rank 1). */
+static glc_status reduce_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc__tensor *x = &a->t[0], *o = &a->t[1];
+    char sx[96], so[96];
+    glc_status st = check_x(a, err, len);
+    int i;
+    if (st != GLC_OK)
+        return st;
+    if (a->op == GLC__OP_ARGMAX) {
+        if (o->dtype == 0)
+            o->dtype = GLC_DTYPE_I32;
+        if (o->dtype != GLC_DTYPE_I32 && o->dtype != GLC_DTYPE_U32)
+            return glc__op_error(err, len, op_name(a), "x %s, out %s: out must be i32 or u32",
+                                 glc__shape_str(x, sx, sizeof sx), glc__shape_str(o, so, sizeof so));
+    } else {
+        if (o->dtype == 0)
+            o->dtype = x->dtype;
+        if (!glc__is_float(o->dtype))
+            return glc__op_error(err, len, op_name(a),
+                                 "x %s, out %s: storage must be f32, f16 or bf16",
+                                 glc__shape_str(x, sx, sizeof sx), glc__shape_str(o, so, sizeof so));
+    }
+    o->rank = x->rank > 1 ? x->rank - 1 : 1;
+    for (i = 0; i < GLC_MAX_DIMS; i++)
+        o->shape[i] = x->rank > 1 && i < x->rank - 1 ? x->shape[i] : 1;
+    return GLC_OK;
+}
+
+static uint32_t pow2_at_most(uint64_t v)
+{
+    uint32_t p = 1;
+    while ((uint64_t)p * 2 <= v && p < (1u << 30))
+        p <<= 1;
+    return p;
+}
+
+typedef struct row_cfg {
+    uint32_t local, ts, per;
+} row_cfg;
+
+/* Team size, group size and registers for rows of n elements. Few
+ * variants on purpose: each is a compile, and softmax over a growing KV
+ * cache meets every row length. Teams of 1, 4, 16, then 64 up to the
+ * group size in powers of two, about PAIRS_PER_LANE pairs a lane. */
+static row_cfg choose(const glc__target *tg, int64_t n, int cache)
+{
+    const glc_device_limits *l = &tg->limits;
+    uint64_t cap = l->max_invocations < l->max_group_size[0] ? l->max_invocations
+                                                             : l->max_group_size[0];
+    uint64_t pairs = ((uint64_t)n + 1) / 2, want = (pairs + PAIRS_PER_LANE - 1) / PAIRS_PER_LANE;
+    uint32_t lmax, lrow, ts = 1;
+    row_cfg c;
+    if (cap > LOCAL_MAX)
+        cap = LOCAL_MAX;
+    /* shared memory: 2 floats + 1 uint per invocation */
+    if (cap * 12 > l->max_shared_bytes)
+        cap = l->max_shared_bytes / 12;
+    lmax = pow2_at_most(cap ? cap : 1);
+    /* llvmpipe runs a group's invocations as SIMD lanes of one CPU thread and
+     * a barrier() switches every lane's coroutine: small groups there. Its
+     * LLVM compile of the register variant costs 2-10x the loop's, for rows
+     * that sit in the CPU's cache anyway: the loop only. */
+    if (tg->is_llvmpipe) {
+        lmax = lmax < LOCAL_LLVMPIPE ? lmax : LOCAL_LLVMPIPE;
+        cache = 0;
+    }
+    lrow = lmax < LOCAL_ROWS ? lmax : LOCAL_ROWS;
+    while (ts < want && ts < 64 && ts * 4 <= lmax)
+        ts *= 4;
+    while (ts < want && ts * 2 <= lmax)
+        ts *= 2;
+    c.ts = ts;
+    c.per = cache && pairs <= (uint64_t)ts * PER ? PER : 0;
+    c.local = c.ts > lrow ? c.ts : lrow;
+    return c;
+}
+
+static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                              char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0], *o = &a->t[a->nin];
+    int64_t rows, n;
+    int kop, bind = 2;
+    row_cfg c;
+    glc__dispatch_plan *d;
+    (void)err;
     (void)len;
-    glc__op_error(err, len, glc__ops[a->op]->name, "not implemented yet");
-    return GLC_ERR_UNSUPPORTED;
+    row_dims(x, &rows, &n);
+    switch (a->op) {
+    case GLC__OP_SOFTMAX: kop = K_SOFTMAX; break;
+    case GLC__OP_RMS_NORM: kop = K_RMS; break;
+    case GLC__OP_LAYER_NORM: kop = K_LAYER; break;
+    case GLC__OP_SUM: kop = K_SUM; break;
+    case GLC__OP_MEAN: kop = K_MEAN; break;
+    default: kop = K_ARGMAX; break;
+    }
+    c = choose(tg, n, kop <= K_LAYER);
+    d = glc__plan_dispatch(p, "reduce", c.local, (uint64_t)rows * c.ts);
+    glc__define_int(d, "OP", kop);
+    glc__define_int(d, "TX", t_define(x->dtype));
+    glc__define_int(d, "TO", t_define(o->dtype));
+    glc__define_int(d, "TS", c.ts);
+    glc__define_int(d, "PER", c.per);
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, a->nin, GLC_WRITE);
+    if ((kop == K_RMS || kop == K_LAYER) && a->t[1].present) {
+        glc__define_int(d, "TW", t_define(a->t[1].dtype));
+        glc__define_int(d, "BW", bind++);
+        glc__plan_bind(d, 1, GLC_READ);
+    }
+    if (kop == K_LAYER && a->t[2].present) {
+        glc__define_int(d, "TB", t_define(a->t[2].dtype));
+        glc__define_int(d, "BB", bind++);
+        glc__plan_bind(d, 2, GLC_READ);
+    }
+    glc__plan_param(d, (uint32_t)rows);
+    glc__plan_param(d, (uint32_t)n);
+    if (kop == K_SOFTMAX) {
+        /* causal: keys j < q + 1 + off survive, q = row % Tq; the offset goes
+         * as two magnitudes so the kernel never overflows */
+        int64_t tq = x->rank > 1 ? x->shape[x->rank - 2] : 1, off = a->i[1];
+        uint32_t offp = 0, offn = 0;
+        if (!a->i[0]) {
+            tq = 1;
+            offp = (uint32_t)(n - 1);
+        } else if (off >= 0) {
+            offp = (uint32_t)(off < n - 1 ? off : n - 1);
+        } else {
+            offn = (uint32_t)(off < -0xffffffffll ? 0xffffffffll : -off);
+        }
+        glc__plan_param(d, (uint32_t)tq);
+        glc__plan_param(d, offp);
+        glc__plan_param(d, offn);
+        glc__plan_paramf(d, a->f[0] == 0 ? 1.0f : a->f[0]);
+    } else {
+        float eps = a->f[0] != 0 ? a->f[0] : kop == K_LAYER ? 1e-5f : 1e-6f;
+        glc__plan_param(d, 1);
+        glc__plan_param(d, 0);
+        glc__plan_param(d, 0);
+        glc__plan_paramf(d, eps);
+    }
+    return GLC_OK;
 }
 
-static glc_status no_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p, char *err, size_t len)
-{
-    (void)a; (void)tg; (void)p; (void)err; (void)len;
-    return GLC_ERR_UNSUPPORTED;
-}
+const glc__op_desc glc__op_SOFTMAX_desc = {"softmax", softmax_infer, reduce_plan};
+const glc__op_desc glc__op_RMS_NORM_desc = {"rms_norm", norm_infer, reduce_plan};
+const glc__op_desc glc__op_LAYER_NORM_desc = {"layer_norm", norm_infer, reduce_plan};
+const glc__op_desc glc__op_SUM_desc = {"sum", reduce_infer, reduce_plan};
+const glc__op_desc glc__op_MEAN_desc = {"mean", reduce_infer, reduce_plan};
+const glc__op_desc glc__op_ARGMAX_desc = {"argmax", reduce_infer, reduce_plan};
 
-static glc_status stub(glc_session *s, glc__op op, int nin, int nout, const glc_view *v)
+static glc_status run(glc_session *s, glc__op op, int nin, glc_view *v, float f0, int64_t i0,
+                      int64_t i1)
 {
     glc__op_args args;
-    glc__op_args_init(&args, op, nin, nout);
+    glc__op_args_init(&args, op, nin, 1);
+    args.f[0] = f0;
+    args.i[0] = i0;
+    args.i[1] = i1;
     return glc__op_run(s, &args, v, NULL);
 }
 
-const glc__op_desc glc__op_SOFTMAX_desc = {"softmax", not_yet, no_plan};
-const glc__op_desc glc__op_RMS_NORM_desc = {"rms_norm", not_yet, no_plan};
-const glc__op_desc glc__op_LAYER_NORM_desc = {"layer_norm", not_yet, no_plan};
-const glc__op_desc glc__op_SUM_desc = {"sum", not_yet, no_plan};
-const glc__op_desc glc__op_MEAN_desc = {"mean", not_yet, no_plan};
-const glc__op_desc glc__op_ARGMAX_desc = {"argmax", not_yet, no_plan};
-
 glc_status glc_op_softmax(glc_session *s, glc_view x, const glc_softmax_desc *desc, glc_view out)
-{ glc_view v[2] = {x, out}; (void)desc; return stub(s, GLC__OP_SOFTMAX, 1, 1, v); }
+{
+    glc_view v[2];
+    v[0] = x;
+    v[1] = out;
+    if (!desc)
+        return run(s, GLC__OP_SOFTMAX, 1, v, 0, 0, 0);
+    return run(s, GLC__OP_SOFTMAX, 1, v, desc->scale, desc->causal != 0, desc->pos_offset);
+}
+
 glc_status glc_op_rms_norm(glc_session *s, glc_view x, glc_view weight, float eps, glc_view out)
-{ glc_view v[3] = {x, weight, out}; (void)eps; return stub(s, GLC__OP_RMS_NORM, 2, 1, v); }
-glc_status glc_op_layer_norm(glc_session *s, glc_view x, glc_view weight, glc_view bias, float eps, glc_view out)
-{ glc_view v[4] = {x, weight, bias, out}; (void)eps; return stub(s, GLC__OP_LAYER_NORM, 3, 1, v); }
+{
+    glc_view v[3];
+    v[0] = x;
+    v[1] = weight;
+    v[2] = out;
+    return run(s, GLC__OP_RMS_NORM, 2, v, eps, 0, 0);
+}
+
+glc_status glc_op_layer_norm(glc_session *s, glc_view x, glc_view weight, glc_view bias, float eps,
+                             glc_view out)
+{
+    glc_view v[4];
+    v[0] = x;
+    v[1] = weight;
+    v[2] = bias;
+    v[3] = out;
+    return run(s, GLC__OP_LAYER_NORM, 3, v, eps, 0, 0);
+}
+
 glc_status glc_op_sum(glc_session *s, glc_view x, glc_view out)
-{ glc_view v[2] = {x, out}; return stub(s, GLC__OP_SUM, 1, 1, v); }
+{
+    glc_view v[2];
+    v[0] = x;
+    v[1] = out;
+    return run(s, GLC__OP_SUM, 1, v, 0, 0, 0);
+}
+
 glc_status glc_op_mean(glc_session *s, glc_view x, glc_view out)
-{ glc_view v[2] = {x, out}; return stub(s, GLC__OP_MEAN, 1, 1, v); }
+{
+    glc_view v[2];
+    v[0] = x;
+    v[1] = out;
+    return run(s, GLC__OP_MEAN, 1, v, 0, 0, 0);
+}
+
 glc_status glc_op_argmax(glc_session *s, glc_view x, glc_view out)
-{ glc_view v[2] = {x, out}; return stub(s, GLC__OP_ARGMAX, 1, 1, v); }
+{
+    glc_view v[2];
+    v[0] = x;
+    v[1] = out;
+    return run(s, GLC__OP_ARGMAX, 1, v, 0, 0, 0);
+}

@@ -1,31 +1,126 @@
 /*
- * PLACEHOLDER for an op family not written yet: the ops are declared and
- * their entry points exist, but each reports GLC_ERR_UNSUPPORTED ("not
- * implemented yet"). Replaced by the family's real rules and plans.
+ * Rotary position embedding (rope): rules and plan here (GL-free), the
+ * kernel in glsl/rope.comp.
+ *
+ * x and out are [T, H, D] or [B, T, H, D]; a row is one head of one token,
+ * D elements. Its first rope_dim elements rotate in pairs by
+ * theta_i = pos * base^(-2i / rope_dim) (/ freq_factors[i]); NORMAL pairs
+ * are (2i, 2i + 1), NEOX pairs (i, i + rope_dim/2); the rest are copied.
+ *
+ * An invocation owns whole pairs, so in place (x and out one view) is safe:
+ * every element is read and written by the one invocation that owns it.
+ * When every unit's outputs are whole 16-bit words (D even, and for NEOX
+ * rope_dim/2 even: units of two pairs) the kernel stores words; otherwise
+ * (odd D, odd half) a 16-bit output is stored half-word with atomics.
  */
 #include "op_run.h"
 
-static glc_status not_yet(glc__op_args *a, char *err, size_t len)
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LOCAL 128 /* the ES 3.1 minimum of invocations: fits every device */
+
+static int t_define(glc_dtype d)
 {
+    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
+}
+
+static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc__tensor *x = &a->t[0], *pos = &a->t[1], *ff = &a->t[2], *o = &a->t[3];
+    char sx[96], sp[96];
+    int64_t d, rd, t;
+    if (!glc__is_float(x->dtype) || (x->rank != 3 && x->rank != 4))
+        return glc__op_error(err, len, "rope", "x %s: must be float [T, H, D] or [B, T, H, D]",
+                             glc__shape_str(x, sx, sizeof sx));
+    d = x->shape[x->rank - 1];
+    t = x->shape[x->rank - 3];
+    rd = a->i[1] ? a->i[1] : d;
+    if (a->i[0] != GLC_ROPE_NORMAL && a->i[0] != GLC_ROPE_NEOX)
+        return glc__op_error(err, len, "rope", "%lld is not a glc_rope_mode", (long long)a->i[0]);
+    if (rd < 0 || rd % 2 || rd > d)
+        return glc__op_error(err, len, "rope",
+                             "x %s: rope_dim %lld must be even and in [0, %lld] (0: D)",
+                             glc__shape_str(x, sx, sizeof sx), (long long)rd, (long long)d);
+    if (!(a->f[0] >= 0) || !isfinite(a->f[0]))
+        return glc__op_error(err, len, "rope", "base %g: must be > 0 (0: 10000)", (double)a->f[0]);
+    if (pos->dtype != GLC_DTYPE_I32 || pos->rank != 1 || pos->shape[0] != t)
+        return glc__op_error(err, len, "rope", "positions %s do not fit x %s (i32 [%lld] wanted)",
+                             glc__shape_str(pos, sp, sizeof sp), glc__shape_str(x, sx, sizeof sx),
+                             (long long)t);
+    if (ff->present && (ff->dtype != GLC_DTYPE_F32 || ff->rank != 1 || ff->shape[0] != rd / 2))
+        return glc__op_error(err, len, "rope",
+                             "freq_factors %s do not fit rope_dim %lld (f32 [%lld] wanted)",
+                             glc__shape_str(ff, sp, sizeof sp), (long long)rd,
+                             (long long)(rd / 2));
+    if (o->dtype == 0)
+        o->dtype = x->dtype;
+    if (!glc__is_float(o->dtype))
+        return glc__op_error(err, len, "rope", "x %s, out %s: storage must be f32, f16 or bf16",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(o, sp, sizeof sp));
+    if (glc__numel(x) > 0xffffffffll)
+        return glc__op_error(err, len, "rope", "x %s: %lld elements (at most 2^32 - 1)",
+                             glc__shape_str(x, sx, sizeof sx), (long long)glc__numel(x));
+    o->rank = x->rank;
+    memcpy(o->shape, x->shape, sizeof o->shape);
+    return GLC_OK;
+}
+
+static glc_status rope_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                            char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0];
+    int64_t d = x->shape[x->rank - 1], h = x->shape[x->rank - 2], t = x->shape[x->rank - 3];
+    int64_t rd = a->i[1] ? a->i[1] : d, half = rd / 2, rows = glc__numel(x) / d;
+    int neox = a->i[0] == GLC_ROPE_NEOX;
+    int aligned = d % 2 == 0 && (!neox || half % 2 == 0);
+    int rw = aligned && neox ? 2 : 1, tw = aligned ? 2 : 1;
+    int64_t rot = half / rw, units = rot + (d - rd) / tw;
+    double base = a->f[0] != 0 ? a->f[0] : 10000.0;
+    glc__dispatch_plan *dp;
+    (void)tg;
+    (void)err;
     (void)len;
-    glc__op_error(err, len, glc__ops[a->op]->name, "not implemented yet");
-    return GLC_ERR_UNSUPPORTED;
+    dp = glc__plan_dispatch(p, "rope", LOCAL, (uint64_t)(rows * units));
+    glc__define_int(dp, "TX", t_define(x->dtype));
+    glc__define_int(dp, "TO", t_define(a->t[3].dtype));
+    glc__define_int(dp, "NEOX", neox);
+    glc__define_int(dp, "ALIGNED", aligned);
+    glc__define_int(dp, "HAS_FF", a->t[2].present);
+    glc__plan_bind(dp, 0, GLC_READ);
+    glc__plan_bind(dp, 1, GLC_READ);
+    if (a->t[2].present)
+        glc__plan_bind(dp, 2, GLC_READ);
+    glc__plan_bind(dp, 3, GLC_WRITE);
+    glc__plan_param(dp, (uint32_t)(rows * units));
+    glc__plan_param(dp, (uint32_t)units);
+    glc__plan_param(dp, (uint32_t)rot);
+    glc__plan_param(dp, (uint32_t)h);
+    glc__plan_param(dp, (uint32_t)t);
+    glc__plan_param(dp, (uint32_t)d);
+    glc__plan_param(dp, (uint32_t)rd);
+    glc__plan_paramf(dp, (float)(-2.0 * log2(base) / (double)rd));
+    return GLC_OK;
 }
 
-static glc_status no_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p, char *err, size_t len)
-{
-    (void)a; (void)tg; (void)p; (void)err; (void)len;
-    return GLC_ERR_UNSUPPORTED;
-}
+const glc__op_desc glc__op_ROPE_desc = {"rope", rope_infer, rope_plan};
 
-static glc_status stub(glc_session *s, glc__op op, int nin, int nout, const glc_view *v)
+glc_status glc_op_rope(glc_session *s, glc_view x, glc_view positions, const glc_rope_desc *desc,
+                       glc_view out)
 {
     glc__op_args args;
-    glc__op_args_init(&args, op, nin, nout);
+    glc_view v[4];
+    v[0] = x;
+    v[1] = positions;
+    memset(&v[2], 0, sizeof v[2]);
+    v[3] = out;
+    glc__op_args_init(&args, GLC__OP_ROPE, 3, 1);
+    if (desc) {
+        v[2] = desc->freq_factors;
+        args.i[0] = desc->mode;
+        args.i[1] = desc->rope_dim;
+        args.f[0] = desc->base;
+    }
     return glc__op_run(s, &args, v, NULL);
 }
-
-const glc__op_desc glc__op_ROPE_desc = {"rope", not_yet, no_plan};
-
-glc_status glc_op_rope(glc_session *s, glc_view x, glc_view positions, const glc_rope_desc *desc, glc_view out)
-{ glc_view v[3] = {x, positions, out}; (void)desc; return stub(s, GLC__OP_ROPE, 2, 1, v); }

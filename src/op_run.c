@@ -66,25 +66,26 @@ size_t glc_view_bytes(const glc_view *v)
     return glc__tensor_bytes(&t);
 }
 
-static glc_status check_view(glc_device *dev, const char *op, int idx, const glc_view *v)
+/* what: "tensor 2", "scratch" (for messages) */
+static glc_status check_view(glc_device *dev, const char *op, const char *what, const glc_view *v)
 {
     size_t bytes = glc_view_bytes(v);
     if (v->buffer->dev != dev)
-        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: tensor %d is a buffer of another device",
-                         op, idx);
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: %s is a buffer of another device", op,
+                         what);
     if (bytes == 0)
         return glc__fail(dev, GLC_ERR_INVALID_ARG,
-                         "%s: tensor %d: rank %d, dtype %s: not a valid shape for the dtype", op,
-                         idx, v->rank, glc_dtype_name(v->dtype));
+                         "%s: %s: rank %d, dtype %s: not a valid shape for the dtype", op,
+                         what, v->rank, glc_dtype_name(v->dtype));
     if (v->offset > v->buffer->bytes || bytes > v->buffer->bytes - v->offset)
         return glc__fail(dev, GLC_ERR_BOUNDS,
-                         "%s: tensor %d: bytes [%zu, %zu + %zu) run past the buffer's %zu bytes",
-                         op, idx, v->offset, v->offset, bytes, v->buffer->bytes);
+                         "%s: %s: bytes [%zu, %zu + %zu) run past the buffer's %zu bytes",
+                         op, what, v->offset, v->offset, bytes, v->buffer->bytes);
     if (v->offset % dev->info.limits.ssbo_offset_alignment)
         return glc__fail(dev, GLC_ERR_BOUNDS,
-                         "%s: tensor %d: offset %zu is not a multiple of the device's SSBO "
+                         "%s: %s: offset %zu is not a multiple of the device's SSBO "
                          "offset alignment %u",
-                         op, idx, v->offset, dev->info.limits.ssbo_offset_alignment);
+                         op, what, v->offset, dev->info.limits.ssbo_offset_alignment);
     return GLC_OK;
 }
 
@@ -103,7 +104,7 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     glc__op_plan plan;
     glc__target tg;
     glc__tensor given[GLC__OP_MAX_TENSORS];
-    char err[512], sa[96], sb[96];
+    char err[512], sa[96], sb[96], what[16];
     glc_kernel *kernels[GLC__OP_MAX_DISPATCH];
     glc_status st;
     int i, j, n;
@@ -115,12 +116,16 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     for (i = 0; i < n; i++) {
         tensor_of(&views[i], &a->t[i]);
         given[i] = a->t[i];
-        if (views[i].buffer && (st = check_view(dev, desc->name, i, &views[i])) != GLC_OK)
+        snprintf(what, sizeof what, "tensor %d", i);
+        if (views[i].buffer && (st = check_view(dev, desc->name, what, &views[i])) != GLC_OK)
             return st;
         if (!views[i].buffer && i >= a->nin)
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: output %d has no buffer", desc->name,
                              i - a->nin);
     }
+    if (scratch && scratch->buffer &&
+        (st = check_view(dev, desc->name, "scratch", scratch)) != GLC_OK)
+        return st;
     err[0] = '\0';
     st = desc->infer(a, err, sizeof err);
     if (st != GLC_OK)

@@ -1,0 +1,99 @@
+// rope: rotary position embedding over rows of D elements (one head of one
+// token), in place or not. An invocation owns one unit of a row:
+//   u < rot: RW rotation pairs i = u*RW .. : NORMAL (2i, 2i + 1), NEOX
+//            (i, i + rope_dim/2), by theta_i = pos * base^(-2i/rope_dim)
+//            (/ freq_factors[i])
+//   else:    TW elements past rope_dim, copied
+// It reads its elements before writing them and no other invocation
+// touches them, so x and out may be one tensor.
+// bindings: 0 x (read), 1 positions i32 [T] (read), 2 freq_factors f32
+//           (read, when HAS_FF), then out (written); x, out uint-backed floats
+// params:   0 total units, 1 units per row, 2 rotation units per row (rot),
+//           3 H, 4 T, 5 D, 6 rope_dim, 7 -2 log2(base) / rope_dim (float bits)
+// defines:  TX, TO (GLC_T_*), NEOX (0/1), HAS_FF (0/1),
+//           ALIGNED: every unit's outputs are whole 16-bit words (D even,
+//           NEOX with rope_dim/2 even): RW = 1 + NEOX, TW = 2, word stores;
+//           else RW = TW = 1 and 16-bit outputs are stored half-word with
+//           atomics
+// local size: GLC_LOCAL_SIZE_X
+
+layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) readonly buffer P { int pos[]; };
+#if HAS_FF
+layout(std430, binding = 2) readonly buffer F { float ff[]; };
+layout(std430, binding = 3) buffer O { uint o[]; };
+#else
+layout(std430, binding = 2) buffer O { uint o[]; };
+#endif
+
+#define LOADX(e) GLC_LOAD(x, TX, (e))
+
+// (cos, sin) of theta_i at position p
+vec2 rot_of(float p, uint i)
+{
+    float theta = p * exp2(float(i) * glc_pf(7));
+#if HAS_FF
+    theta /= ff[i];
+#endif
+    return vec2(cos(theta), sin(theta));
+}
+
+// out[e] = v alone: a 16-bit neighbour may belong to another invocation.
+void store1(uint e, float v)
+{
+#if TO == GLC_T_F32
+    o[e] = floatBitsToUint(v);
+#else
+    uint keep = (e & 1u) == 0u ? 0xffff0000u : 0x0000ffffu;
+    atomicAnd(o[e >> 1], keep);
+    atomicOr(o[e >> 1], glc_pack16(v, v, TO) & ~keep);
+#endif
+}
+
+void main()
+{
+    uint g = glc_global_index();
+    if (glc_group_out_of_range() || g >= glc_p[0])
+        return;
+    uint units = glc_p[1], rot = glc_p[2], rd = glc_p[6];
+    uint row = g / units, u = g - row * units;
+    uint first = row * glc_p[5];
+    if (u < rot) {
+        float p = float(pos[(row / glc_p[3]) % glc_p[4]]);
+#if ALIGNED && NEOX
+        uint i = 2u * u, a = first + i, b = a + (rd >> 1);
+        vec2 c0 = rot_of(p, i), c1 = rot_of(p, i + 1u);
+        float xa0 = LOADX(a), xa1 = LOADX(a + 1u), xb0 = LOADX(b), xb1 = LOADX(b + 1u);
+        GLC_STORE2(o, TO, a, xa0 * c0.x - xb0 * c0.y, xa1 * c1.x - xb1 * c1.y, true)
+        GLC_STORE2(o, TO, b, xa0 * c0.y + xb0 * c0.x, xa1 * c1.y + xb1 * c1.x, true)
+#else
+#if NEOX
+        uint a = first + u, b = a + (rd >> 1);
+#else
+        uint a = first + 2u * u, b = a + 1u;
+#endif
+        vec2 c = rot_of(p, u);
+        float xa = LOADX(a), xb = LOADX(b);
+        float ya = xa * c.x - xb * c.y, yb = xa * c.y + xb * c.x;
+#if ALIGNED
+        GLC_STORE2(o, TO, a, ya, yb, true)
+#else
+        store1(a, ya);
+        store1(b, yb);
+#endif
+#endif
+    } else {
+#if ALIGNED
+        uint e = first + rd + 2u * (u - rot);
+#if TX == TO && TX != GLC_T_F32
+        o[e >> 1] = x[e >> 1];
+#else
+        GLC_STORE2(o, TO, e, LOADX(e), LOADX(e + 1u), true)
+#endif
+#else
+        uint e = first + rd + (u - rot);
+        store1(e, LOADX(e));
+#endif
+    }
+}

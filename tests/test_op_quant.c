@@ -1,0 +1,552 @@
+/*
+ * Quantized matmuls against the C reference: weights quantized in C with
+ * GGML's reference rules (Q8_0, Q4_0) or MLX-style affine groups, then
+ * dequantized in C; the GPU result is compared with the f32 matmul on the
+ * dequantized weights. Hand-written blocks pin the GGUF bytes. Odd and
+ * prime M and N, K from 32 to ~4096, every group size and bit width, f16
+ * scales, experts with repeated and out-of-range ids, every case on the
+ * default device and on one with GLC_DEVICE_LIMITS_MIN (4 SSBO blocks: the
+ * two-pass affine path), narrowed grid limits, and the errors.
+ */
+#include "testutil.h"
+
+#include "device.h"
+#include "optest.h"
+#include "ref_quant.h"
+
+/* The reference multiplies the very weights the kernel dequantizes, so
+ * only the f32 summation order differs: far inside the matmul threshold. */
+#define LIMIT OT_NMSE_MATMUL
+
+/* Runs `cases` on the default device, then on one clamped to the ES 3.1
+ * minimums (one device at a time: each makes its own context current). */
+static void on_both(void (*cases)(glc_device *dev, uint64_t seed), uint64_t seed)
+{
+    glc_device_desc d = tu_desc(NULL);
+    glc_device *dev = tu_device_desc(&d);
+    cases(dev, seed);
+    glc_device_destroy(dev);
+    d.flags = GLC_DEVICE_LIMITS_MIN;
+    dev = tu_device_desc(&d);
+    cases(dev, seed + 1);
+    glc_device_destroy(dev);
+}
+
+static size_t q_bytes(glc_dtype dt, int64_t n, int64_t k)
+{
+    return (size_t)n * glc_dtype_row_bytes(dt, k);
+}
+
+/* w (n x k floats) into dt's storage bytes; wd: what those bytes hold. */
+static void *encode(glc_dtype dt, const float *w, int64_t n, int64_t k, float *wd)
+{
+    size_t count = (size_t)(n * k), bytes = q_bytes(dt, n, k), i;
+    uint8_t *b = malloc(bytes);
+    if (dt == GLC_DTYPE_Q8_0) {
+        ref_quantize_q8_0(w, count, b);
+        ref_dequantize_q8_0(b, count, wd);
+    } else if (dt == GLC_DTYPE_Q4_0) {
+        ref_quantize_q4_0(w, count, b);
+        ref_dequantize_q4_0(b, count, wd);
+    } else if (dt == GLC_DTYPE_F16) {
+        for (i = 0; i < count; i++) {
+            uint16_t h = ot_f32_to_f16(w[i]);
+            memcpy(b + 2 * i, &h, 2);
+            wd[i] = ot_f16_to_f32(h);
+        }
+    } else {
+        memcpy(b, w, count * 4);
+        memcpy(wd, w, count * 4);
+    }
+    return b;
+}
+
+static void check_out(const char *what, const ot_tensor *o, const float *ref, size_t n)
+{
+    float *got = malloc(n * 4);
+    if (!ot_read(o, got))
+        fail_msg("%s: a sentinel byte changed", what);
+    ot_check(what, got, ref, n, LIMIT);
+    free(got);
+}
+
+/* ---- matmul_q ---- */
+
+static void run_q(glc_device *dev, uint64_t *seed, glc_dtype dt, int batch, int64_t m, int64_t n,
+                  int64_t k, int with_bias)
+{
+    int64_t rows = batch * m, sa[3], sw[2], so[3], sb[1];
+    float *a = malloc((size_t)(rows * k) * 4), *w = malloc((size_t)(n * k) * 4);
+    float *wd = malloc((size_t)(n * k) * 4), *bias = malloc((size_t)n * 4);
+    float *ref = malloc((size_t)(rows * n) * 4);
+    void *wq;
+    ot_tensor A, W, B, O;
+    glc_session *s;
+    glc_status st;
+    char what[160];
+    int r = batch > 1 ? 3 : 2;
+    ot_fill(seed, a, (size_t)(rows * k), -1.0f, 1.0f);
+    ot_fill(seed, w, (size_t)(n * k), -1.0f, 1.0f);
+    ot_fill(seed, bias, (size_t)n, -1.0f, 1.0f);
+    wq = encode(dt, w, n, k, wd);
+    ref_matmul_nt(a, wd, with_bias ? bias : NULL, rows, n, k, ref);
+    sa[0] = so[0] = batch;
+    sa[r - 2] = so[r - 2] = m;
+    sa[r - 1] = k;
+    so[r - 1] = n;
+    sw[0] = n;
+    sw[1] = k;
+    sb[0] = n;
+    A = ot_tensor_new(dev, GLC_DTYPE_F32, r, sa, a);
+    W = ot_tensor_bytes(dev, dt, 2, sw, wq);
+    B = ot_tensor_new(dev, GLC_DTYPE_F32, 1, sb, bias);
+    O = ot_tensor_new(dev, GLC_DTYPE_F32, r, so, NULL);
+    snprintf(what, sizeof what, "matmul_q %s, %d x %lld x %lld x %lld%s", glc_dtype_name(dt),
+             batch, (long long)m, (long long)n, (long long)k, with_bias ? " + bias" : "");
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    st = glc_op_matmul_q(s, A.view, W.view, with_bias ? B.view : ot_none(), O.view);
+    if (st != GLC_OK)
+        fail_msg("%s: %s", what, glc_device_errmsg(dev));
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    check_out(what, &O, ref, (size_t)(rows * n));
+    ot_free(&A);
+    ot_free(&W);
+    ot_free(&B);
+    ot_free(&O);
+    free(a);
+    free(w);
+    free(wd);
+    free(bias);
+    free(ref);
+    free(wq);
+}
+
+static void q_cases(glc_device *dev, uint64_t seed)
+{
+    static const int64_t shapes[][3] = {
+        {1, 1, 32}, {1, 7, 96}, {2, 13, 64}, {3, 5, 4128}, {4, 67, 256},
+        {5, 17, 160}, {7, 31, 96}, {9, 3, 32}, {13, 29, 320}, {1, 127, 1024},
+    };
+    size_t i;
+    int t;
+    for (t = 0; t < 2; t++) {
+        glc_dtype dt = t ? GLC_DTYPE_Q4_0 : GLC_DTYPE_Q8_0;
+        for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            run_q(dev, &seed, dt, 1, shapes[i][0], shapes[i][1], shapes[i][2], (int)(i + t) % 2);
+        run_q(dev, &seed, dt, 3, 3, 11, 64, 1); /* a [3, 3, 64]: leading dims are rows too */
+    }
+}
+
+static void test_q_random(void **state)
+{
+    (void)state;
+    on_both(q_cases, 11);
+}
+
+/* ---- hand-written blocks: the exact GGUF bytes and values ---- */
+
+static void block_cases(glc_device *dev, uint64_t seed)
+{
+    /* Q8_0: x_j = (8 j - 127 -+ 0.3) / 64: amax = 127 / 64, so d = 1/64 (f16
+     * 0x2400) and q_j = 8 j - 127 */
+    static const uint8_t q8[34] = {
+        0x00, 0x24, 0x81, 0x89, 0x91, 0x99, 0xa1, 0xa9, 0xb1, 0xb9, 0xc1, 0xc9, 0xd1, 0xd9,
+        0xe1, 0xe9, 0xf1, 0xf9, 0x01, 0x09, 0x11, 0x19, 0x21, 0x29, 0x31, 0x39, 0x41, 0x49,
+        0x51, 0x59, 0x61, 0x69, 0x71, 0x79};
+    /* Q4_0: x_0 = -2 has the largest magnitude, so d = -2 / -8 = 0.25 (f16
+     * 0x3400); nibbles n_j = j for j < 16 (x = (j - 8) / 4 + 0.1), 15 - (j -
+     * 16) above (x_16 = 1.99 clamps to 15; x_31 = -1.9 truncates to 0) */
+    static const uint8_t q4[18] = {0x00, 0x34, 0xf0, 0xe1, 0xd2, 0xc3, 0xb4, 0xa5, 0x96,
+                                   0x87, 0x78, 0x69, 0x5a, 0x4b, 0x3c, 0x2d, 0x1e, 0x0f};
+    float x8[32], x4[32], v8[32], v4[32], eye[32 * 32], got[32];
+    uint8_t b8[34], b4[18];
+    int64_t se[2] = {32, 32}, sw[2] = {1, 32}, so[2] = {32, 1};
+    int j, t;
+    for (j = 0; j < 32; j++) {
+        int n = j < 16 ? j : 15 - (j - 16);
+        x8[j] = ((float)(8 * j - 127) + (j == 0 ? 0.0f : j % 2 ? 0.3f : -0.3f)) / 64.0f;
+        v8[j] = (float)(8 * j - 127) / 64.0f;
+        x4[j] = j == 0 ? -2.0f : j == 16 ? 1.99f : j == 31 ? -1.9f : (float)(n - 8) / 4.0f + 0.1f;
+        v4[j] = (float)(n - 8) * 0.25f;
+    }
+    ref_quantize_q8_0(x8, 32, b8);
+    ref_quantize_q4_0(x4, 32, b4);
+    assert_memory_equal(b8, q8, 34);
+    assert_memory_equal(b4, q4, 18);
+    /* a = I: out[m, 0] = w[0, m], the kernel's dequantized block, exactly */
+    memset(eye, 0, sizeof eye);
+    for (j = 0; j < 32; j++)
+        eye[j * 33] = 1.0f;
+    (void)seed;
+    {
+        for (t = 0; t < 2; t++) {
+            ot_tensor A = ot_tensor_new(dev, GLC_DTYPE_F32, 2, se, eye);
+            ot_tensor W = ot_tensor_bytes(dev, t ? GLC_DTYPE_Q4_0 : GLC_DTYPE_Q8_0, 2, sw,
+                                          t ? (const void *)q4 : (const void *)q8);
+            ot_tensor O = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so, NULL);
+            glc_session *s;
+            assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+            assert_int_equal(glc_op_matmul_q(s, A.view, W.view, ot_none(), O.view), GLC_OK);
+            assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+            assert_true(ot_read(&O, got));
+            for (j = 0; j < 32; j++)
+                if (got[j] != (t ? v4[j] : v8[j]))
+                    fail_msg("%s block, value %d: got %.9g, want %.9g", t ? "q4_0" : "q8_0", j,
+                             (double)got[j], (double)(t ? v4[j] : v8[j]));
+            ot_free(&A);
+            ot_free(&W);
+            ot_free(&O);
+        }
+    }
+}
+
+static void test_q_blocks(void **state)
+{
+    (void)state;
+    on_both(block_cases, 0);
+}
+
+/* ---- matmul_affine ---- */
+
+static void run_affine(glc_device *dev, uint64_t *seed, int bits, int group, glc_dtype tsc,
+                       glc_dtype tbi, int64_t m, int64_t n, int64_t k, int with_bias)
+{
+    int64_t groups = k / group, words = k * bits / 32;
+    int64_t sa[2], sw[2], ss[2], so[2], sb[1];
+    float *a = malloc((size_t)(m * k) * 4), *w = malloc((size_t)(n * k) * 4);
+    float *wd = malloc((size_t)(n * k) * 4), *bias = malloc((size_t)n * 4);
+    float *sc = malloc((size_t)(n * groups) * 4), *bi = malloc((size_t)(n * groups) * 4);
+    float *ref = malloc((size_t)(m * n) * 4);
+    uint32_t *wq = malloc((size_t)(n * words) * 4);
+    ot_tensor A, W, S, Bi, B, O;
+    glc_session *s;
+    glc_status st;
+    char what[160];
+    ot_fill(seed, a, (size_t)(m * k), -1.0f, 1.0f);
+    ot_fill(seed, w, (size_t)(n * k), -1.0f, 1.0f);
+    ot_fill(seed, bias, (size_t)n, -1.0f, 1.0f);
+    /* biases in f32 need no rounding, but both tensors share one rounding
+     * rule when they share a dtype; quantize with the scales' dtype and
+     * round the biases to theirs */
+    ref_quantize_affine(w, n, k, bits, group, tsc, wq, sc, bi);
+    ot_round(tbi, bi, (size_t)(n * groups));
+    ref_dequantize_affine(wq, sc, bi, n, k, bits, group, wd);
+    ref_matmul_nt(a, wd, with_bias ? bias : NULL, m, n, k, ref);
+    sa[0] = so[0] = m;
+    sa[1] = k;
+    so[1] = n;
+    sw[0] = ss[0] = sb[0] = n;
+    sw[1] = words;
+    ss[1] = groups;
+    A = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sa, a);
+    W = ot_tensor_bytes(dev, GLC_DTYPE_U32, 2, sw, wq);
+    S = ot_tensor_new(dev, tsc, 2, ss, sc);
+    Bi = ot_tensor_new(dev, tbi, 2, ss, bi);
+    B = ot_tensor_new(dev, GLC_DTYPE_F32, 1, sb, bias);
+    O = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so, NULL);
+    snprintf(what, sizeof what, "matmul_affine %d bits, group %d, scales %s, biases %s, %lld x "
+             "%lld x %lld%s", bits, group, glc_dtype_name(tsc), glc_dtype_name(tbi),
+             (long long)m, (long long)n, (long long)k, with_bias ? " + bias" : "");
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    st = glc_op_matmul_affine(s, A.view, W.view, S.view, Bi.view, bits, group,
+                              with_bias ? B.view : ot_none(), O.view);
+    if (st != GLC_OK)
+        fail_msg("%s: %s", what, glc_device_errmsg(dev));
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    check_out(what, &O, ref, (size_t)(m * n));
+    ot_free(&A);
+    ot_free(&W);
+    ot_free(&S);
+    ot_free(&Bi);
+    ot_free(&B);
+    ot_free(&O);
+    free(a);
+    free(w);
+    free(wd);
+    free(bias);
+    free(sc);
+    free(bi);
+    free(ref);
+    free(wq);
+}
+
+static void affine_cases(glc_device *dev, uint64_t seed)
+{
+    static const int groups[3] = {32, 64, 128};
+    static const int64_t shapes[][3] = {
+        {1, 7, 128}, {3, 13, 384}, {2, 5, 4096}, {5, 1, 256}, {9, 11, 128}, {1, 33, 640},
+    };
+    int b, g, i = 0;
+    for (b = 4; b <= 8; b += 4)
+        for (g = 0; g < 3; g++, i++) {
+            const int64_t *sh = shapes[i % 6];
+            glc_dtype tsc = i % 2 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
+            glc_dtype tbi = i % 3 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
+            run_affine(dev, &seed, b, groups[g], tsc, tbi, sh[0], sh[1], sh[2], i % 2);
+        }
+    run_affine(dev, &seed, 4, 32, GLC_DTYPE_F16, GLC_DTYPE_F16, 4, 3, 32, 1); /* K = one group */
+    run_affine(dev, &seed, 8, 64, GLC_DTYPE_F32, GLC_DTYPE_F32, 7, 19, 192, 0);
+}
+
+static void test_affine_random(void **state)
+{
+    (void)state;
+    on_both(affine_cases, 21);
+}
+
+/* ---- matmul_expert ---- */
+
+static void run_expert(glc_device *dev, uint64_t *seed, glc_dtype dt, int per_pair, int64_t m,
+                       int64_t kk, int64_t e, int64_t n, int64_t k)
+{
+    int64_t pairs = m * kk, arows = per_pair ? pairs : m, sa[3], sw[3], si[2], so[3], p, j;
+    float *a = malloc((size_t)(arows * k) * 4), *w = malloc((size_t)(e * n * k) * 4);
+    float *wd = malloc((size_t)(e * n * k) * 4), *ref = malloc((size_t)(pairs * n) * 4);
+    float *ids = malloc((size_t)pairs * 4);
+    void *wq;
+    ot_tensor A, W, I, O;
+    glc_session *s;
+    glc_status st;
+    char what[160];
+    ot_fill(seed, a, (size_t)(arows * k), -1.0f, 1.0f);
+    ot_fill(seed, w, (size_t)(e * n * k), -1.0f, 1.0f);
+    wq = encode(dt, w, e * n, k, wd);
+    for (p = 0; p < pairs; p++) {
+        uint64_t r = ot_rand(seed) % 16;
+        int64_t id = (int64_t)(ot_rand(seed) % (uint64_t)e);
+        if (r == 0)
+            id = -1; /* outside [0, E): a zero row */
+        else if (r == 1)
+            id = e;
+        else if (r == 2)
+            id = 100000;
+        else if (r < 6 && p % kk)
+            id = (int64_t)ids[p - 1]; /* the same expert twice for one row */
+        ids[p] = (float)id;
+    }
+    for (p = 0; p < pairs; p++) {
+        int64_t id = (int64_t)ids[p];
+        if (id < 0 || id >= e)
+            for (j = 0; j < n; j++)
+                ref[p * n + j] = 0.0f;
+        else
+            ref_matmul_nt(a + (per_pair ? p : p / kk) * k, wd + id * n * k, NULL, 1, n, k,
+                          ref + p * n);
+    }
+    sa[0] = si[0] = so[0] = m;
+    si[1] = so[1] = kk;
+    so[2] = n;
+    sa[1] = per_pair ? kk : k;
+    sa[2] = k;
+    sw[0] = e;
+    sw[1] = n;
+    sw[2] = k;
+    A = ot_tensor_new(dev, GLC_DTYPE_F32, per_pair ? 3 : 2, sa, a);
+    W = ot_tensor_bytes(dev, dt, 3, sw, wq);
+    I = ot_tensor_new(dev, GLC_DTYPE_I32, 2, si, ids);
+    O = ot_tensor_new(dev, GLC_DTYPE_F32, 3, so, NULL);
+    snprintf(what, sizeof what, "matmul_expert %s, a %s, M %lld, k %lld, E %lld, N %lld, K %lld",
+             glc_dtype_name(dt), per_pair ? "[M, k, K]" : "[M, K]", (long long)m, (long long)kk,
+             (long long)e, (long long)n, (long long)k);
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    st = glc_op_matmul_expert(s, A.view, W.view, I.view, O.view);
+    if (st != GLC_OK)
+        fail_msg("%s: %s", what, glc_device_errmsg(dev));
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    check_out(what, &O, ref, (size_t)(pairs * n));
+    ot_free(&A);
+    ot_free(&W);
+    ot_free(&I);
+    ot_free(&O);
+    free(a);
+    free(w);
+    free(wd);
+    free(ref);
+    free(ids);
+    free(wq);
+}
+
+static void expert_cases(glc_device *dev, uint64_t seed)
+{
+    static const glc_dtype dts[4] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_Q8_0,
+                                     GLC_DTYPE_Q4_0};
+    int t;
+    for (t = 0; t < 4; t++) {
+        int q = t >= 2;
+        run_expert(dev, &seed, dts[t], 0, 1, 2, 4, 7, q ? 64 : 37);      /* decode */
+        run_expert(dev, &seed, dts[t], t % 2, 5, 3, 3, 13, q ? 96 : 40); /* prefill */
+        run_expert(dev, &seed, dts[t], 1, 3, 1, 1, 5, q ? 32 : 3);
+        run_expert(dev, &seed, dts[t], 0, 17, 2, 5, 3, q ? 128 : 64); /* 8+ pairs per expert */
+    }
+}
+
+static void test_expert_random(void **state)
+{
+    (void)state;
+    on_both(expert_cases, 31);
+}
+
+/* ---- grids past the group limit ---- */
+
+static void folded_cases(glc_device *dev, uint64_t seed)
+{
+    /* narrowed limits fold even small grids into 3-D */
+    dev->info.limits.max_group_count[0] = 3;
+    dev->info.limits.max_group_count[1] = 2;
+    dev->info.limits.max_group_count[2] = 64;
+    run_q(dev, &seed, GLC_DTYPE_Q4_0, 1, 3, 1021, 64, 1);
+    run_affine(dev, &seed, 4, 64, GLC_DTYPE_F16, GLC_DTYPE_F32, 5, 997, 128, 1);
+    run_expert(dev, &seed, GLC_DTYPE_Q8_0, 0, 4, 2, 6, 509, 32);
+}
+
+static void test_grid_folding(void **state)
+{
+    (void)state;
+    on_both(folded_cases, 41);
+}
+
+/* ---- errors ---- */
+
+static void test_errors(void **state)
+{
+    tu_log log;
+    glc_device *dev = tu_device(&log);
+    glc_session *s;
+    glc_dispatch_stats stats;
+    int64_t sa[2] = {2, 96}, sa64[2] = {2, 64}, sq[2] = {5, 96}, sw4[2] = {5, 12},
+            ssc[2] = {5, 3}, so[2] = {2, 5}, so6[2] = {2, 6}, sb[1] = {5}, sb4[1] = {4},
+            sqf[2] = {5, 48}, sew[3] = {4, 5, 96}, sid[2] = {2, 2}, sid3[2] = {3, 2},
+            seo[3] = {2, 2, 5};
+    ot_tensor a = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sa, NULL);
+    ot_tensor a64 = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sa64, NULL);
+    ot_tensor ah = ot_tensor_new(dev, GLC_DTYPE_F16, 2, sa, NULL);
+    ot_tensor wq = ot_tensor_bytes(dev, GLC_DTYPE_Q8_0, 2, sq, NULL);
+    ot_tensor wf = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sq, NULL);
+    ot_tensor w4 = ot_tensor_bytes(dev, GLC_DTYPE_U32, 2, sw4, NULL);
+    ot_tensor sc = ot_tensor_new(dev, GLC_DTYPE_F16, 2, ssc, NULL);
+    ot_tensor sci = ot_tensor_new(dev, GLC_DTYPE_I32, 2, ssc, NULL);
+    ot_tensor o = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so, NULL);
+    ot_tensor o6 = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so6, NULL);
+    ot_tensor b = ot_tensor_new(dev, GLC_DTYPE_F32, 1, sb, NULL);
+    ot_tensor b4 = ot_tensor_new(dev, GLC_DTYPE_F32, 1, sb4, NULL);
+    ot_tensor ew = ot_tensor_bytes(dev, GLC_DTYPE_Q4_0, 3, sew, NULL);
+    ot_tensor id = ot_tensor_new(dev, GLC_DTYPE_I32, 2, sid, NULL);
+    ot_tensor idf = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sid, NULL);
+    ot_tensor id3 = ot_tensor_new(dev, GLC_DTYPE_I32, 2, sid3, NULL);
+    ot_tensor eo = ot_tensor_new(dev, GLC_DTYPE_F32, 3, seo, NULL);
+    glc_view v, none = ot_none();
+    (void)state;
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    /* affine: the group must divide K, bits and group sizes as listed */
+    assert_int_equal(glc_op_matmul_affine(s, a.view, w4.view, sc.view, sc.view, 4, 64, none,
+                                          o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_affine: group_size 64 does not divide K = 96 (a [2, 96] f32)");
+    assert_int_equal(glc_op_matmul_affine(s, a.view, w4.view, sc.view, sc.view, 3, 32, none,
+                                          o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "matmul_affine: bits 3 (need 4 or 8)");
+    assert_int_equal(glc_op_matmul_affine(s, a.view, w4.view, sc.view, sc.view, 4, 16, none,
+                                          o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_affine: group_size 16 (need 32, 64 or 128)");
+    assert_int_equal(glc_op_matmul_affine(s, a.view, w4.view, sc.view, sc.view, 8, 32, none,
+                                          o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_affine: w [5, 12] u32: must be u32 [N, K * bits / 32] = [N, 24] "
+                        "for a [2, 96] f32");
+    assert_int_equal(glc_op_matmul_affine(s, a.view, w4.view, sci.view, sc.view, 4, 32, none,
+                                          o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_affine: scales [5, 3] i32: must be f32 or f16");
+    v = sc.view;
+    v.shape[1] = 2;
+    assert_int_equal(glc_op_matmul_affine(s, a.view, w4.view, sc.view, v, 4, 32, none, o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_affine: scales [5, 3] f16 and biases [5, 2] f16: must be [N, K "
+                        "/ group_size] = [5, 3]");
+    assert_int_equal(glc_op_matmul_affine(s, a.view, w4.view, sc.view, sc.view, 4, 32, b4.view,
+                                          o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "matmul_affine: bias [4] f32: must be f32 [5]");
+    /* matmul_q: dtypes, K, the output's shape */
+    assert_int_equal(glc_op_matmul_q(s, a.view, wf.view, none, o.view), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_q: w [5, 96] f32: must be q8_0 or q4_0 [N, K]");
+    assert_int_equal(glc_op_matmul_q(s, ah.view, wq.view, none, o.view), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "matmul_q: a [2, 96] f16: must be f32");
+    assert_int_equal(glc_op_matmul_q(s, a64.view, wq.view, none, o.view), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_q: a [2, 64] f32 and w [5, 96] q8_0: K must match and be a "
+                        "multiple of 32");
+    assert_int_equal(glc_op_matmul_q(s, a.view, wq.view, b.view, o6.view), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_q: output 0 is [2, 6] f32, the op makes [2, 5] f32");
+    /* K = 48 is no whole number of Q8_0 blocks: the view itself is refused */
+    v = glc_view_make(wq.buf, wq.pad, GLC_DTYPE_Q8_0, 2, sqf);
+    assert_int_equal(glc_op_matmul_q(s, a.view, v, none, o.view), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_q: tensor 1: rank 2, dtype q8_0: not a valid shape for the dtype");
+    /* a view past the buffer's end */
+    v = wq.view;
+    v.shape[0] = 6;
+    assert_int_equal(glc_op_matmul_q(s, a.view, v, none, o.view), GLC_ERR_BOUNDS);
+    tu_assert_contains(glc_device_errmsg(dev), "matmul_q: tensor 1: bytes [");
+    tu_assert_contains(glc_device_errmsg(dev), "run past the buffer's");
+    /* matmul_expert */
+    assert_int_equal(glc_op_matmul_expert(s, a.view, ew.view, idf.view, eo.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "matmul_expert: ids [2, 2] f32: must be i32 [M, k]");
+    assert_int_equal(glc_op_matmul_expert(s, a.view, ew.view, id3.view, eo.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_expert: a [2, 96] f32, w [4, 5, 96] q4_0, ids [3, 2] i32: a must "
+                        "be [M, K] or [M, k, K] for ids [M, k] and w [E, N, K]");
+    assert_int_equal(glc_op_matmul_expert(s, a.view, wq.view, id.view, eo.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_expert: w [5, 96] q8_0: must be f32, f16, q8_0 or q4_0 [E, N, K]");
+    assert_int_equal(glc_op_matmul_expert(s, a.view, ew.view, id.view, o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_expert: output 0 is [2, 5] f32, the op makes [2, 2, 5] f32");
+    assert_int_equal(glc_session_finish(s, &stats), GLC_OK);
+    assert_int_equal(stats.dispatches, 0); /* nothing was recorded */
+    assert_int_equal(log.last_status, GLC_ERR_INVALID_ARG);
+    ot_free(&a);
+    ot_free(&a64);
+    ot_free(&ah);
+    ot_free(&wq);
+    ot_free(&wf);
+    ot_free(&w4);
+    ot_free(&sc);
+    ot_free(&sci);
+    ot_free(&o);
+    ot_free(&o6);
+    ot_free(&b);
+    ot_free(&b4);
+    ot_free(&ew);
+    ot_free(&id);
+    ot_free(&idf);
+    ot_free(&id3);
+    ot_free(&eo);
+    glc_device_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_q_blocks),
+        cmocka_unit_test(test_q_random),
+        cmocka_unit_test(test_affine_random),
+        cmocka_unit_test(test_expert_random),
+        cmocka_unit_test(test_grid_folding),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
