@@ -42,7 +42,8 @@ REF_OBJ  := $(patsubst tests/ref/%.c,$(BUILD)/tests/ref/%.o,$(wildcard tests/ref
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)) \
             $(BUILD)/tests/test_header_c11 $(BUILD)/tests/test_header_c99 \
             $(BUILD)/tests/test_header_cxx
-TOOLS    := $(BUILD)/glc-info $(BUILD)/examples/scale $(BUILD)/gpu_race $(BUILD)/glc-bench \
+TOOLS    := $(BUILD)/glc-info $(BUILD)/examples/scale $(BUILD)/examples/hello $(BUILD)/gpu_race \
+            $(BUILD)/glc-bench \
             $(BUILD)/glc-bench-ops $(BUILD)/bench_hazard
 
 STATIC  := $(BUILD)/libglcompute.a
@@ -133,7 +134,7 @@ $(BUILD)/tests/test_header_cxx: tests/test_header.c include/glcompute.h $(STATIC
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -pedantic $(SANFL) -Iinclude $< -x none -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
 check: deps all $(TESTS)
-	@bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale
+	@bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello
 
 demo: deps all
 	$(BUILD)/glc-info
@@ -156,3 +157,6 @@ install: all
 
 clean:
 	rm -rf build
+
+# The reference objects are prerequisites of pattern rules: keep them.
+.SECONDARY: $(REF_OBJ)

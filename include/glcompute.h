@@ -609,6 +609,111 @@ GLC_API glc_tensor glc_mul(glc_graph *g, glc_tensor a, glc_tensor b);
 GLC_API glc_tensor glc_div(glc_graph *g, glc_tensor a, glc_tensor b);
 GLC_API glc_tensor glc_scale(glc_graph *g, glc_tensor x, float a, float b);
 GLC_API glc_tensor glc_unary(glc_graph *g, glc_unary_op op, glc_tensor x, float param);
+GLC_API glc_tensor glc_softmax(glc_graph *g, glc_tensor x, const glc_softmax_desc *desc);
+GLC_API glc_tensor glc_rms_norm(glc_graph *g, glc_tensor x, glc_tensor weight, float eps);
+GLC_API glc_tensor glc_layer_norm(glc_graph *g, glc_tensor x, glc_tensor weight, glc_tensor bias,
+                                  float eps);
+GLC_API glc_tensor glc_sum(glc_graph *g, glc_tensor x);
+GLC_API glc_tensor glc_mean(glc_graph *g, glc_tensor x);
+/* I32 indices */
+GLC_API glc_tensor glc_argmax(glc_graph *g, glc_tensor x);
+/* desc->freq_factors is ignored: the graph takes them as a tensor. */
+GLC_API glc_tensor glc_rope(glc_graph *g, glc_tensor x, glc_tensor positions,
+                            const glc_rope_desc *desc, glc_tensor freq_factors);
+GLC_API glc_tensor glc_matmul(glc_graph *g, glc_tensor a, glc_tensor b, glc_tensor bias,
+                              const glc_matmul_desc *desc);
+GLC_API glc_tensor glc_matmul_affine(glc_graph *g, glc_tensor a, glc_tensor w, glc_tensor scales,
+                                     glc_tensor biases, int bits, int group_size,
+                                     glc_tensor bias);
+GLC_API glc_tensor glc_matmul_q(glc_graph *g, glc_tensor a, glc_tensor w, glc_tensor bias);
+GLC_API glc_tensor glc_matmul_expert(glc_graph *g, glc_tensor a, glc_tensor w, glc_tensor ids);
+/* Attention; desc->kv_len may be a dim variable (GLC_DIM_VAR) of the
+ * graph: the keys in use follow it at each run. The decode scratch is the
+ * compiler's. */
+GLC_API glc_tensor glc_sdpa(glc_graph *g, glc_tensor q, glc_tensor k, glc_tensor v,
+                            const glc_sdpa_desc *desc);
+GLC_API glc_tensor glc_sdpa_decode(glc_graph *g, glc_tensor q, glc_tensor k, glc_tensor v,
+                                   const glc_sdpa_desc *desc);
+
+/* ---- Plans: a compiled graph, run many times ------------------------------ */
+
+typedef struct glc_plan glc_plan;
+
+typedef struct glc_compile_desc {
+    uint32_t flags; /* reserved: 0 */
+} glc_compile_desc;
+
+/* Compiles g (desc may be NULL): live ops, kernels, one memory plan, the
+ * barrier plan. The plan keeps what it needs of g: the graph may be
+ * destroyed afterwards. The graph's first builder error comes out here. */
+GLC_API glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_plan **out);
+GLC_API void glc_plan_destroy(glc_plan *p);
+
+/* Params (weights): f32 values converted to the param's dtype (F32, F16,
+ * BF16), count = its element count; or bytes in the param's own dtype
+ * (quantized blocks included: dtype must be the declared one). */
+GLC_API glc_status glc_plan_set_param(glc_plan *p, const char *name, const float *data,
+                                      size_t count);
+GLC_API glc_status glc_plan_set_param_typed(glc_plan *p, const char *name, const void *data,
+                                            size_t bytes, glc_dtype dtype);
+
+/* Named inputs and outputs of glc_plan_run: float tensors as f32 values
+ * (converted from/to a 16-bit declared dtype), integer tensors as 32-bit
+ * integers; count = the tensor's elements at the current variable values. */
+typedef struct glc_plan_input {
+    const char *name;
+    const void *data;
+    size_t count;
+} glc_plan_input;
+typedef struct glc_plan_output {
+    const char *name;
+    void *data;
+    size_t count;
+} glc_plan_output;
+
+/* Runs once: every input given, the outputs named in out copied to caller
+ * memory. On failure nothing is written to out. */
+GLC_API glc_status glc_plan_run(glc_plan *p, const glc_plan_input *in, int nin,
+                                const glc_plan_output *out, int nout);
+
+/* Slots: inputs and outputs by position (the order of glc_graph_input /
+ * glc_graph_output), data in the declared dtype. */
+GLC_API int glc_plan_input_count(const glc_plan *p);
+GLC_API int glc_plan_output_count(const glc_plan *p);
+/* (offset, bytes) of an output inside glc_plan_arena_ptr's region */
+typedef struct glc_plan_slice {
+    size_t offset, bytes;
+} glc_plan_slice;
+/* inputs[i]: the bytes of input slot i; outs[j] gets output slot j's place
+ * in the host region of glc_plan_arena_ptr, valid until the next run. */
+GLC_API glc_status glc_plan_run_slots(glc_plan *p, const void *const *inputs,
+                                      glc_plan_slice *outs);
+GLC_API const void *glc_plan_arena_ptr(const glc_plan *p);
+/* As run_slots, with the outputs as pointers. */
+GLC_API glc_status glc_plan_run_raw(glc_plan *p, const void *const *inputs, const void **outs);
+
+/* Variables: a plan is compiled for their maxima and runs at any values
+ * within their bounds, no recompile. Values stay until set again. */
+typedef struct glc_plan_var {
+    const char *name;
+    int64_t value;
+} glc_plan_var;
+GLC_API glc_status glc_plan_set_vars(glc_plan *p, const glc_plan_var *vars, int n);
+GLC_API glc_status glc_plan_run_with_vars(glc_plan *p, const glc_plan_var *vars, int nvars,
+                                          const glc_plan_input *in, int nin,
+                                          const glc_plan_output *out, int nout);
+/* The first variable of the graph (the sequence length, by convention). */
+GLC_API glc_status glc_plan_set_active_extent(glc_plan *p, int64_t rows);
+
+typedef struct glc_plan_info {
+    uint32_t dispatches, barriers; /* per run, at the current variable values */
+    uint32_t steps;                /* ops after dead-code removal */
+    size_t arena_bytes;            /* all arena buffers */
+    size_t liveness_bound;         /* max bytes live at once: what any plan needs */
+    size_t params_bytes;
+    int arena_buffers;
+} glc_plan_info;
+GLC_API glc_status glc_plan_stats(const glc_plan *p, glc_plan_info *out);
 
 #ifdef __cplusplus
 }

@@ -192,19 +192,24 @@ glc_status glc_buffer_write(glc_buffer *buf, size_t offset, size_t size, const v
     st = glc__enter(buf->dev, GLC__TOUCH_COPY, 0, &gs);
     if (st != GLC_OK)
         return st;
+    st = glc__buffer_write_in(buf, offset, size, data, "glc_buffer_write");
+    glc__leave(buf->dev, &gs);
+    return st;
+}
+
+glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, const void *data,
+                                const char *fn)
+{
     glc__buffer_host_access(buf);
     buf->dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, buf->name);
     buf->dev->gl.glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)offset, (GLsizeiptr)size, data);
-    st = glc__check_gl(buf->dev, "glc_buffer_write");
-    glc__leave(buf->dev, &gs);
-    return st;
+    return glc__check_gl(buf->dev, fn);
 }
 
 glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size, void *data)
 {
     glc__glstate gs;
     glc_device *dev;
-    void *p;
     glc_status st;
     if (!buf)
         return GLC_ERR_INVALID_ARG;
@@ -215,23 +220,28 @@ glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size, void *da
     st = glc__enter(dev, GLC__TOUCH_COPY, 0, &gs);
     if (st != GLC_OK)
         return st;
+    st = glc__buffer_read_in(buf, offset, size, data, "glc_buffer_read");
+    glc__leave(dev, &gs);
+    return st;
+}
+
+glc_status glc__buffer_read_in(glc_buffer *buf, size_t offset, size_t size, void *data,
+                               const char *fn)
+{
+    glc_device *dev = buf->dev;
+    void *p;
     glc__buffer_host_access(buf);
     dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, buf->name);
     p = dev->gl.glMapBufferRange(GL_COPY_READ_BUFFER, (GLintptr)offset, (GLsizeiptr)size,
                                  GL_MAP_READ_BIT);
     if (!p) {
         GLenum err = dev->gl.glGetError();
-        glc__leave(dev, &gs);
         return glc__fail(dev, err == GL_OUT_OF_MEMORY ? GLC_ERR_OUT_OF_MEMORY : GLC_ERR_GL,
-                         "glc_buffer_read: glMapBufferRange failed (GL error 0x%04x)", err);
+                         "%s: glMapBufferRange failed (GL error 0x%04x)", fn, err);
     }
     memcpy(data, p, size);
-    if (!dev->gl.glUnmapBuffer(GL_COPY_READ_BUFFER)) {
-        glc__leave(dev, &gs);
-        return glc__fail(dev, GLC_ERR_GL,
-                         "glc_buffer_read: buffer contents were lost while mapped");
-    }
-    glc__leave(dev, &gs);
+    if (!dev->gl.glUnmapBuffer(GL_COPY_READ_BUFFER))
+        return glc__fail(dev, GLC_ERR_GL, "%s: buffer contents were lost while mapped", fn);
     return GLC_OK;
 }
 

@@ -27,4 +27,12 @@ struct glc_buffer {
 /* Issues GL_BUFFER_UPDATE_BARRIER_BIT if a shader wrote `buf` since the last one. */
 void glc__buffer_host_access(struct glc_buffer *buf);
 
+/* glc_buffer_write / glc_buffer_read for a caller that has entered the
+ * device with GLC__TOUCH_COPY and checked the range; fn names the public
+ * call in messages. */
+glc_status glc__buffer_write_in(struct glc_buffer *buf, size_t offset, size_t size,
+                                const void *data, const char *fn);
+glc_status glc__buffer_read_in(struct glc_buffer *buf, size_t offset, size_t size, void *data,
+                               const char *fn);
+
 #endif

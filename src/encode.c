@@ -193,6 +193,16 @@ static void bind_and_dispatch(glc_device *dev, const glc__cmd *c)
     }
 }
 
+void glc__replay(glc_device *dev, const glc__cmd *c)
+{
+    int i;
+    bind_and_dispatch(dev, c);
+    dev->dispatch_seq++;
+    for (i = 0; i < c->nbind; i++)
+        if (c->bind[i].access & GLC_WRITE)
+            c->bind[i].buffer->write_seq = dev->dispatch_seq;
+}
+
 static int histogram_bucket(uint64_t groups)
 {
     int b = 0;
@@ -211,7 +221,7 @@ glc_status glc__encode(glc_session *s, const glc__cmd *c)
     uint64_t t0 = glc__now_ns(), t1;
     unsigned bits;
     glc_status st;
-    int n = glc__cmd_spans(c, spans), i;
+    int n = glc__cmd_spans(c, spans);
     bits = needed_bits(s, c, spans, n, &why);
     if (bits & GL_SHADER_STORAGE_BARRIER_BIT) {
         if (dev->trace) {
@@ -246,11 +256,7 @@ glc_status glc__encode(glc_session *s, const glc__cmd *c)
         return glc__fail(dev, st, "glc_session_dispatch: out of memory in the hazard tracker");
     if (dev->validate || dev->trace)
         remember_name(dev, c);
-    bind_and_dispatch(dev, c);
-    dev->dispatch_seq++;
-    for (i = 0; i < c->nbind; i++)
-        if (c->bind[i].access & GLC_WRITE)
-            c->bind[i].buffer->write_seq = dev->dispatch_seq;
+    glc__replay(dev, c);
     dev->since_barrier++;
     s->stats.dispatches++;
     s->stats.group_histogram[histogram_bucket(c->total_groups)]++;

@@ -229,22 +229,55 @@ glc_dtype glc_tensor_dtype(const glc_graph *g, glc_tensor t)
     return g && valid(g, t) ? g->t[t.id].dtype : (glc_dtype)0;
 }
 
-/* Fills args' tensors from graph tensors with the variables at vals. */
-static void concrete(const glc_graph *g, glc__op_args *a, const int32_t *ids, int nin,
-                     const int64_t *vals)
+/* The scalar args of an op that may name a dim variable in a graph
+ * (GLC_DIM_VAR), a bit per a->i[] slot: attention's kv_len. */
+static unsigned sym_args(glc__op op)
 {
-    int i, d;
-    for (i = 0; i < nin; i++) {
+    return op == GLC__OP_SDPA || op == GLC__OP_SDPA_DECODE ? 1u << 2 : 0u;
+}
+
+/* An op's args with the variables at vals (NULL: maxima): input tensors
+ * from the graph, scalar args resolved, the output's dtype preset to odt. */
+static void node_args(const glc_graph *g, glc__op op, const int32_t *ids, int nin, glc_dtype odt,
+                      const float *f, const int64_t *iraw, const int64_t *vals, glc__op_args *a)
+{
+    int i;
+    glc__op_args_init(a, op, nin, 1);
+    for (i = 0; i < 4; i++)
+        a->f[i] = f[i];
+    for (i = 0; i < 8; i++)
+        a->i[i] = (sym_args(op) >> i & 1u) && iraw[i] < 0 ? glc__dim_value(g, iraw[i], vals)
+                                                           : iraw[i];
+    for (i = 0; i <= nin; i++) {
         glc__tensor *t = &a->t[i];
         memset(t, 0, sizeof *t);
-        if (ids[i] < 0)
+        if (i == nin) {
+            t->present = 1;
+            t->dtype = odt;
             continue;
-        t->present = 1;
-        t->dtype = g->t[ids[i]].dtype;
-        t->rank = g->t[ids[i]].rank;
-        for (d = 0; d < GLC_MAX_DIMS; d++)
-            t->shape[d] = d < t->rank ? glc__dim_value(g, g->t[ids[i]].shape[d], vals) : 1;
+        }
+        if (ids[i] >= 0)
+            glc__graph_tensor_at(g, ids[i], vals, t);
     }
+}
+
+void glc__graph_tensor_at(const glc_graph *g, int32_t id, const int64_t *vals, glc__tensor *t)
+{
+    int d;
+    memset(t, 0, sizeof *t);
+    t->present = 1;
+    t->dtype = g->t[id].dtype;
+    t->rank = g->t[id].rank;
+    for (d = 0; d < GLC_MAX_DIMS; d++)
+        t->shape[d] = d < t->rank ? glc__dim_value(g, g->t[id].shape[d], vals) : 1;
+}
+
+glc_status glc__graph_node_args(const glc_graph *g, size_t node, const int64_t *vals,
+                                glc__op_args *a, char *err, size_t errlen)
+{
+    const glc__gnode *n = &g->n[node];
+    node_args(g, n->args.op, n->tensor, n->args.nin, n->odt, n->args.f, n->iraw, vals, a);
+    return glc__ops[n->args.op]->infer(a, err, errlen);
 }
 
 glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin, glc_dtype odt,
@@ -252,7 +285,8 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
 {
     const glc__op_desc *desc = glc__ops[op];
     glc__op_args a, probe;
-    int64_t vals[GLC__GRAPH_MAX_VARS], sym[GLC_MAX_DIMS];
+    int64_t vals[GLC__GRAPH_MAX_VARS], sym[GLC_MAX_DIMS], iraw[8];
+    float fv[4];
     char err[400];
     glc__gnode *node;
     int i, v, d;
@@ -264,15 +298,16 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
         if (in[i] != -1 && (in[i] < 0 || (size_t)in[i] >= g->nt))
             return fail(g, GLC_ERR_INVALID_ARG, "%s: input %d is not a tensor of this graph",
                         desc->name, i);
-    glc__op_args_init(&a, op, nin, 1);
-    for (i = 0; i < nf; i++)
-        a.f[i] = f[i];
-    for (i = 0; i < ni; i++)
-        a.i[i] = iv[i];
-    concrete(g, &a, in, nin, NULL);
-    memset(&a.t[nin], 0, sizeof a.t[nin]);
-    a.t[nin].present = 1;
-    a.t[nin].dtype = odt ? odt : GLC_DTYPE_F32;
+    for (i = 0; i < 4; i++)
+        fv[i] = i < nf ? f[i] : 0.0f;
+    for (i = 0; i < 8; i++) {
+        iraw[i] = i < ni ? iv[i] : 0;
+        if ((sym_args(op) >> i & 1u) && iraw[i] < 0 && glc__dim_value(g, iraw[i], NULL) == 0)
+            return fail(g, GLC_ERR_INVALID_ARG, "%s: argument %d is %lld, not a variable of "
+                        "this graph", desc->name, i, (long long)iraw[i]);
+    }
+    odt = odt ? odt : GLC_DTYPE_F32;
+    node_args(g, op, in, nin, odt, fv, iraw, NULL, &a);
     err[0] = '\0';
     if ((st = desc->infer(&a, err, sizeof err)) != GLC_OK)
         return fail(g, st, "%s", err);
@@ -285,8 +320,7 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
         for (i = 0; i < g->nvars; i++)
             vals[i] = g->var[i].max;
         vals[v] = g->var[v].max - 1;
-        probe = a;
-        concrete(g, &probe, in, nin, vals);
+        node_args(g, op, in, nin, odt, fv, iraw, vals, &probe);
         if (desc->infer(&probe, err, sizeof err) != GLC_OK)
             continue; /* only the maxima need to be valid here; runs re-check */
         for (d = 0; d < a.t[nin].rank; d++) {
@@ -309,6 +343,8 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
     g->t[out].producer = (int32_t)g->nn;
     node = &g->n[g->nn++];
     node->args = a;
+    node->odt = odt;
+    memcpy(node->iraw, iraw, sizeof iraw);
     for (i = 0; i < GLC__OP_MAX_TENSORS; i++)
         node->tensor[i] = i < nin ? in[i] : i == nin ? out : -1;
     {
@@ -318,31 +354,56 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
     }
 }
 
-/* ---- builders ---- */
-
-static glc_tensor node2(glc_graph *g, glc__op op, glc_tensor a, glc_tensor b)
+glc_graph *glc__graph_clone(const glc_graph *g)
 {
-    int32_t in[2];
-    in[0] = a.id;
-    in[1] = b.id;
-    return glc__graph_node(g, op, in, 2, 0, NULL, 0, NULL, 0);
-}
-
-glc_tensor glc_add(glc_graph *g, glc_tensor a, glc_tensor b) { return node2(g, GLC__OP_ADD, a, b); }
-glc_tensor glc_sub(glc_graph *g, glc_tensor a, glc_tensor b) { return node2(g, GLC__OP_SUB, a, b); }
-glc_tensor glc_mul(glc_graph *g, glc_tensor a, glc_tensor b) { return node2(g, GLC__OP_MUL, a, b); }
-glc_tensor glc_div(glc_graph *g, glc_tensor a, glc_tensor b) { return node2(g, GLC__OP_DIV, a, b); }
-
-glc_tensor glc_scale(glc_graph *g, glc_tensor x, float a, float b)
-{
-    float f[2];
-    f[0] = a;
-    f[1] = b;
-    return glc__graph_node(g, GLC__OP_SCALE, &x.id, 1, 0, f, 2, NULL, 0);
-}
-
-glc_tensor glc_unary(glc_graph *g, glc_unary_op op, glc_tensor x, float param)
-{
-    int64_t i = op;
-    return glc__graph_node(g, GLC__OP_UNARY, &x.id, 1, 0, &param, 1, &i, 1);
+    glc_graph *c = glc__calloc(1, sizeof *c);
+    size_t i;
+    int v, ok = 1;
+    if (!c)
+        return NULL;
+    *c = *g;
+    c->t = NULL;
+    c->n = NULL;
+    c->out = NULL;
+    c->nt = c->nn = c->nout = 0;
+    c->tcap = c->ncap = c->outcap = 0;
+    c->nvars = 0;
+    c->t = glc__malloc((g->nt ? g->nt : 1) * sizeof *c->t);
+    c->n = glc__malloc((g->nn ? g->nn : 1) * sizeof *c->n);
+    c->out = glc__malloc((g->nout ? g->nout : 1) * sizeof *c->out);
+    if (!c->t || !c->n || !c->out) {
+        glc_graph_destroy(c);
+        return NULL;
+    }
+    if (g->nn)
+        memcpy(c->n, g->n, g->nn * sizeof *c->n);
+    c->nn = c->ncap = g->nn;
+    c->tcap = g->nt;
+    c->outcap = g->nout;
+    for (i = 0; i < g->nt; i++) {
+        c->t[i] = g->t[i];
+        c->t[i].name = NULL;
+        c->nt++;
+        if (g->t[i].name && !(c->t[i].name = glc__strdup(g->t[i].name)))
+            ok = 0;
+    }
+    for (i = 0; i < g->nout; i++) {
+        c->out[i] = g->out[i];
+        c->out[i].name = NULL;
+        c->nout++;
+        if (!(c->out[i].name = glc__strdup(g->out[i].name)))
+            ok = 0;
+    }
+    for (v = 0; v < g->nvars; v++) {
+        c->var[v] = g->var[v];
+        c->var[v].name = NULL;
+        c->nvars++;
+        if (!(c->var[v].name = glc__strdup(g->var[v].name)))
+            ok = 0;
+    }
+    if (!ok) {
+        glc_graph_destroy(c);
+        return NULL;
+    }
+    return c;
 }

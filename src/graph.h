@@ -31,6 +31,8 @@ typedef struct glc__gtensor {
 typedef struct glc__gnode {
     glc__op_args args;                     /* shapes at the variables' maxima */
     int32_t tensor[GLC__OP_MAX_TENSORS];   /* inputs then outputs; -1 absent */
+    glc_dtype odt;                         /* the output dtype asked for */
+    int64_t iraw[8];                       /* scalar args as given (may name variables) */
 } glc__gnode;
 
 typedef struct glc__gvar {
@@ -62,6 +64,18 @@ struct glc_graph {
  * (f, i: may be NULL); returns the output tensor. Sticky errors. */
 glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin, glc_dtype odt,
                            const float *f, int nf, const int64_t *iv, int ni);
+
+/* Node `node`'s args with the variables at vals (NULL: maxima), checked
+ * by the op's rule (which fills in the output). */
+glc_status glc__graph_node_args(const glc_graph *g, size_t node, const int64_t *vals,
+                                glc__op_args *a, char *err, size_t errlen);
+
+/* A deep copy (names included), for a plan to keep; NULL when out of
+ * memory. */
+glc_graph *glc__graph_clone(const glc_graph *g);
+
+/* Tensor `id` with the variables at vals (NULL: maxima). */
+void glc__graph_tensor_at(const glc_graph *g, int32_t id, const int64_t *vals, glc__tensor *t);
 
 /* The value of a shape dim with the variables at `vals` (NULL: maxima). */
 int64_t glc__dim_value(const glc_graph *g, int64_t d, const int64_t *vals);

@@ -89,7 +89,7 @@ static glc_status check_view(glc_device *dev, const char *op, const char *what, 
     return GLC_OK;
 }
 
-static void target_of(glc_device *dev, glc__target *tg)
+void glc__target_of(glc_device *dev, glc__target *tg)
 {
     tg->limits = dev->info.limits;
     tg->features = dev->info.features;
@@ -136,7 +136,7 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
                              desc->name, i - a->nin, glc__shape_str(&given[i], sa, sizeof sa),
                              glc__shape_str(&a->t[i], sb, sizeof sb));
     }
-    target_of(dev, &tg);
+    glc__target_of(dev, &tg);
     memset(&plan, 0, sizeof plan);
     st = desc->plan(a, &tg, &plan, err, sizeof err);
     if (st != GLC_OK)

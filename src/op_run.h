@@ -12,4 +12,7 @@
 glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
                        const glc_view *scratch);
 
+/* What plans are chosen for: the device's limits, features, driver. */
+void glc__target_of(glc_device *dev, glc__target *tg);
+
 #endif

@@ -61,6 +61,10 @@ struct glc_session {
  * caller has entered the device (context current, host state saved). */
 glc_status glc__encode(glc_session *s, const glc__cmd *c);
 
+/* Binds and dispatches c with no tracking and no barrier (the caller's
+ * precomputed plan has them), counting it in the device's sequence. */
+void glc__replay(glc_device *dev, const glc__cmd *c);
+
 /* Emits a barrier with `bits` and records it in the trackers. */
 void glc__emit_barrier(glc_session *s, unsigned bits);
 

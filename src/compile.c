@@ -1,0 +1,406 @@
+/*
+ * The graph compiler (see compile.h): live steps, plans, memory plan,
+ * commands, barriers. GL-free; plan.c owns the GL side.
+ */
+#include "compile.h"
+
+#include "alloc.h"
+#include "memplan.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static glc_status cfail(char *err, size_t len, glc_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static glc_status cfail(char *err, size_t len, glc_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+static size_t tensor_bytes_at(const glc_graph *g, int32_t id, const int64_t *vals)
+{
+    glc__tensor t;
+    glc__graph_tensor_at(g, id, vals, &t);
+    return glc__tensor_bytes(&t);
+}
+
+/* 1 when node n has a dim or a scalar arg that follows a variable. */
+static int node_has_vars(const glc_graph *g, const glc__gnode *n)
+{
+    int i, d;
+    for (i = 0; i <= n->args.nin; i++) {
+        int32_t id = n->tensor[i];
+        if (id < 0)
+            continue;
+        for (d = 0; d < g->t[id].rank; d++)
+            if (g->t[id].shape[d] < 0)
+                return 1;
+    }
+    for (i = 0; i < 8; i++)
+        if (n->iraw[i] != n->args.i[i])
+            return 1;
+    return 0;
+}
+
+/* Plans step s for the variable values vals (NULL: maxima). */
+static glc_status plan_step(glc__program *p, glc__cstep *s, const int64_t *vals, char *err,
+                            size_t len)
+{
+    glc__op_args a;
+    glc_status st;
+    err[0] = '\0';
+    if ((st = glc__graph_node_args(p->g, s->node, vals, &a, err, len)) != GLC_OK)
+        return st;
+    memset(&s->plan, 0, sizeof s->plan);
+    if ((st = glc__ops[a.op]->plan(&a, &p->target, &s->plan, err, len)) != GLC_OK)
+        return st;
+    s->args = a;
+    return GLC_OK;
+}
+
+/* ---- memory ---- */
+
+static glc_status place_memory(glc__program *p, char *err, size_t len)
+{
+    const glc_graph *g = p->g;
+    glc__mem_tensor *mt;
+    glc__memplan mp;
+    int32_t *first, *last;
+    size_t i, n = g->nt + p->nsteps, params = 0, cur = 0;
+    size_t max_buf = p->target.limits.max_ssbo_size > SIZE_MAX / 4 ? SIZE_MAX / 4 : (size_t)p->target.limits.max_ssbo_size;
+    int j, nparams = 0;
+    glc_status st = GLC_OK;
+    mt = glc__calloc(n ? n : 1, sizeof *mt);
+    first = glc__malloc((g->nt ? g->nt : 1) * sizeof *first);
+    last = glc__malloc((g->nt ? g->nt : 1) * sizeof *last);
+    if (!mt || !first || !last) {
+        st = cfail(err, len, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+        goto out;
+    }
+    for (i = 0; i < g->nt; i++)
+        first[i] = last[i] = -1;
+    for (i = 0; i < p->nsteps; i++) {
+        const glc__gnode *nd = &g->n[p->step[i].node];
+        for (j = 0; j <= nd->args.nin; j++) {
+            int32_t id = nd->tensor[j];
+            if (id < 0)
+                continue;
+            if (first[id] < 0)
+                first[id] = (int32_t)i;
+            last[id] = (int32_t)i;
+        }
+    }
+    for (i = 0; i < g->nout; i++) {
+        int32_t id = g->out[i].tensor;
+        if (first[id] < 0)
+            first[id] = 0;
+        last[id] = (int32_t)p->nsteps; /* read after the run */
+    }
+    /* arena tensors: inputs and outputs fixed, values shared; params apart */
+    for (i = 0; i < g->nt; i++) {
+        const glc__gtensor *t = &g->t[i];
+        int fixed = t->kind == GLC__T_INPUT;
+        size_t k;
+        for (k = 0; k < g->nout; k++)
+            fixed |= g->out[k].tensor == (int32_t)i;
+        mt[i].size = 0;
+        mt[i].first = mt[i].last = 0;
+        mt[i].kind = GLC__MEM_SHARED;
+        if (first[i] < 0 && t->kind != GLC__T_INPUT)
+            continue; /* unused */
+        p->place[i].bytes = tensor_bytes_at(g, (int32_t)i, NULL);
+        if (t->kind == GLC__T_PARAM) {
+            p->place[i].region = GLC__REGION_PARAMS;
+            continue;
+        }
+        p->place[i].region = GLC__REGION_ARENA;
+        mt[i].size = p->place[i].bytes;
+        mt[i].first = first[i] < 0 ? 0 : first[i];
+        mt[i].last = last[i] < 0 ? 0 : last[i];
+        mt[i].kind = fixed ? GLC__MEM_FIXED : GLC__MEM_SHARED;
+    }
+    for (i = 0; i < p->nsteps; i++) {
+        glc__mem_tensor *s = &mt[g->nt + i];
+        s->size = p->step[i].plan.scratch_bytes;
+        s->first = s->last = (int32_t)i;
+        s->kind = GLC__MEM_SHARED;
+    }
+    if ((st = glc__memplan_make(mt, n, p->align, max_buf, &mp, err, len)) != GLC_OK)
+        goto out;
+    /* params: one after another, a new buffer when one is full */
+    for (i = 0; i < g->nt; i++) {
+        glc__place *pl = &p->place[i];
+        if (pl->region != GLC__REGION_PARAMS)
+            continue;
+        if (pl->bytes > max_buf) {
+            st = cfail(err, len, GLC_ERR_BOUNDS,
+                       "glc_graph_compile: param \"%s\" has %zu bytes, more than the device's "
+                       "largest SSBO (%zu)",
+                       g->t[i].name, pl->bytes, max_buf);
+            glc__memplan_finish(&mp);
+            goto out;
+        }
+        if (nparams == 0 || cur + pl->bytes > max_buf) {
+            nparams++;
+            cur = 0;
+        }
+        pl->buffer = nparams - 1; /* made absolute below */
+        pl->offset = cur;
+        cur = round_up(cur + pl->bytes, p->align);
+        params += round_up(pl->bytes, p->align);
+    }
+    p->narena = mp.nbuffers;
+    p->nbuffers = mp.nbuffers + nparams;
+    p->buffer_bytes = glc__calloc((size_t)(p->nbuffers ? p->nbuffers : 1), sizeof *p->buffer_bytes);
+    if (!p->buffer_bytes) {
+        glc__memplan_finish(&mp);
+        st = cfail(err, len, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+        goto out;
+    }
+    for (j = 0; j < mp.nbuffers; j++)
+        p->buffer_bytes[j] = mp.buffer_size[j];
+    for (i = 0; i < g->nt; i++) {
+        glc__place *pl = &p->place[i];
+        if (pl->region == GLC__REGION_ARENA) {
+            pl->buffer = mt[i].buffer;
+            pl->offset = mt[i].offset;
+        } else if (pl->region == GLC__REGION_PARAMS) {
+            pl->buffer += p->narena;
+            if (pl->offset + pl->bytes > p->buffer_bytes[pl->buffer])
+                p->buffer_bytes[pl->buffer] = round_up(pl->offset + pl->bytes, p->align);
+        }
+    }
+    for (i = 0; i < p->nsteps; i++) {
+        glc__place *pl = &p->scratch[i];
+        pl->bytes = mt[g->nt + i].size;
+        pl->region = pl->bytes ? GLC__REGION_ARENA : GLC__REGION_NONE;
+        pl->buffer = mt[g->nt + i].buffer;
+        pl->offset = mt[g->nt + i].offset;
+    }
+    p->arena_bytes = mp.total;
+    p->lower_bound = mp.lower_bound;
+    p->params_bytes = params;
+    glc__memplan_finish(&mp);
+out:
+    glc__free(mt);
+    glc__free(first);
+    glc__free(last);
+    return st;
+}
+
+/* ---- commands and barriers ---- */
+
+static int cmd_spans(const glc__ccmd *c, glc__span *sp)
+{
+    int i, n = 0;
+    for (i = 0; i < c->nbind; i++) {
+        if (!c->bind[i].size)
+            continue;
+        sp[n].buffer = (uint32_t)c->bind[i].buffer;
+        sp[n].begin = c->bind[i].offset;
+        sp[n].end = c->bind[i].offset + c->bind[i].size;
+        sp[n].access = c->bind[i].access;
+        n++;
+    }
+    return n;
+}
+
+static glc_status build_commands(glc__program *p, char *err, size_t len)
+{
+    const glc_graph *g = p->g;
+    glc__hazard h;
+    glc__span sp[GLC__OP_MAX_BIND];
+    size_t i, n = 0, last_barrier = 0;
+    int j, k;
+    glc_status st = GLC_OK;
+    for (i = 0; i < p->nsteps; i++)
+        n += (size_t)p->step[i].plan.ndisp;
+    if (n > p->cmdcap) {
+        glc__ccmd *c = glc__realloc(p->cmd, n * sizeof *c);
+        if (!c)
+            return cfail(err, len, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+        p->cmd = c;
+        p->cmdcap = n;
+    }
+    p->ncmd = 0;
+    for (i = 0; i < p->nsteps; i++) {
+        const glc__cstep *s = &p->step[i];
+        const glc__gnode *nd = &g->n[s->node];
+        for (j = 0; j < s->plan.ndisp; j++) {
+            const glc__dispatch_plan *d = &s->plan.disp[j];
+            glc__ccmd *c = &p->cmd[p->ncmd++];
+            memset(c, 0, sizeof *c);
+            c->step = (int)i;
+            c->plan = d;
+            c->nbind = d->nbind;
+            for (k = 0; k < d->nbind; k++) {
+                const glc__bind_plan *b = &d->bind[k];
+                const glc__place *pl;
+                size_t whole;
+                if (b->tensor == GLC__SCRATCH) {
+                    pl = &p->scratch[i];
+                    whole = s->plan.scratch_bytes;
+                } else {
+                    pl = &p->place[nd->tensor[b->tensor]];
+                    whole = glc__tensor_bytes(&s->args.t[b->tensor]);
+                }
+                if (pl->region == GLC__REGION_NONE || whole > pl->bytes || b->offset > whole)
+                    return cfail(err, len, GLC_ERR_INVALID_ARG,
+                                 "%s: binding %d does not fit the memory planned for it",
+                                 glc__ops[s->args.op]->name, k);
+                c->bind[k].buffer = pl->buffer;
+                c->bind[k].offset = pl->offset + b->offset;
+                c->bind[k].size = (b->size ? b->size : whole - b->offset);
+                c->bind[k].size = (c->bind[k].size + 3) & ~(size_t)3;
+                c->bind[k].access = b->access;
+            }
+        }
+    }
+    /* barriers: the tracker over the list (the run's start is the caller's) */
+    glc__hazard_init(&h);
+    p->barriers = 0;
+    for (i = 0; i < p->ncmd && st == GLC_OK; i++) {
+        glc__conflict why;
+        int ns = cmd_spans(&p->cmd[i], sp);
+        if (i > last_barrier && glc__hazard_check(&h, sp, ns, &why)) {
+            p->cmd[i].barrier = 0x00002000u; /* GL_SHADER_STORAGE_BARRIER_BIT */
+            p->barriers++;
+            glc__hazard_clear(&h);
+            last_barrier = i;
+        }
+        st = glc__hazard_add(&h, sp, ns, (uint32_t)i + 1);
+    }
+    glc__hazard_finish(&h);
+    if (st != GLC_OK)
+        return cfail(err, len, st, "glc_graph_compile: out of memory in the hazard tracker");
+    /* what follows the last barrier: the device's tracker learns it after a replay */
+    p->ntail = 0;
+    glc__free(p->tail);
+    p->tail = glc__malloc((p->ncmd - last_barrier + 1) * GLC__OP_MAX_BIND * sizeof *p->tail);
+    if (!p->tail)
+        return cfail(err, len, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+    for (i = last_barrier; i < p->ncmd; i++)
+        p->ntail += cmd_spans(&p->cmd[i], p->tail + p->ntail);
+    return GLC_OK;
+}
+
+/* ---- the compiler ---- */
+
+glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program *p, char *err,
+                        size_t len)
+{
+    char *live = NULL;
+    size_t i, k;
+    int j;
+    glc_status st;
+    memset(p, 0, sizeof *p);
+    p->g = g;
+    p->target = *tg;
+    p->align = tg->limits.ssbo_offset_alignment > 4 ? tg->limits.ssbo_offset_alignment : 4;
+    for (j = 0; j < g->nvars; j++)
+        p->vals[j] = g->var[j].max;
+    if (g->status != GLC_OK)
+        return cfail(err, len, g->status, "%s", g->errmsg);
+    if (g->nout == 0)
+        return cfail(err, len, GLC_ERR_INVALID_ARG, "glc_graph_compile: the graph has no outputs");
+    live = glc__calloc(g->nt ? g->nt : 1, 1);
+    p->place = glc__calloc(g->nt ? g->nt : 1, sizeof *p->place);
+    p->step = glc__calloc(g->nn ? g->nn : 1, sizeof *p->step);
+    p->scratch = glc__calloc(g->nn ? g->nn : 1, sizeof *p->scratch);
+    if (!live || !p->place || !p->step || !p->scratch) {
+        st = cfail(err, len, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+        goto out;
+    }
+    /* live nodes: what the outputs need, found walking back */
+    for (k = 0; k < g->nout; k++)
+        live[g->out[k].tensor] = 1;
+    for (i = g->nn; i-- > 0;) {
+        const glc__gnode *nd = &g->n[i];
+        if (!live[nd->tensor[nd->args.nin]])
+            continue;
+        for (j = 0; j < nd->args.nin; j++)
+            if (nd->tensor[j] >= 0)
+                live[nd->tensor[j]] = 1;
+    }
+    for (i = 0; i < g->nn; i++) {
+        const glc__gnode *nd = &g->n[i];
+        glc__cstep *s;
+        if (!live[nd->tensor[nd->args.nin]])
+            continue;
+        s = &p->step[p->nsteps++];
+        s->node = i;
+        s->vars = node_has_vars(g, nd);
+        if ((st = plan_step(p, s, NULL, err, len)) != GLC_OK)
+            goto out;
+    }
+    if ((st = place_memory(p, err, len)) != GLC_OK)
+        goto out;
+    st = build_commands(p, err, len);
+out:
+    glc__free(live);
+    if (st != GLC_OK)
+        glc__program_free(p);
+    return st;
+}
+
+static glc_status replan(glc__program *p, const int64_t *vals, char *err, size_t len)
+{
+    size_t i;
+    glc_status st;
+    for (i = 0; i < p->nsteps; i++) {
+        glc__cstep *s = &p->step[i];
+        if (!s->vars)
+            continue;
+        if ((st = plan_step(p, s, vals, err, len)) != GLC_OK)
+            return st;
+        if (s->plan.scratch_bytes > p->scratch[i].bytes)
+            return cfail(err, len, GLC_ERR_UNSUPPORTED,
+                         "%s: needs %zu bytes of scratch at these sizes, %zu were planned at "
+                         "the maxima",
+                         glc__ops[s->args.op]->name, s->plan.scratch_bytes, p->scratch[i].bytes);
+    }
+    return build_commands(p, err, len);
+}
+
+glc_status glc__program_set_vars(glc__program *p, const int64_t *vals, char *err, size_t len)
+{
+    int v, same = 1;
+    glc_status st;
+    for (v = 0; v < p->g->nvars; v++)
+        same &= p->vals[v] == vals[v];
+    if (same)
+        return GLC_OK;
+    st = replan(p, vals, err, len);
+    if (st == GLC_OK) {
+        for (v = 0; v < p->g->nvars; v++)
+            p->vals[v] = vals[v];
+    } else {
+        char ignored[64];
+        replan(p, p->vals, ignored, sizeof ignored); /* worked before */
+    }
+    return st;
+}
+
+void glc__program_free(glc__program *p)
+{
+    if (!p)
+        return;
+    glc__free(p->buffer_bytes);
+    glc__free(p->place);
+    glc__free(p->scratch);
+    glc__free(p->step);
+    glc__free(p->cmd);
+    glc__free(p->tail);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,673 @@
+/*
+ * Compiled plans, the GL side of the compiler (compile.c): the program's
+ * buffers become GL buffers, its commands become ready-to-encode commands
+ * (kernel programs fetched, grids folded, bindings resolved), and a run
+ * replays them with the precomputed barriers: no tracking, no lookup, no
+ * allocation.
+ *
+ * A run: inputs uploaded (glBufferSubData: an API write a later shader read
+ * needs no barrier for), one storage barrier first when the device's
+ * tracker holds unbarriered work of anything before, the commands with
+ * their barriers, then the device's tracker learns the spans after the
+ * plan's last barrier (so eager work and other plans after it stay
+ * correct), and outputs are read back (BUFFER_UPDATE barrier, map) into a
+ * host mirror preallocated at compile time.
+ */
+#include "compile.h"
+
+#include "alloc.h"
+#include "buffer.h"
+#include "convert.h"
+#include "device.h"
+#include "grid.h"
+#include "kernel.h"
+#include "op_run.h"
+#include "session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct plan_io {
+    int32_t tensor;
+    size_t host_off; /* outputs: where the mirror holds it */
+} plan_io;
+
+struct glc_plan {
+    glc_device *dev;
+    glc_graph *g; /* the plan's own copy of the graph */
+    glc__program prog;
+    glc_buffer **buf;      /* [prog.nbuffers] */
+    glc__cmd *cmds;        /* [prog.ncmd], at the current variable values */
+    unsigned *bar;         /* barrier bits before each command */
+    size_t cmdcap;
+    int max_bind;
+    glc__span *tail;       /* prog.tail with the GL buffers' tracker ids */
+    int ntail;
+    plan_io *in, *out;
+    int nin, nout;
+    unsigned char *mirror; /* outputs, host side */
+    size_t mirror_bytes;
+    unsigned char *stage;  /* input conversions */
+    size_t stage_bytes;
+    unsigned char *param_set;
+};
+
+static size_t align16(size_t v) { return (v + 15) & ~(size_t)15; }
+
+static size_t bytes_now(const glc_plan *p, int32_t id)
+{
+    glc__tensor t;
+    glc__graph_tensor_at(p->g, id, p->prog.vals, &t);
+    return glc__tensor_bytes(&t);
+}
+
+static size_t numel_now(const glc_plan *p, int32_t id)
+{
+    glc__tensor t;
+    glc__graph_tensor_at(p->g, id, p->prog.vals, &t);
+    return (size_t)glc__numel(&t);
+}
+
+/* ---- commands ---- */
+
+static glc_status build_cmds(glc_plan *p)
+{
+    glc_device *dev = p->dev;
+    const glc__program *pr = &p->prog;
+    size_t i;
+    int j;
+    glc_status st;
+    if (pr->ncmd > p->cmdcap) {
+        glc__cmd *c = glc__realloc(p->cmds, pr->ncmd * sizeof *c);
+        unsigned *b;
+        if (!c)
+            return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+        p->cmds = c;
+        b = glc__realloc(p->bar, pr->ncmd * sizeof *b);
+        if (!b)
+            return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+        p->bar = b;
+        p->cmdcap = pr->ncmd;
+    }
+    p->max_bind = 0;
+    for (i = 0; i < pr->ncmd; i++) {
+        const glc__ccmd *cc = &pr->cmd[i];
+        const glc__dispatch_plan *d = cc->plan;
+        glc__cmd *c = &p->cmds[i];
+        memset(c, 0, sizeof *c);
+        if ((st = glc__kernel_get(dev, d->kernel, d->defines, d->local_size, &c->kernel)) !=
+            GLC_OK)
+            return st;
+        if (glc__grid_fold(d->groups, dev->info.limits.max_group_count, c->grid) != GLC_OK)
+            return glc__fail(dev, GLC_ERR_BOUNDS, "%s: %llu work groups: more than a grid holds",
+                             glc__ops[pr->step[cc->step].args.op]->name,
+                             (unsigned long long)d->groups);
+        c->total_groups = (uint32_t)d->groups;
+        c->nbind = cc->nbind;
+        for (j = 0; j < cc->nbind; j++) {
+            c->bind[j].buffer = p->buf[cc->bind[j].buffer];
+            c->bind[j].offset = cc->bind[j].offset;
+            c->bind[j].size = cc->bind[j].size;
+            c->bind[j].access = cc->bind[j].access;
+            c->bind[j].kind = GLC_BIND_STORAGE;
+        }
+        if (cc->nbind > p->max_bind)
+            p->max_bind = cc->nbind;
+        c->nparams = d->nparams;
+        memcpy(c->params, d->params, sizeof c->params);
+        c->label = glc__ops[pr->step[cc->step].args.op]->name;
+        p->bar[i] = dev->barrier_policy == GLC__BARRIERS_ALWAYS ? (i ? GL_SHADER_STORAGE_BARRIER_BIT : 0u)
+                    : dev->barrier_policy == GLC__BARRIERS_NEVER ? 0u
+                                                                 : cc->barrier;
+    }
+    /* the tail in the device's buffer ids (ALWAYS: the last command's spans) */
+    glc__free(p->tail);
+    p->ntail = 0;
+    p->tail = glc__malloc(((size_t)pr->ntail + GLC__MAX_BINDINGS) * sizeof *p->tail);
+    if (!p->tail)
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+    if (dev->barrier_policy == GLC__BARRIERS_ALWAYS && pr->ncmd) {
+        p->ntail = glc__cmd_spans(&p->cmds[pr->ncmd - 1], p->tail);
+    } else {
+        for (j = 0; j < pr->ntail; j++) {
+            p->tail[j] = pr->tail[j];
+            p->tail[j].buffer = p->buf[pr->tail[j].buffer]->id;
+        }
+        p->ntail = pr->ntail;
+    }
+    return GLC_OK;
+}
+
+/* GLC_VALIDATE: the oracle checks the stream the plan will emit. */
+static glc_status validate_stream(glc_plan *p)
+{
+    glc_device *dev = p->dev;
+    glc__event *ev;
+    glc__span *sp;
+    glc__conflict why;
+    size_t i, n = 0, bad = 0, ns = 0;
+    glc_status st;
+    ev = glc__malloc((2 * p->prog.ncmd + 1) * sizeof *ev);
+    sp = glc__malloc((p->prog.ncmd + 1) * GLC__MAX_BINDINGS * sizeof *sp);
+    if (!ev || !sp) {
+        glc__free(ev);
+        glc__free(sp);
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "GLC_VALIDATE: out of memory");
+    }
+    for (i = 0; i < p->prog.ncmd; i++) {
+        if (p->bar[i]) {
+            memset(&ev[n], 0, sizeof ev[n]);
+            ev[n++].is_barrier = 1;
+        }
+        ev[n].is_barrier = 0;
+        ev[n].id = (uint32_t)i + 1;
+        ev[n].spans = sp + ns;
+        ev[n].n = glc__cmd_spans(&p->cmds[i], sp + ns);
+        ns += (size_t)ev[n].n;
+        n++;
+    }
+    st = glc__oracle_validate(ev, n, &bad, &why);
+    if (st == GLC_ERR_HAZARD) {
+        size_t k = ev[bad].id - 1;
+        st = glc__fail(dev, GLC_ERR_HAZARD,
+                       "GLC_VALIDATE: plan dispatch %zu (%s \"%s\") %s bytes [%llu, %llu) of "
+                       "buffer %u after dispatch %u with no barrier between",
+                       k, p->cmds[k].kernel->name, p->cmds[k].label,
+                       why.kinds & GLC__HAZ_RAW ? "reads" : "writes",
+                       (unsigned long long)why.begin, (unsigned long long)why.end, why.buffer,
+                       why.earlier - 1);
+    } else if (st != GLC_OK) {
+        st = glc__fail(dev, st, "GLC_VALIDATE: out of memory");
+    }
+    glc__free(ev);
+    glc__free(sp);
+    return st;
+}
+
+static glc_status rebuild(glc_plan *p)
+{
+    glc_status st = build_cmds(p);
+    if (st == GLC_OK && p->dev->validate)
+        st = validate_stream(p);
+    return st;
+}
+
+/* ---- compile / destroy ---- */
+
+void glc_plan_destroy(glc_plan *p)
+{
+    int i;
+    if (!p)
+        return;
+    if (p->buf)
+        for (i = 0; i < p->prog.nbuffers; i++)
+            glc_buffer_destroy(p->buf[i]);
+    glc__free(p->buf);
+    glc__program_free(&p->prog);
+    glc_graph_destroy(p->g);
+    glc__free(p->cmds);
+    glc__free(p->bar);
+    glc__free(p->tail);
+    glc__free(p->in);
+    glc__free(p->out);
+    glc__free(p->mirror);
+    glc__free(p->stage);
+    glc__free(p->param_set);
+    p->dev->live_objects--;
+    glc__free(p);
+}
+
+static glc_status make_io(glc_plan *p)
+{
+    const glc_graph *g = p->g;
+    size_t i;
+    int k = 0;
+    for (i = 0; i < g->nt; i++)
+        p->nin += g->t[i].kind == GLC__T_INPUT;
+    p->nout = (int)g->nout;
+    p->in = glc__calloc((size_t)p->nin + 1, sizeof *p->in);
+    p->out = glc__calloc((size_t)p->nout + 1, sizeof *p->out);
+    p->param_set = glc__calloc(g->nt + 1, 1);
+    if (!p->in || !p->out || !p->param_set)
+        return GLC_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < g->nt; i++) {
+        if (g->t[i].kind != GLC__T_INPUT)
+            continue;
+        p->in[k++].tensor = (int32_t)i;
+        if (p->prog.place[i].bytes > p->stage_bytes)
+            p->stage_bytes = p->prog.place[i].bytes;
+    }
+    for (k = 0; k < p->nout; k++) {
+        p->out[k].tensor = g->out[k].tensor;
+        p->out[k].host_off = p->mirror_bytes;
+        p->mirror_bytes += align16(p->prog.place[g->out[k].tensor].bytes);
+    }
+    p->mirror = glc__malloc(p->mirror_bytes + 16);
+    p->stage = glc__malloc(p->stage_bytes + 16);
+    return p->mirror && p->stage ? GLC_OK : GLC_ERR_OUT_OF_MEMORY;
+}
+
+glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_plan **out)
+{
+    glc_device *dev;
+    glc__target tg;
+    glc_plan *p;
+    char err[512];
+    glc_status st;
+    int i;
+    if (!g || !out)
+        return GLC_ERR_INVALID_ARG;
+    dev = g->dev;
+    if (desc && desc->flags)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: flags 0x%x are reserved",
+                         desc->flags);
+    if (g->status != GLC_OK)
+        return glc__fail(dev, g->status, "%s", g->errmsg);
+    p = glc__calloc(1, sizeof *p);
+    if (!p)
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+    p->dev = dev;
+    dev->live_objects++;
+    if (!(p->g = glc__graph_clone(g))) {
+        glc_plan_destroy(p);
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+    }
+    glc__target_of(dev, &tg);
+    err[0] = '\0';
+    if ((st = glc__compile(p->g, &tg, &p->prog, err, sizeof err)) != GLC_OK) {
+        glc_plan_destroy(p);
+        return glc__fail(dev, st, "%s", err);
+    }
+    if ((st = make_io(p)) != GLC_OK) {
+        glc_plan_destroy(p);
+        return glc__fail(dev, st, "glc_graph_compile: out of memory");
+    }
+    p->buf = glc__calloc((size_t)p->prog.nbuffers + 1, sizeof *p->buf);
+    if (!p->buf) {
+        glc_plan_destroy(p);
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+    }
+    for (i = 0; i < p->prog.nbuffers; i++) {
+        int64_t bytes = (int64_t)(p->prog.buffer_bytes[i] ? p->prog.buffer_bytes[i] : 4);
+        if ((st = glc_buffer_create(dev, GLC_DTYPE_U8, 1, &bytes, &p->buf[i])) != GLC_OK) {
+            glc_plan_destroy(p);
+            return st;
+        }
+    }
+    if ((st = rebuild(p)) != GLC_OK) {
+        glc_plan_destroy(p);
+        return st;
+    }
+    *out = p;
+    return GLC_OK;
+}
+
+/* ---- params ---- */
+
+static int32_t find_tensor(const glc_plan *p, glc__tkind kind, const char *name)
+{
+    size_t i;
+    for (i = 0; i < p->g->nt; i++)
+        if (p->g->t[i].kind == kind && p->g->t[i].name && strcmp(p->g->t[i].name, name) == 0)
+            return (int32_t)i;
+    return -1;
+}
+
+static glc_status upload(glc_plan *p, const glc__place *pl, const void *data, size_t bytes,
+                         const char *fn)
+{
+    glc__glstate gs;
+    glc_status st = glc__enter(p->dev, GLC__TOUCH_COPY, 0, &gs);
+    if (st != GLC_OK)
+        return st;
+    st = glc__buffer_write_in(p->buf[pl->buffer], pl->offset, bytes, data, fn);
+    glc__leave(p->dev, &gs);
+    return st;
+}
+
+glc_status glc_plan_set_param_typed(glc_plan *p, const char *name, const void *data,
+                                    size_t bytes, glc_dtype dtype)
+{
+    int32_t id;
+    const glc__place *pl;
+    glc_status st;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if (!name || !data)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: name or data is NULL");
+    if ((id = find_tensor(p, GLC__T_PARAM, name)) < 0)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: no param \"%s\"",
+                         name);
+    pl = &p->prog.place[id];
+    if (dtype != p->g->t[id].dtype || bytes != pl->bytes)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
+                         "glc_plan_set_param(\"%s\"): %zu bytes of %s given, the param is %zu "
+                         "bytes of %s",
+                         name, bytes, glc_dtype_name(dtype), pl->bytes,
+                         glc_dtype_name(p->g->t[id].dtype));
+    if (pl->region == GLC__REGION_NONE) {
+        p->param_set[id] = 1; /* no live op reads it */
+        return GLC_OK;
+    }
+    if ((st = upload(p, pl, data, bytes, "glc_plan_set_param")) == GLC_OK)
+        p->param_set[id] = 1;
+    return st;
+}
+
+glc_status glc_plan_set_param(glc_plan *p, const char *name, const float *data, size_t count)
+{
+    int32_t id;
+    glc_dtype dt;
+    void *tmp;
+    glc_status st;
+    size_t n;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if (!name || !data)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: name or data is NULL");
+    if ((id = find_tensor(p, GLC__T_PARAM, name)) < 0)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: no param \"%s\"",
+                         name);
+    dt = p->g->t[id].dtype;
+    n = numel_now(p, id);
+    if (!glc__is_float(dt) || count != n)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
+                         "glc_plan_set_param(\"%s\"): %zu f32 values given, the param is %zu "
+                         "values of %s%s",
+                         name, count, n, glc_dtype_name(dt),
+                         glc__is_float(dt) ? "" : " (use glc_plan_set_param_typed)");
+    if (dt == GLC_DTYPE_F32)
+        return glc_plan_set_param_typed(p, name, data, n * 4, dt);
+    if (!(tmp = glc__malloc(n * 2 + 4)))
+        return glc__fail(p->dev, GLC_ERR_OUT_OF_MEMORY, "glc_plan_set_param: out of memory");
+    glc__convert_from_f32(dt, data, tmp, n);
+    st = glc_plan_set_param_typed(p, name, tmp, n * 2, dt);
+    glc__free(tmp);
+    return st;
+}
+
+/* ---- runs ---- */
+
+static glc_status params_ready(glc_plan *p, const char *fn)
+{
+    size_t i;
+    for (i = 0; i < p->g->nt; i++)
+        if (p->g->t[i].kind == GLC__T_PARAM && !p->param_set[i] &&
+            p->prog.place[i].region != GLC__REGION_NONE)
+            return glc__fail(p->dev, GLC_ERR_STATE, "%s: param \"%s\" was never set", fn,
+                             p->g->t[i].name);
+    return GLC_OK;
+}
+
+static void replay(glc_plan *p)
+{
+    glc_device *dev = p->dev;
+    size_t i;
+    if (dev->since_barrier) {
+        dev->gl.glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+        glc__hazard_clear(&dev->haz);
+        if (dev->validate)
+            glc__oracle_clear(&dev->oracle);
+        dev->nnamed = 0;
+        dev->since_barrier = 0;
+    }
+    for (i = 0; i < p->prog.ncmd; i++) {
+        if (p->bar[i])
+            dev->gl.glMemoryBarrier(p->bar[i]);
+        glc__replay(dev, &p->cmds[i]);
+    }
+    if (p->ntail) {
+        /* the tracker keeps its capacity: no allocation after the first runs */
+        if (glc__hazard_add(&dev->haz, p->tail, p->ntail, (uint32_t)dev->dispatch_seq) != GLC_OK) {
+            /* cannot track: a barrier makes every later dispatch safe */
+            dev->gl.glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+            glc__hazard_clear(&dev->haz);
+            return;
+        }
+        if (dev->validate && glc__oracle_add(&dev->oracle, p->tail, p->ntail,
+                                             (uint32_t)dev->dispatch_seq) != GLC_OK) {
+            dev->gl.glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+            glc__hazard_clear(&dev->haz);
+            glc__oracle_clear(&dev->oracle);
+            return;
+        }
+        dev->since_barrier = 1;
+    }
+}
+
+/* Uploads inputs (bytes in the declared dtype, or f32/i32 converted when
+ * f32 is set), replays, reads every output into the mirror. */
+static glc_status run_core(glc_plan *p, const void *const *inputs, int from_f32, const char *fn)
+{
+    glc_device *dev = p->dev;
+    glc__glstate gs;
+    glc_status st;
+    int i;
+    st = glc__enter(dev, GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_COPY, p->max_bind, &gs);
+    if (st != GLC_OK)
+        return st;
+    for (i = 0; i < p->nin && st == GLC_OK; i++) {
+        int32_t id = p->in[i].tensor;
+        const glc__place *pl = &p->prog.place[id];
+        glc_dtype dt = p->g->t[id].dtype;
+        const void *src = inputs[i];
+        size_t bytes = bytes_now(p, id);
+        if (pl->region == GLC__REGION_NONE || bytes == 0)
+            continue;
+        if (from_f32 && (dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16)) {
+            glc__convert_from_f32(dt, src, p->stage, numel_now(p, id));
+            src = p->stage;
+        }
+        st = glc__buffer_write_in(p->buf[pl->buffer], pl->offset, bytes, src, fn);
+    }
+    if (st == GLC_OK) {
+        replay(p);
+        for (i = 0; i < p->nout && st == GLC_OK; i++) {
+            const glc__place *pl = &p->prog.place[p->out[i].tensor];
+            size_t bytes = bytes_now(p, p->out[i].tensor);
+            if (bytes)
+                st = glc__buffer_read_in(p->buf[pl->buffer], pl->offset, bytes,
+                                         p->mirror + p->out[i].host_off, fn);
+        }
+    }
+    glc__leave(dev, &gs);
+    return st;
+}
+
+glc_status glc_plan_run(glc_plan *p, const glc_plan_input *in, int nin,
+                        const glc_plan_output *out, int nout)
+{
+    const void *inputs[64];
+    glc_status st;
+    int i, k;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if (nin < 0 || nout < 0 || (nin && !in) || (nout && !out))
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run: %d inputs, %d outputs", nin,
+                         nout);
+    if (p->nin > 64)
+        return glc__fail(p->dev, GLC_ERR_UNSUPPORTED,
+                         "glc_plan_run: %d inputs (at most 64 by name; use glc_plan_run_slots)",
+                         p->nin);
+    for (k = 0; k < nin; k++) {
+        int32_t id = in[k].name ? find_tensor(p, GLC__T_INPUT, in[k].name) : -1;
+        if (id < 0)
+            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run: no input named \"%s\"",
+                             in[k].name ? in[k].name : "(null)");
+    }
+    for (i = 0; i < p->nin; i++) {
+        int32_t id = p->in[i].tensor;
+        const char *name = p->g->t[id].name;
+        size_t n = numel_now(p, id);
+        inputs[i] = NULL;
+        for (k = 0; k < nin; k++)
+            if (strcmp(in[k].name, name) == 0) {
+                if (inputs[i] || !in[k].data || in[k].count != n)
+                    return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
+                                     "glc_plan_run: input \"%s\": %s%zu values given, it takes %zu",
+                                     name, inputs[i] ? "given twice; " : !in[k].data ? "no data; " : "",
+                                     in[k].count, n);
+                inputs[i] = in[k].data;
+            }
+        if (!inputs[i])
+            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run: input \"%s\" is missing",
+                             name);
+    }
+    for (k = 0; k < nout; k++) {
+        int j = -1;
+        for (i = 0; i < p->nout && j < 0; i++)
+            if (out[k].name && strcmp(p->g->out[i].name, out[k].name) == 0)
+                j = i;
+        if (j < 0)
+            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run: no output named \"%s\"",
+                             out[k].name ? out[k].name : "(null)");
+        if (!out[k].data || out[k].count != numel_now(p, p->out[j].tensor))
+            return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
+                             "glc_plan_run: output \"%s\": room for %zu values, it has %zu",
+                             out[k].name, out[k].data ? out[k].count : 0,
+                             numel_now(p, p->out[j].tensor));
+    }
+    if ((st = params_ready(p, "glc_plan_run")) != GLC_OK)
+        return st;
+    if ((st = run_core(p, inputs, 1, "glc_plan_run")) != GLC_OK)
+        return st;
+    for (k = 0; k < nout; k++) {
+        for (i = 0; i < p->nout; i++)
+            if (strcmp(p->g->out[i].name, out[k].name) == 0)
+                break;
+        {
+            int32_t id = p->out[i].tensor;
+            glc_dtype dt = p->g->t[id].dtype;
+            const unsigned char *src = p->mirror + p->out[i].host_off;
+            if (dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16)
+                glc__convert_to_f32(dt, src, out[k].data, out[k].count);
+            else
+                memcpy(out[k].data, src, bytes_now(p, id));
+        }
+    }
+    return GLC_OK;
+}
+
+int glc_plan_input_count(const glc_plan *p) { return p ? p->nin : 0; }
+int glc_plan_output_count(const glc_plan *p) { return p ? p->nout : 0; }
+const void *glc_plan_arena_ptr(const glc_plan *p) { return p ? p->mirror : NULL; }
+
+glc_status glc_plan_run_slots(glc_plan *p, const void *const *inputs, glc_plan_slice *outs)
+{
+    glc_status st;
+    int i;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if ((p->nin && !inputs) || (p->nout && !outs))
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run_slots: inputs or outs is NULL");
+    for (i = 0; i < p->nin; i++)
+        if (!inputs[i])
+            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run_slots: input slot %d (\"%s\") is NULL",
+                             i, p->g->t[p->in[i].tensor].name);
+    if ((st = params_ready(p, "glc_plan_run_slots")) != GLC_OK)
+        return st;
+    if ((st = run_core(p, inputs, 0, "glc_plan_run_slots")) != GLC_OK)
+        return st;
+    for (i = 0; i < p->nout; i++) {
+        outs[i].offset = p->out[i].host_off;
+        outs[i].bytes = bytes_now(p, p->out[i].tensor);
+    }
+    return GLC_OK;
+}
+
+glc_status glc_plan_run_raw(glc_plan *p, const void *const *inputs, const void **outs)
+{
+    glc_plan_slice sl[64];
+    glc_status st;
+    int i;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if (p->nout > 64)
+        return glc__fail(p->dev, GLC_ERR_UNSUPPORTED, "glc_plan_run_raw: %d outputs (at most 64)",
+                         p->nout);
+    if (p->nout && !outs)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run_raw: outs is NULL");
+    if ((st = glc_plan_run_slots(p, inputs, sl)) != GLC_OK)
+        return st;
+    for (i = 0; i < p->nout; i++)
+        outs[i] = p->mirror + sl[i].offset;
+    return GLC_OK;
+}
+
+/* ---- variables ---- */
+
+glc_status glc_plan_set_vars(glc_plan *p, const glc_plan_var *vars, int n)
+{
+    int64_t vals[GLC__GRAPH_MAX_VARS], old[GLC__GRAPH_MAX_VARS];
+    char err[512];
+    glc_status st;
+    int i, v;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if (n < 0 || (n && !vars))
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_vars: %d variables", n);
+    memcpy(vals, p->prog.vals, sizeof vals);
+    memcpy(old, p->prog.vals, sizeof old);
+    for (i = 0; i < n; i++) {
+        const glc__gvar *gv = NULL;
+        for (v = 0; v < p->g->nvars && !gv; v++)
+            if (vars[i].name && strcmp(p->g->var[v].name, vars[i].name) == 0)
+                gv = &p->g->var[v];
+        if (!gv)
+            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_vars: no variable \"%s\"",
+                             vars[i].name ? vars[i].name : "(null)");
+        if (vars[i].value < gv->min || vars[i].value > gv->max)
+            return glc__fail(p->dev, GLC_ERR_BOUNDS,
+                             "glc_plan_set_vars: %s = %lld is outside its bounds [%lld, %lld]",
+                             gv->name, (long long)vars[i].value, (long long)gv->min,
+                             (long long)gv->max);
+        vals[v - 1] = vars[i].value;
+    }
+    err[0] = '\0';
+    if ((st = glc__program_set_vars(&p->prog, vals, err, sizeof err)) != GLC_OK)
+        return glc__fail(p->dev, st, "%s", err);
+    if ((st = rebuild(p)) != GLC_OK) {
+        /* back to the values that built before */
+        if (glc__program_set_vars(&p->prog, old, err, sizeof err) == GLC_OK)
+            rebuild(p);
+    }
+    return st;
+}
+
+glc_status glc_plan_run_with_vars(glc_plan *p, const glc_plan_var *vars, int nvars,
+                                  const glc_plan_input *in, int nin, const glc_plan_output *out,
+                                  int nout)
+{
+    glc_status st = glc_plan_set_vars(p, vars, nvars);
+    return st != GLC_OK ? st : glc_plan_run(p, in, nin, out, nout);
+}
+
+glc_status glc_plan_set_active_extent(glc_plan *p, int64_t rows)
+{
+    glc_plan_var v;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if (p->g->nvars == 0)
+        return glc__fail(p->dev, GLC_ERR_STATE,
+                         "glc_plan_set_active_extent: the graph has no variables");
+    v.name = p->g->var[0].name;
+    v.value = rows;
+    return glc_plan_set_vars(p, &v, 1);
+}
+
+glc_status glc_plan_stats(const glc_plan *p, glc_plan_info *out)
+{
+    size_t i;
+    if (!p || !out)
+        return GLC_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    out->dispatches = (uint32_t)p->prog.ncmd;
+    for (i = 0; i < p->prog.ncmd; i++)
+        out->barriers += p->bar[i] != 0;
+    out->steps = (uint32_t)p->prog.nsteps;
+    out->arena_bytes = p->prog.arena_bytes;
+    out->liveness_bound = p->prog.lower_bound;
+    out->params_bytes = p->prog.params_bytes;
+    out->arena_buffers = p->prog.narena;
+    return GLC_OK;
+}

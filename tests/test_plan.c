@@ -1,0 +1,376 @@
+/*
+ * Compiled plans on llvmpipe: results equal the eager ops bit for bit;
+ * barrier counts of chains and independent branches; intermediates share
+ * the arena; variables give what a plan compiled at that size gives; slots
+ * and raw pointers agree with named runs; runs allocate nothing; bad input
+ * gets a clear status with the outputs untouched; GLC_VALIDATE checks
+ * every plan's stream (and catches one built without barriers).
+ */
+#include "testutil.h"
+
+#include "alloc.h"
+#include "device.h"
+#include "optest.h"
+
+#define D 48
+
+typedef struct model {
+    glc_graph *g;
+    glc_plan *p;
+} model;
+
+/* z = silu(softmax(rms_norm(x + w, b)) * x), n = the norm: x [T, D] */
+static glc_status build(glc_device *dev, int64_t tmin, int64_t tmax, model *m)
+{
+    int64_t xs[2], ws[1] = {D};
+    glc_tensor x, w, b, n, z;
+    glc_status st = glc_graph_create(dev, &m->g);
+    if (st != GLC_OK)
+        return st;
+    xs[0] = glc_graph_var(m->g, "T", tmin, tmax);
+    xs[1] = D;
+    x = glc_graph_input(m->g, "x", GLC_DTYPE_F32, 2, xs);
+    w = glc_graph_param(m->g, "w", GLC_DTYPE_F16, 1, ws);
+    b = glc_graph_param(m->g, "b", GLC_DTYPE_F32, 1, ws);
+    n = glc_rms_norm(m->g, glc_add(m->g, x, w), b, 1e-5f);
+    z = glc_unary(m->g, GLC_UNARY_SILU, glc_mul(m->g, glc_softmax(m->g, n, NULL), x), 0);
+    glc_graph_output(m->g, "z", z);
+    glc_graph_output(m->g, "n", n);
+    st = glc_graph_compile(m->g, NULL, &m->p);
+    glc_graph_destroy(m->g);
+    m->g = NULL;
+    return st;
+}
+
+static void set_params(glc_plan *p, const float *w, const float *b)
+{
+    assert_int_equal(glc_plan_set_param(p, "w", w, D), GLC_OK);
+    assert_int_equal(glc_plan_set_param(p, "b", b, D), GLC_OK);
+}
+
+/* The same ops, eagerly, on buffers. */
+static void eager(glc_device *dev, int64_t t, const float *x, const float *w, const float *b,
+                  float *z, float *n)
+{
+    int64_t xs[2] = {t, D}, ws[1] = {D};
+    glc_buffer *X, *W, *B, *H, *N, *S, *Y, *Z;
+    glc_session *s;
+    uint16_t wh[D];
+    int i;
+    for (i = 0; i < D; i++)
+        wh[i] = ot_f32_to_f16(w[i]);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 2, xs, &X), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F16, 1, ws, &W), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, ws, &B), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 2, xs, &H), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 2, xs, &N), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 2, xs, &S), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 2, xs, &Y), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 2, xs, &Z), GLC_OK);
+    assert_int_equal(glc_buffer_write(X, 0, (size_t)(t * D * 4), x), GLC_OK);
+    assert_int_equal(glc_buffer_write(W, 0, sizeof wh, wh), GLC_OK);
+    assert_int_equal(glc_buffer_write(B, 0, D * 4, b), GLC_OK);
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    assert_int_equal(glc_op_add(s, glc_view_of(X), glc_view_of(W), glc_view_of(H)), GLC_OK);
+    assert_int_equal(glc_op_rms_norm(s, glc_view_of(H), glc_view_of(B), 1e-5f, glc_view_of(N)),
+                     GLC_OK);
+    assert_int_equal(glc_op_softmax(s, glc_view_of(N), NULL, glc_view_of(S)), GLC_OK);
+    assert_int_equal(glc_op_mul(s, glc_view_of(S), glc_view_of(X), glc_view_of(Y)), GLC_OK);
+    assert_int_equal(glc_op_unary(s, GLC_UNARY_SILU, glc_view_of(Y), 0, glc_view_of(Z)), GLC_OK);
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    assert_int_equal(glc_buffer_read(Z, 0, (size_t)(t * D * 4), z), GLC_OK);
+    assert_int_equal(glc_buffer_read(N, 0, (size_t)(t * D * 4), n), GLC_OK);
+    glc_buffer_destroy(X);
+    glc_buffer_destroy(W);
+    glc_buffer_destroy(B);
+    glc_buffer_destroy(H);
+    glc_buffer_destroy(N);
+    glc_buffer_destroy(S);
+    glc_buffer_destroy(Y);
+    glc_buffer_destroy(Z);
+}
+
+static void run_named(glc_plan *p, int64_t t, const float *x, float *z, float *n)
+{
+    glc_plan_input in = {"x", x, (size_t)(t * D)};
+    glc_plan_output out[2] = {{"z", z, (size_t)(t * D)}, {"n", n, (size_t)(t * D)}};
+    assert_int_equal(glc_plan_run(p, &in, 1, out, 2), GLC_OK);
+}
+
+static void test_plan_equals_eager(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    uint64_t seed = 11;
+    float x[9 * D], w[D], b[D], z[9 * D], n[9 * D], ez[9 * D], en[9 * D];
+    const void *raw[2];
+    const void *ins[1];
+    glc_plan_slice sl[2];
+    glc_plan_info info;
+    model m;
+    (void)state;
+    ot_fill(&seed, x, 9 * D, -2, 2);
+    ot_fill(&seed, w, D, -1, 1);
+    ot_fill(&seed, b, D, 0.5f, 1.5f);
+    for (int i = 0; i < D; i++)
+        w[i] = ot_f16_to_f32(ot_f32_to_f16(w[i])); /* the eager side stores w as f16 too */
+    assert_int_equal(build(dev, 9, 9, &m), GLC_OK);
+    set_params(m.p, w, b);
+    run_named(m.p, 9, x, z, n);
+    eager(dev, 9, x, w, b, ez, en);
+    assert_memory_equal(z, ez, sizeof z);
+    assert_memory_equal(n, en, sizeof n);
+    ot_check("plan z vs eager", z, ez, 9 * D, 0);
+    /* slots and raw pointers see the same bytes */
+    ins[0] = x;
+    assert_int_equal(glc_plan_run_slots(m.p, ins, sl), GLC_OK);
+    assert_int_equal(sl[0].bytes, sizeof z);
+    assert_memory_equal((const char *)glc_plan_arena_ptr(m.p) + sl[0].offset, ez, sizeof z);
+    assert_memory_equal((const char *)glc_plan_arena_ptr(m.p) + sl[1].offset, en, sizeof n);
+    assert_int_equal(glc_plan_run_raw(m.p, ins, raw), GLC_OK);
+    assert_memory_equal(raw[0], ez, sizeof z);
+    /* a chain: add, norm, softmax, mul, silu = 5 dispatches, 4 barriers */
+    assert_int_equal(glc_plan_stats(m.p, &info), GLC_OK);
+    assert_int_equal(info.dispatches, 5);
+    assert_int_equal(info.barriers, 4);
+    assert_int_equal(info.steps, 5);
+    assert_true(info.arena_bytes >= info.liveness_bound);
+    glc_plan_destroy(m.p);
+    glc_device_destroy(dev);
+}
+
+/* 12 scales in a chain: one barrier per link, two intermediates' bytes;
+ * 6 scales of one input: no barrier at all. */
+static void test_barriers_and_arena(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    int64_t s[1] = {1000};
+    float x[1000], y[1000], want[1000];
+    glc_plan_info info;
+    glc_graph *g;
+    glc_plan *p;
+    glc_tensor t, in;
+    uint64_t seed = 5;
+    int i, k;
+    (void)state;
+    ot_fill(&seed, x, 1000, -1, 1);
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    t = in = glc_graph_input(g, "x", GLC_DTYPE_F32, 1, s);
+    for (i = 0; i < 12; i++)
+        t = glc_scale(g, t, 1.0f, 0.5f);
+    glc_graph_output(g, "y", t);
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+    assert_int_equal(info.dispatches, 12);
+    assert_int_equal(info.barriers, 11);
+    /* x and y fixed, 2 intermediates alternate */
+    assert_true(info.arena_bytes <= 4 * 4000 + 4 * 256);
+    assert_true(info.arena_bytes >= info.liveness_bound);
+    {
+        glc_plan_input pi = {"x", x, 1000};
+        glc_plan_output po = {"y", y, 1000};
+        assert_int_equal(glc_plan_run(p, &pi, 1, &po, 1), GLC_OK);
+    }
+    for (i = 0; i < 1000; i++)
+        want[i] = x[i] + 6.0f;
+    ot_check("chain of 12 scales", y, want, 1000, 1e-12);
+    glc_plan_destroy(p);
+
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    in = glc_graph_input(g, "x", GLC_DTYPE_F32, 1, s);
+    for (k = 0; k < 6; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "y%d", k);
+        glc_graph_output(g, name, glc_scale(g, in, (float)k, 0));
+    }
+    glc_scale(g, in, 3, 3); /* dead: no output needs it */
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+    assert_int_equal(info.steps, 6);
+    assert_int_equal(info.barriers, 0);
+    glc_plan_destroy(p);
+    glc_device_destroy(dev);
+}
+
+/* A plan compiled for T <= 9 run at T = 4 gives what a plan for T = 4
+ * gives; values out of bounds are refused and the plan still runs. */
+static void test_vars(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    uint64_t seed = 21;
+    float x[9 * D], w[D], b[D], z[4 * D], n[4 * D], z4[4 * D], n4[4 * D];
+    glc_plan_var v = {"T", 4}, bad = {"T", 10}, unknown = {"S", 1};
+    glc_plan_info info;
+    model m, m4;
+    (void)state;
+    ot_fill(&seed, x, 9 * D, -2, 2);
+    ot_fill(&seed, w, D, -1, 1);
+    ot_fill(&seed, b, D, 0.5f, 1.5f);
+    assert_int_equal(build(dev, 1, 9, &m), GLC_OK);
+    assert_int_equal(build(dev, 4, 4, &m4), GLC_OK);
+    set_params(m.p, w, b);
+    set_params(m4.p, w, b);
+    assert_int_equal(glc_plan_set_vars(m.p, &bad, 1), GLC_ERR_BOUNDS);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "glc_plan_set_vars: T = 10 is outside its bounds [1, 9]");
+    assert_int_equal(glc_plan_set_vars(m.p, &unknown, 1), GLC_ERR_INVALID_ARG);
+    {
+        glc_plan_input in = {"x", x, 4 * D};
+        glc_plan_output out[2] = {{"z", z, 4 * D}, {"n", n, 4 * D}};
+        assert_int_equal(glc_plan_run_with_vars(m.p, &v, 1, &in, 1, out, 2), GLC_OK);
+    }
+    run_named(m4.p, 4, x, z4, n4);
+    assert_memory_equal(z, z4, sizeof z);
+    assert_memory_equal(n, n4, sizeof n);
+    assert_int_equal(glc_plan_stats(m.p, &info), GLC_OK);
+    assert_int_equal(info.dispatches, 5);
+    /* back to the maximum through the extent */
+    assert_int_equal(glc_plan_set_active_extent(m.p, 9), GLC_OK);
+    {
+        /* rows are independent in this graph: the first 4 rows at T = 9 are
+         * the T = 4 result */
+        float zz[9 * D], nn[9 * D];
+        run_named(m.p, 9, x, zz, nn);
+        assert_memory_equal(zz, z4, sizeof z4);
+        assert_memory_equal(nn, n4, sizeof n4);
+    }
+    glc_plan_destroy(m.p);
+    glc_plan_destroy(m4.p);
+    glc_device_destroy(dev);
+}
+
+/* After two warm-up runs, a run allocates nothing: every allocation would
+ * fail from the first on. */
+static void test_runs_allocate_nothing(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    uint64_t seed = 3;
+    float x[9 * D], w[D], b[D], z[9 * D], n[9 * D];
+    const void *ins[1] = {x};
+    const void *raw[2];
+    glc_plan_slice sl[2];
+    model m;
+    (void)state;
+    ot_fill(&seed, x, 9 * D, -2, 2);
+    ot_fill(&seed, w, D, -1, 1);
+    ot_fill(&seed, b, D, 0.5f, 1.5f);
+    assert_int_equal(build(dev, 9, 9, &m), GLC_OK);
+    set_params(m.p, w, b);
+    run_named(m.p, 9, x, z, n);
+    run_named(m.p, 9, x, z, n);
+    glc__alloc_fail_after(1);
+    run_named(m.p, 9, x, z, n);
+    assert_int_equal(glc_plan_run_slots(m.p, ins, sl), GLC_OK);
+    assert_int_equal(glc_plan_run_raw(m.p, ins, raw), GLC_OK);
+    assert_int_equal(glc__alloc_failures(), 0);
+    glc__alloc_fail_after(0);
+    /* and the check can fail: compiling allocates */
+    glc__alloc_fail_after(1);
+    assert_int_equal(build(dev, 9, 9, &(model){0}), GLC_ERR_OUT_OF_MEMORY);
+    assert_true(glc__alloc_failures() > 0);
+    glc__alloc_fail_after(0);
+    glc_plan_destroy(m.p);
+    glc_device_destroy(dev);
+}
+
+static void test_bad_input(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    float x[9 * D], w[D], z[9 * D], n[9 * D], keep[9 * D];
+    glc_plan_input in = {"x", x, 9 * D};
+    glc_plan_output out = {"z", z, 9 * D};
+    model m;
+    uint64_t seed = 8;
+    (void)state;
+    ot_fill(&seed, x, 9 * D, -1, 1);
+    ot_fill(&seed, w, D, -1, 1);
+    ot_fill(&seed, z, 9 * D, -1, 1);
+    memcpy(keep, z, sizeof z);
+    assert_int_equal(build(dev, 9, 9, &m), GLC_OK);
+    /* params not set */
+    assert_int_equal(glc_plan_run(m.p, &in, 1, &out, 1), GLC_ERR_STATE);
+    assert_string_equal(glc_device_errmsg(dev), "glc_plan_run: param \"w\" was never set");
+    assert_int_equal(glc_plan_set_param(m.p, "w", w, D - 1), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "glc_plan_set_param(\"w\"): 47 f32 values "
+                                                "given, the param is 48 values of f16");
+    assert_int_equal(glc_plan_set_param(m.p, "nope", w, D), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_plan_set_param_typed(m.p, "b", w, D * 4, GLC_DTYPE_F16),
+                     GLC_ERR_INVALID_ARG);
+    set_params(m.p, w, w);
+    /* inputs */
+    in.count = 9 * D - 1;
+    assert_int_equal(glc_plan_run(m.p, &in, 1, &out, 1), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "glc_plan_run: input \"x\": 431 values given, it takes 432");
+    in.count = 9 * D;
+    assert_int_equal(glc_plan_run(m.p, NULL, 0, &out, 1), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "glc_plan_run: input \"x\" is missing");
+    in.name = "y";
+    assert_int_equal(glc_plan_run(m.p, &in, 1, &out, 1), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "glc_plan_run: no input named \"y\"");
+    in.name = "x";
+    out.name = "q";
+    assert_int_equal(glc_plan_run(m.p, &in, 1, &out, 1), GLC_ERR_INVALID_ARG);
+    out.name = "z";
+    out.count = 5;
+    assert_int_equal(glc_plan_run(m.p, &in, 1, &out, 1), GLC_ERR_INVALID_ARG);
+    assert_memory_equal(z, keep, sizeof z); /* untouched by every failure */
+    out.count = 9 * D;
+    assert_int_equal(glc_plan_run(m.p, &in, 1, &out, 1), GLC_OK);
+    (void)n;
+    glc_plan_destroy(m.p);
+    glc_plan_destroy(NULL);
+
+    /* graph errors come out of compile */
+    {
+        glc_graph *g;
+        glc_plan *p = NULL;
+        int64_t a[1] = {3}, b2[1] = {4};
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        glc_graph_output(g, "y", glc_add(g, glc_graph_input(g, "a", GLC_DTYPE_F32, 1, a),
+                                         glc_graph_input(g, "b", GLC_DTYPE_F32, 1, b2)));
+        assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_ERR_INVALID_ARG);
+        tu_assert_contains(glc_device_errmsg(dev), "add: shapes [3] f32 and [4] f32");
+        assert_null(p);
+        glc_graph_destroy(g);
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        glc_graph_input(g, "a", GLC_DTYPE_F32, 1, a);
+        assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_ERR_INVALID_ARG);
+        assert_string_equal(glc_device_errmsg(dev), "glc_graph_compile: the graph has no outputs");
+        glc_graph_destroy(g);
+    }
+    glc_device_destroy(dev);
+}
+
+/* GLC_VALIDATE checks each plan's stream with the oracle: the plans above
+ * pass, and a plan built with no barriers is caught. */
+static void test_validate(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    model m;
+    (void)state;
+    dev->validate = 1;
+    assert_int_equal(build(dev, 1, 9, &m), GLC_OK);
+    glc_plan_destroy(m.p);
+    dev->barrier_policy = GLC__BARRIERS_NEVER;
+    assert_int_equal(build(dev, 1, 9, &m), GLC_ERR_HAZARD);
+    tu_assert_contains(glc_device_errmsg(dev),
+                       "GLC_VALIDATE: plan dispatch 1 (reduce \"rms_norm\") reads bytes");
+    dev->barrier_policy = GLC__BARRIERS_TRACKED;
+    dev->validate = 0;
+    glc_device_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_equals_eager),
+        cmocka_unit_test(test_barriers_and_arena),
+        cmocka_unit_test(test_vars),
+        cmocka_unit_test(test_runs_allocate_nothing),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_validate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
