@@ -594,6 +594,11 @@ GLC_API glc_tensor glc_graph_input(glc_graph *g, const char *name, glc_dtype dty
 GLC_API glc_tensor glc_graph_param(glc_graph *g, const char *name, glc_dtype dtype, int rank,
                                    const int64_t *shape);
 GLC_API void glc_graph_output(glc_graph *g, const char *name, glc_tensor t);
+/* A handle: named persistent state (a KV cache, optimizer state) in its
+ * own GPU buffer, kept across runs; ops read it, and ops that write in
+ * place (glc_set_rows) write it. Fixed shape. */
+GLC_API glc_tensor glc_graph_handle(glc_graph *g, const char *name, glc_dtype dtype, int rank,
+                                    const int64_t *shape);
 
 /* Shape of a tensor (symbolic dims as GLC_DIM_VAR values); returns the
  * rank, 0 for no tensor. */
@@ -691,6 +696,25 @@ GLC_API glc_status glc_plan_run_slots(glc_plan *p, const void *const *inputs,
 GLC_API const void *glc_plan_arena_ptr(const glc_plan *p);
 /* As run_slots, with the outputs as pointers. */
 GLC_API glc_status glc_plan_run_raw(glc_plan *p, const void *const *inputs, const void **outs);
+
+/* Handles: contents set (bytes in the handle's dtype) before the first run
+ * and read back at any time; a feed copies an output (same dtype and
+ * shape) into a handle on the GPU after each run, no host round trip. */
+GLC_API glc_status glc_plan_bind_handle(glc_plan *p, const char *name, const void *data,
+                                        size_t bytes);
+GLC_API glc_status glc_plan_read_handle(glc_plan *p, const char *name, void *data,
+                                        size_t bytes);
+GLC_API glc_status glc_plan_set_handle_feed(glc_plan *p, const char *handle, const char *output);
+
+/* Sharing storage between plans of one device (a prefill and a decode plan
+ * of one model): every param (GLC_SHARE_PARAMS) and/or handle
+ * (GLC_SHARE_HANDLES) of dst that src has too, with the same dtype and
+ * shape, uses src's buffer from now on. src must outlive dst. */
+enum { GLC_SHARE_PARAMS = 1, GLC_SHARE_HANDLES = 2 };
+GLC_API glc_status glc_plan_share(glc_plan *dst, const glc_plan *src, unsigned what);
+/* A plan of the same graph with its own arena and handles, sharing src's
+ * programs and params (src must outlive it). */
+GLC_API glc_status glc_plan_clone(const glc_plan *src, glc_plan **out);
 
 /* Variables: a plan is compiled for their maxima and runs at any values
  * within their bounds, no recompile. Values stay until set again. */

@@ -78,8 +78,9 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
     glc__memplan mp;
     int32_t *first, *last;
     size_t i, n = g->nt + p->nsteps, params = 0, cur = 0;
+    int hidx = 0;
     size_t max_buf = p->target.limits.max_ssbo_size > SIZE_MAX / 4 ? SIZE_MAX / 4 : (size_t)p->target.limits.max_ssbo_size;
-    int j, nparams = 0;
+    int j, nparams = 0, nhandles = 0;
     glc_status st = GLC_OK;
     mt = glc__calloc(n ? n : 1, sizeof *mt);
     first = glc__malloc((g->nt ? g->nt : 1) * sizeof *first);
@@ -117,11 +118,16 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
         mt[i].size = 0;
         mt[i].first = mt[i].last = 0;
         mt[i].kind = GLC__MEM_SHARED;
-        if (first[i] < 0 && t->kind != GLC__T_INPUT)
+        if (first[i] < 0 && t->kind != GLC__T_INPUT && t->kind != GLC__T_HANDLE)
             continue; /* unused */
         p->place[i].bytes = tensor_bytes_at(g, (int32_t)i, NULL);
         if (t->kind == GLC__T_PARAM) {
             p->place[i].region = GLC__REGION_PARAMS;
+            continue;
+        }
+        if (t->kind == GLC__T_HANDLE) {
+            p->place[i].region = GLC__REGION_HANDLE;
+            nhandles++;
             continue;
         }
         p->place[i].region = GLC__REGION_ARENA;
@@ -161,7 +167,8 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
         params += round_up(pl->bytes, p->align);
     }
     p->narena = mp.nbuffers;
-    p->nbuffers = mp.nbuffers + nparams;
+    p->nparams = mp.nbuffers + nparams;
+    p->nbuffers = mp.nbuffers + nparams + nhandles;
     p->buffer_bytes = glc__calloc((size_t)(p->nbuffers ? p->nbuffers : 1), sizeof *p->buffer_bytes);
     if (!p->buffer_bytes) {
         glc__memplan_finish(&mp);
@@ -179,6 +186,18 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
             pl->buffer += p->narena;
             if (pl->offset + pl->bytes > p->buffer_bytes[pl->buffer])
                 p->buffer_bytes[pl->buffer] = round_up(pl->offset + pl->bytes, p->align);
+        } else if (pl->region == GLC__REGION_HANDLE) {
+            if (pl->bytes > max_buf) {
+                st = cfail(err, len, GLC_ERR_BOUNDS,
+                           "glc_graph_compile: handle \"%s\" has %zu bytes, more than the "
+                           "device's largest SSBO (%zu)",
+                           g->t[i].name, pl->bytes, max_buf);
+                glc__memplan_finish(&mp);
+                goto out;
+            }
+            pl->buffer = p->nparams + hidx++;
+            pl->offset = 0;
+            p->buffer_bytes[pl->buffer] = round_up(pl->bytes, 4);
         }
     }
     for (i = 0; i < p->nsteps; i++) {
@@ -259,6 +278,7 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
                     return cfail(err, len, GLC_ERR_INVALID_ARG,
                                  "%s: binding %d does not fit the memory planned for it",
                                  glc__ops[s->args.op]->name, k);
+                c->bind[k].tensor = b->tensor == GLC__SCRATCH ? -1 : nd->tensor[b->tensor];
                 c->bind[k].buffer = pl->buffer;
                 c->bind[k].offset = pl->offset + b->offset;
                 c->bind[k].size = (b->size ? b->size : whole - b->offset);
@@ -284,14 +304,6 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
     glc__hazard_finish(&h);
     if (st != GLC_OK)
         return cfail(err, len, st, "glc_graph_compile: out of memory in the hazard tracker");
-    /* what follows the last barrier: the device's tracker learns it after a replay */
-    p->ntail = 0;
-    glc__free(p->tail);
-    p->tail = glc__malloc((p->ncmd - last_barrier + 1) * GLC__OP_MAX_BIND * sizeof *p->tail);
-    if (!p->tail)
-        return cfail(err, len, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
-    for (i = last_barrier; i < p->ncmd; i++)
-        p->ntail += cmd_spans(&p->cmd[i], p->tail + p->ntail);
     return GLC_OK;
 }
 
@@ -401,6 +413,5 @@ void glc__program_free(glc__program *p)
     glc__free(p->scratch);
     glc__free(p->step);
     glc__free(p->cmd);
-    glc__free(p->tail);
     memset(p, 0, sizeof *p);
 }

@@ -1,7 +1,7 @@
 /*
  * The graph compiler, GL-free: a graph becomes a program, a flat list of
  * dispatches whose bindings are byte ranges of a few buffers (the arena
- * buffers, then the params buffers), with the barrier bits each dispatch
+ * buffers, the params buffers, a buffer per handle), with the barrier bits each dispatch
  * needs before it precomputed by the hazard tracker. plan.c turns the
  * buffers into GL buffers and the kernels into programs, and replays the
  * list.
@@ -30,7 +30,8 @@
 typedef enum glc__region {
     GLC__REGION_NONE = 0, /* an absent tensor, or one no live step uses */
     GLC__REGION_ARENA,
-    GLC__REGION_PARAMS
+    GLC__REGION_PARAMS,
+    GLC__REGION_HANDLE  /* a buffer of its own */
 } glc__region;
 
 /* Where a graph tensor lives. */
@@ -42,6 +43,7 @@ typedef struct glc__place {
 } glc__place;
 
 typedef struct glc__cbind {
+    int32_t tensor; /* graph tensor, or -1 for op scratch */
     int buffer;
     size_t offset, size;
     glc_access access;
@@ -67,8 +69,8 @@ typedef struct glc__program {
     const glc_graph *g;
     glc__target target;
     size_t align;
-    /* buffers: [0, narena) arena, then [narena, nbuffers) params */
-    int narena, nbuffers;
+    /* buffers: [0, narena) arena, [narena, nparams) params, then handles */
+    int narena, nparams, nbuffers;
     size_t *buffer_bytes;
     glc__place *place;    /* per graph tensor */
     glc__place *scratch;  /* per step */
@@ -79,10 +81,6 @@ typedef struct glc__program {
     size_t arena_bytes, lower_bound, params_bytes;
     int64_t vals[GLC__GRAPH_MAX_VARS]; /* the variable values of the commands */
     uint32_t barriers;
-    /* spans written or read after the last barrier of the list: what the
-     * device's tracker must learn after a replay */
-    glc__span *tail;
-    int ntail;
 } glc__program;
 
 /* Compiles g for a target (GL-free). On failure err holds a message. */

@@ -180,6 +180,18 @@ glc_tensor glc_graph_param(glc_graph *g, const char *name, glc_dtype dtype, int 
     return leaf(g, GLC__T_PARAM, "glc_graph_param", name, dtype, rank, shape);
 }
 
+glc_tensor glc_graph_handle(glc_graph *g, const char *name, glc_dtype dtype, int rank,
+                            const int64_t *shape)
+{
+    int d;
+    for (d = 0; g && shape && d < rank && d < GLC_MAX_DIMS; d++)
+        if (shape[d] < 0)
+            return fail(g, GLC_ERR_INVALID_ARG,
+                        "glc_graph_handle(\"%s\"): shape[%d] is a variable (handles keep one "
+                        "shape; size them for the maximum)", name ? name : "(null)", d);
+    return leaf(g, GLC__T_HANDLE, "glc_graph_handle", name, dtype, rank, shape);
+}
+
 static int valid(const glc_graph *g, glc_tensor t)
 {
     return t.id >= 0 && (size_t)t.id < g->nt;

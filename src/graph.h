@@ -16,7 +16,8 @@
 typedef enum glc__tkind {
     GLC__T_INPUT = 1,
     GLC__T_PARAM,
-    GLC__T_VALUE
+    GLC__T_VALUE,
+    GLC__T_HANDLE /* persistent state: its own buffer, kept across runs */
 } glc__tkind;
 
 typedef struct glc__gtensor {

@@ -49,7 +49,15 @@ struct glc_plan {
     size_t mirror_bytes;
     unsigned char *stage;  /* input conversions */
     size_t stage_bytes;
-    unsigned char *param_set;
+    unsigned char *param_set; /* params and handles: 1 once given contents */
+    struct ext {
+        glc_buffer *buf; /* another plan's storage for this tensor (shared) */
+        size_t offset;
+    } *ext;              /* per graph tensor */
+    struct feed {
+        int32_t from, to; /* output tensor -> handle tensor */
+    } feed[8];
+    int nfeed;
 };
 
 static size_t align16(size_t v) { return (v + 15) & ~(size_t)15; }
@@ -105,8 +113,13 @@ static glc_status build_cmds(glc_plan *p)
         c->total_groups = (uint32_t)d->groups;
         c->nbind = cc->nbind;
         for (j = 0; j < cc->nbind; j++) {
+            int32_t t = cc->bind[j].tensor;
             c->bind[j].buffer = p->buf[cc->bind[j].buffer];
             c->bind[j].offset = cc->bind[j].offset;
+            if (t >= 0 && p->ext[t].buf) {
+                c->bind[j].buffer = p->ext[t].buf;
+                c->bind[j].offset = cc->bind[j].offset - pr->place[t].offset + p->ext[t].offset;
+            }
             c->bind[j].size = cc->bind[j].size;
             c->bind[j].access = cc->bind[j].access;
             c->bind[j].kind = GLC_BIND_STORAGE;
@@ -120,20 +133,19 @@ static glc_status build_cmds(glc_plan *p)
                     : dev->barrier_policy == GLC__BARRIERS_NEVER ? 0u
                                                                  : cc->barrier;
     }
-    /* the tail in the device's buffer ids (ALWAYS: the last command's spans) */
+    /* what the device's tracker must learn after a replay */
     glc__free(p->tail);
     p->ntail = 0;
-    p->tail = glc__malloc(((size_t)pr->ntail + GLC__MAX_BINDINGS) * sizeof *p->tail);
+    p->tail = glc__malloc((pr->ncmd + 1) * GLC__MAX_BINDINGS * sizeof *p->tail);
     if (!p->tail)
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
-    if (dev->barrier_policy == GLC__BARRIERS_ALWAYS && pr->ncmd) {
-        p->ntail = glc__cmd_spans(&p->cmds[pr->ncmd - 1], p->tail);
-    } else {
-        for (j = 0; j < pr->ntail; j++) {
-            p->tail[j] = pr->tail[j];
-            p->tail[j].buffer = p->buf[pr->tail[j].buffer]->id;
-        }
-        p->ntail = pr->ntail;
+    if (pr->ncmd) {
+        /* from the last barrier on, in the device's buffer ids */
+        size_t k = pr->ncmd - 1;
+        while (k > 0 && !p->bar[k])
+            k--;
+        for (; k < pr->ncmd; k++)
+            p->ntail += glc__cmd_spans(&p->cmds[k], p->tail + p->ntail);
     }
     return GLC_OK;
 }
@@ -213,6 +225,7 @@ void glc_plan_destroy(glc_plan *p)
     glc__free(p->mirror);
     glc__free(p->stage);
     glc__free(p->param_set);
+    glc__free(p->ext);
     p->dev->live_objects--;
     glc__free(p);
 }
@@ -228,7 +241,8 @@ static glc_status make_io(glc_plan *p)
     p->in = glc__calloc((size_t)p->nin + 1, sizeof *p->in);
     p->out = glc__calloc((size_t)p->nout + 1, sizeof *p->out);
     p->param_set = glc__calloc(g->nt + 1, 1);
-    if (!p->in || !p->out || !p->param_set)
+    p->ext = glc__calloc(g->nt + 1, sizeof *p->ext);
+    if (!p->in || !p->out || !p->param_set || !p->ext)
         return GLC_ERR_OUT_OF_MEMORY;
     for (i = 0; i < g->nt; i++) {
         if (g->t[i].kind != GLC__T_INPUT)
@@ -313,14 +327,29 @@ static int32_t find_tensor(const glc_plan *p, glc__tkind kind, const char *name)
     return -1;
 }
 
-static glc_status upload(glc_plan *p, const glc__place *pl, const void *data, size_t bytes,
-                         const char *fn)
+/* The storage of tensor id: this plan's buffer, or a sharing plan's. */
+static glc_buffer *storage(const glc_plan *p, int32_t id, size_t *offset)
+{
+    if (p->ext[id].buf) {
+        *offset = p->ext[id].offset;
+        return p->ext[id].buf;
+    }
+    *offset = p->prog.place[id].offset;
+    return p->buf[p->prog.place[id].buffer];
+}
+
+/* Writes (or reads, when `in` is NULL) bytes of tensor id's storage. */
+static glc_status transfer(glc_plan *p, int32_t id, const void *data, void *in, size_t bytes,
+                           const char *fn)
 {
     glc__glstate gs;
+    size_t off;
+    glc_buffer *b = storage(p, id, &off);
     glc_status st = glc__enter(p->dev, GLC__TOUCH_COPY, 0, &gs);
     if (st != GLC_OK)
         return st;
-    st = glc__buffer_write_in(p->buf[pl->buffer], pl->offset, bytes, data, fn);
+    st = data ? glc__buffer_write_in(b, off, bytes, data, fn)
+              : glc__buffer_read_in(b, off, bytes, in, fn);
     glc__leave(p->dev, &gs);
     return st;
 }
@@ -349,7 +378,7 @@ glc_status glc_plan_set_param_typed(glc_plan *p, const char *name, const void *d
         p->param_set[id] = 1; /* no live op reads it */
         return GLC_OK;
     }
-    if ((st = upload(p, pl, data, bytes, "glc_plan_set_param")) == GLC_OK)
+    if ((st = transfer(p, id, data, NULL, bytes, "glc_plan_set_param")) == GLC_OK)
         p->param_set[id] = 1;
     return st;
 }
@@ -391,11 +420,14 @@ glc_status glc_plan_set_param(glc_plan *p, const char *name, const float *data, 
 static glc_status params_ready(glc_plan *p, const char *fn)
 {
     size_t i;
-    for (i = 0; i < p->g->nt; i++)
-        if (p->g->t[i].kind == GLC__T_PARAM && !p->param_set[i] &&
+    for (i = 0; i < p->g->nt; i++) {
+        glc__tkind k = p->g->t[i].kind;
+        if ((k == GLC__T_PARAM || k == GLC__T_HANDLE) && !p->param_set[i] &&
             p->prog.place[i].region != GLC__REGION_NONE)
-            return glc__fail(p->dev, GLC_ERR_STATE, "%s: param \"%s\" was never set", fn,
-                             p->g->t[i].name);
+            return glc__fail(p->dev, GLC_ERR_STATE, "%s: %s \"%s\" was never %s", fn,
+                             k == GLC__T_PARAM ? "param" : "handle", p->g->t[i].name,
+                             k == GLC__T_PARAM ? "set" : "bound");
+    }
     return GLC_OK;
 }
 
@@ -462,12 +494,20 @@ static glc_status run_core(glc_plan *p, const void *const *inputs, int from_f32,
     }
     if (st == GLC_OK) {
         replay(p);
+        for (i = 0; i < p->nfeed; i++) {
+            size_t fo, to;
+            glc_buffer *fb = storage(p, p->feed[i].from, &fo), *tb = storage(p, p->feed[i].to, &to);
+            glc__buffer_host_access(fb); /* a copy reads what shaders wrote after this bit */
+            dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, fb->name);
+            dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, tb->name);
+            dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)fo,
+                                        (GLintptr)to, (GLsizeiptr)p->prog.place[p->feed[i].to].bytes);
+        }
         for (i = 0; i < p->nout && st == GLC_OK; i++) {
-            const glc__place *pl = &p->prog.place[p->out[i].tensor];
-            size_t bytes = bytes_now(p, p->out[i].tensor);
+            size_t bytes = bytes_now(p, p->out[i].tensor), off;
+            glc_buffer *b = storage(p, p->out[i].tensor, &off);
             if (bytes)
-                st = glc__buffer_read_in(p->buf[pl->buffer], pl->offset, bytes,
-                                         p->mirror + p->out[i].host_off, fn);
+                st = glc__buffer_read_in(b, off, bytes, p->mirror + p->out[i].host_off, fn);
         }
     }
     glc__leave(dev, &gs);
@@ -669,5 +709,158 @@ glc_status glc_plan_stats(const glc_plan *p, glc_plan_info *out)
     out->liveness_bound = p->prog.lower_bound;
     out->params_bytes = p->prog.params_bytes;
     out->arena_buffers = p->prog.narena;
+    return GLC_OK;
+}
+
+/* ---- handles, sharing ---- */
+
+static int32_t find_handle(glc_plan *p, const char *name, const char *fn)
+{
+    int32_t id = name ? find_tensor(p, GLC__T_HANDLE, name) : -1;
+    if (id < 0)
+        glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: no handle \"%s\"", fn,
+                  name ? name : "(null)");
+    return id;
+}
+
+static glc_status handle_io(glc_plan *p, const char *name, const void *data, void *in,
+                            size_t bytes, const char *fn)
+{
+    int32_t id;
+    glc_status st;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if ((id = find_handle(p, name, fn)) < 0)
+        return GLC_ERR_INVALID_ARG;
+    if ((!data && !in) || bytes != p->prog.place[id].bytes)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
+                         "%s(\"%s\"): %zu bytes, the handle has %zu (%s)", fn, name, bytes,
+                         p->prog.place[id].bytes, glc_dtype_name(p->g->t[id].dtype));
+    if (in && !p->param_set[id])
+        return glc__fail(p->dev, GLC_ERR_STATE, "%s(\"%s\"): the handle was never bound", fn,
+                         name);
+    st = transfer(p, id, data, in, bytes, fn);
+    if (st == GLC_OK && data)
+        p->param_set[id] = 1;
+    return st;
+}
+
+glc_status glc_plan_bind_handle(glc_plan *p, const char *name, const void *data, size_t bytes)
+{
+    return handle_io(p, name, data, NULL, bytes, "glc_plan_bind_handle");
+}
+
+glc_status glc_plan_read_handle(glc_plan *p, const char *name, void *data, size_t bytes)
+{
+    return handle_io(p, name, NULL, data, bytes, "glc_plan_read_handle");
+}
+
+glc_status glc_plan_set_handle_feed(glc_plan *p, const char *handle, const char *output)
+{
+    int32_t h, o = -1;
+    size_t i;
+    glc__tensor th, to;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if ((h = find_handle(p, handle, "glc_plan_set_handle_feed")) < 0)
+        return GLC_ERR_INVALID_ARG;
+    for (i = 0; i < p->g->nout; i++)
+        if (output && strcmp(p->g->out[i].name, output) == 0)
+            o = p->g->out[i].tensor;
+    if (o < 0)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_handle_feed: no output \"%s\"",
+                         output ? output : "(null)");
+    glc__graph_tensor_at(p->g, h, NULL, &th);
+    glc__graph_tensor_at(p->g, o, NULL, &to);
+    if (!glc__same_shape(&th, &to) || th.dtype != to.dtype) {
+        char sh[96], so[96];
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
+                         "glc_plan_set_handle_feed: output \"%s\" %s does not fit handle \"%s\" %s",
+                         output, glc__shape_str(&to, so, sizeof so), handle,
+                         glc__shape_str(&th, sh, sizeof sh));
+    }
+    for (i = 0; i < (size_t)p->nfeed; i++)
+        if (p->feed[i].to == h) {
+            p->feed[i].from = o;
+            return GLC_OK;
+        }
+    if (p->nfeed == (int)(sizeof p->feed / sizeof p->feed[0]))
+        return glc__fail(p->dev, GLC_ERR_BOUNDS, "glc_plan_set_handle_feed: at most %d feeds",
+                         (int)(sizeof p->feed / sizeof p->feed[0]));
+    p->feed[p->nfeed].from = o;
+    p->feed[p->nfeed].to = h;
+    p->nfeed++;
+    return GLC_OK;
+}
+
+glc_status glc_plan_share(glc_plan *dst, const glc_plan *src, unsigned what)
+{
+    struct ext *ext;
+    size_t i;
+    glc_status st;
+    if (!dst || !src || src == dst || (what & ~3u))
+        return dst ? glc__fail(dst->dev, GLC_ERR_INVALID_ARG, "glc_plan_share: invalid arguments")
+                   : GLC_ERR_INVALID_ARG;
+    if (src->dev != dst->dev)
+        return glc__fail(dst->dev, GLC_ERR_INVALID_ARG,
+                         "glc_plan_share: the plans belong to different devices");
+    ext = glc__malloc((dst->g->nt + 1) * sizeof *ext);
+    if (!ext)
+        return glc__fail(dst->dev, GLC_ERR_OUT_OF_MEMORY, "glc_plan_share: out of memory");
+    memcpy(ext, dst->ext, dst->g->nt * sizeof *ext);
+    for (i = 0; i < dst->g->nt; i++) {
+        const glc__gtensor *t = &dst->g->t[i];
+        glc__tensor a, b;
+        int32_t j;
+        if (!((t->kind == GLC__T_PARAM && (what & GLC_SHARE_PARAMS)) ||
+              (t->kind == GLC__T_HANDLE && (what & GLC_SHARE_HANDLES))))
+            continue;
+        if ((j = find_tensor(src, t->kind, t->name)) < 0 ||
+            src->prog.place[j].region == GLC__REGION_NONE)
+            continue;
+        glc__graph_tensor_at(dst->g, (int32_t)i, NULL, &a);
+        glc__graph_tensor_at(src->g, j, NULL, &b);
+        if (!glc__same_shape(&a, &b) || a.dtype != b.dtype) {
+            char sa[96], sb[96];
+            glc__free(ext);
+            return glc__fail(dst->dev, GLC_ERR_INVALID_ARG,
+                             "glc_plan_share: \"%s\" is %s here and %s in the source plan",
+                             t->name, glc__shape_str(&a, sa, sizeof sa),
+                             glc__shape_str(&b, sb, sizeof sb));
+        }
+        ext[i].buf = storage(src, j, &ext[i].offset);
+    }
+    {
+        struct ext *old = dst->ext;
+        dst->ext = ext;
+        if ((st = rebuild(dst)) != GLC_OK) {
+            dst->ext = old;
+            glc__free(ext);
+            rebuild(dst);
+            return st;
+        }
+        glc__free(old);
+    }
+    for (i = 0; i < dst->g->nt; i++)
+        if (dst->ext[i].buf) {
+            int32_t j = find_tensor(src, dst->g->t[i].kind, dst->g->t[i].name);
+            dst->param_set[i] = src->param_set[j];
+        }
+    return GLC_OK;
+}
+
+glc_status glc_plan_clone(const glc_plan *src, glc_plan **out)
+{
+    glc_plan *p;
+    glc_status st;
+    if (!src || !out)
+        return GLC_ERR_INVALID_ARG;
+    if ((st = glc_graph_compile(src->g, NULL, &p)) != GLC_OK)
+        return st;
+    if ((st = glc_plan_share(p, src, GLC_SHARE_PARAMS)) != GLC_OK) {
+        glc_plan_destroy(p);
+        return st;
+    }
+    *out = p;
     return GLC_OK;
 }

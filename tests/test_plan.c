@@ -362,6 +362,75 @@ static void test_validate(void **state)
     glc_device_destroy(dev);
 }
 
+/* A handle keeps its contents across runs; a feed refreshes it from an
+ * output on the GPU; a second plan sharing it sees the same bytes; a clone
+ * has its own. */
+static void test_handles(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    int64_t s16[1] = {16};
+    float x[16], zero[16] = {0}, y[16], h[16], z[16];
+    glc_plan_input in = {"x", x, 16};
+    glc_plan_output out = {"y", y, 16}, outz = {"z", z, 16};
+    glc_graph *g;
+    glc_plan *acc, *twice, *clone;
+    glc_tensor tx, th;
+    int i, run;
+    (void)state;
+    for (i = 0; i < 16; i++)
+        x[i] = (float)i;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    tx = glc_graph_input(g, "x", GLC_DTYPE_F32, 1, s16);
+    th = glc_graph_handle(g, "h", GLC_DTYPE_F32, 1, s16);
+    glc_graph_output(g, "y", glc_add(g, tx, th));
+    assert_int_equal(glc_graph_compile(g, NULL, &acc), GLC_OK);
+    glc_graph_destroy(g);
+    assert_int_equal(glc_plan_run(acc, &in, 1, &out, 1), GLC_ERR_STATE);
+    assert_string_equal(glc_device_errmsg(dev), "glc_plan_run: handle \"h\" was never bound");
+    assert_int_equal(glc_plan_bind_handle(acc, "h", zero, 15 * 4), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_plan_bind_handle(acc, "h", zero, sizeof zero), GLC_OK);
+    assert_int_equal(glc_plan_set_handle_feed(acc, "h", "x"), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_plan_set_handle_feed(acc, "h", "y"), GLC_OK);
+    for (run = 1; run <= 3; run++) {
+        assert_int_equal(glc_plan_run(acc, &in, 1, &out, 1), GLC_OK);
+        for (i = 0; i < 16; i++)
+            assert_true(y[i] == (float)(run * i));
+    }
+    assert_int_equal(glc_plan_read_handle(acc, "h", h, sizeof h), GLC_OK);
+    for (i = 0; i < 16; i++)
+        assert_true(h[i] == (float)(3 * i));
+
+    /* another plan reading the same handle */
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    th = glc_graph_handle(g, "h", GLC_DTYPE_F32, 1, s16);
+    glc_graph_output(g, "z", glc_scale(g, th, 2, 0));
+    assert_int_equal(glc_graph_compile(g, NULL, &twice), GLC_OK);
+    glc_graph_destroy(g);
+    assert_int_equal(glc_plan_share(twice, acc, GLC_SHARE_HANDLES), GLC_OK);
+    assert_int_equal(glc_plan_run(twice, NULL, 0, &outz, 1), GLC_OK);
+    for (i = 0; i < 16; i++)
+        assert_true(z[i] == (float)(6 * i));
+    assert_int_equal(glc_plan_run(acc, &in, 1, &out, 1), GLC_OK); /* h = 4x */
+    assert_int_equal(glc_plan_run(twice, NULL, 0, &outz, 1), GLC_OK);
+    for (i = 0; i < 16; i++)
+        assert_true(z[i] == (float)(8 * i));
+
+    /* a clone: own handle, to be bound */
+    assert_int_equal(glc_plan_clone(acc, &clone), GLC_OK);
+    assert_int_equal(glc_plan_run(clone, &in, 1, &out, 1), GLC_ERR_STATE);
+    assert_int_equal(glc_plan_bind_handle(clone, "h", x, sizeof x), GLC_OK);
+    assert_int_equal(glc_plan_run(clone, &in, 1, &out, 1), GLC_OK);
+    for (i = 0; i < 16; i++)
+        assert_true(y[i] == (float)(2 * i));
+    assert_int_equal(glc_plan_read_handle(acc, "h", h, sizeof h), GLC_OK);
+    for (i = 0; i < 16; i++)
+        assert_true(h[i] == (float)(4 * i)); /* the clone's runs left it alone */
+    glc_plan_destroy(clone);
+    glc_plan_destroy(twice);
+    glc_plan_destroy(acc);
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_runs_allocate_nothing),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_handles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
