@@ -354,19 +354,29 @@ static glc_status transfer(glc_plan *p, int32_t id, const void *data, void *in, 
     return st;
 }
 
+/* The param `name`, or -1 after an error message. */
+static int32_t find_param(glc_plan *p, const char *name, const void *data)
+{
+    int32_t id;
+    if (!p)
+        return -1;
+    if (!name || !data) {
+        glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: name or data is NULL");
+        return -1;
+    }
+    if ((id = find_tensor(p, GLC__T_PARAM, name)) < 0)
+        glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: no param \"%s\"", name);
+    return id;
+}
+
 glc_status glc_plan_set_param_typed(glc_plan *p, const char *name, const void *data,
                                     size_t bytes, glc_dtype dtype)
 {
     int32_t id;
     const glc__place *pl;
     glc_status st;
-    if (!p)
+    if ((id = find_param(p, name, data)) < 0)
         return GLC_ERR_INVALID_ARG;
-    if (!name || !data)
-        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: name or data is NULL");
-    if ((id = find_tensor(p, GLC__T_PARAM, name)) < 0)
-        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: no param \"%s\"",
-                         name);
     pl = &p->prog.place[id];
     if (dtype != p->g->t[id].dtype || bytes != pl->bytes)
         return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
@@ -390,13 +400,8 @@ glc_status glc_plan_set_param(glc_plan *p, const char *name, const float *data, 
     void *tmp;
     glc_status st;
     size_t n;
-    if (!p)
+    if ((id = find_param(p, name, data)) < 0)
         return GLC_ERR_INVALID_ARG;
-    if (!name || !data)
-        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: name or data is NULL");
-    if ((id = find_tensor(p, GLC__T_PARAM, name)) < 0)
-        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: no param \"%s\"",
-                         name);
     dt = p->g->t[id].dtype;
     n = numel_now(p, id);
     if (!glc__is_float(dt) || count != n)
