@@ -49,7 +49,7 @@ TOOLS    := $(BUILD)/glc-info $(BUILD)/examples/scale $(BUILD)/examples/hello $(
 STATIC  := $(BUILD)/libglcompute.a
 SHARED  := $(BUILD)/libglcompute.so.$(VERSION)
 
-.PHONY: all check demo bench install clean deps FORCE
+.PHONY: all check run-tests demo run-demo bench install clean deps FORCE
 all: $(STATIC) $(SHARED) $(BUILD)/glcompute.pc $(TOOLS)
 
 FORCE:
@@ -133,10 +133,18 @@ $(BUILD)/tests/test_header_cxx: tests/test_header.c include/glcompute.h $(STATIC
 	@mkdir -p $(dir $@)
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -pedantic $(SANFL) -Iinclude $< -x none -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
-check: deps all $(TESTS)
+# deps first, on its own: under -j the compile rules must not race the
+# package install (and CMOCKA_CFLAGS is read when the sub-make starts).
+check: deps
+	@$(MAKE) --no-print-directory run-tests
+
+run-tests: all $(TESTS)
 	@bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory run-demo
+
+run-demo: all
 	$(BUILD)/glc-info
 
 # Benchmarks print markdown; bench/RESULTS.md keeps the runs worth keeping.
