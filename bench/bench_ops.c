@@ -11,7 +11,7 @@
  * SGEMM of the same size. Times are wall clock over `reps` back-to-back
  * runs in one session, after a warm-up run (which compiles the kernel).
  *
- * Usage: glc-bench-ops [--quick]
+ * Usage: glc-bench-ops [--quick] [--only NAME]
  */
 #include "glcompute.h"
 
@@ -23,6 +23,7 @@
 
 static glc_device *dev;
 static int quick, gpu;
+static const char *only; /* --only NAME: the ops whose name starts with NAME */
 static double ref_copy_gbs;
 static char ref_json[4096];
 
@@ -65,6 +66,11 @@ static glc_view v1(glc_buffer *b, glc_dtype dt, int rank, int64_t d0, int64_t d1
     shape[2] = d2;
     shape[3] = d3;
     return glc_view_make(b, 0, dt, rank, shape);
+}
+
+static int want(const char *op)
+{
+    return !only || strncmp(op, only, strlen(only)) == 0;
 }
 
 typedef glc_status (*run_fn)(glc_session *s, void *ctx);
@@ -229,7 +235,12 @@ int main(int argc, char **argv)
     ctx c;
     char size[64];
     glc_buffer *X, *Y, *Z, *W;
-    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+    }
     if (glc_device_create(NULL, &dev) != GLC_OK) {
         fprintf(stderr, "glc-bench-ops: no device\n");
         return 1;
@@ -264,15 +275,23 @@ int main(int argc, char **argv)
     c.a = v1(X, GLC_DTYPE_F32, 1, n, 1, 1, 1);
     c.b = v1(Y, GLC_DTYPE_F32, 1, n, 1, 1, 1);
     c.c = v1(Z, GLC_DTYPE_F32, 1, n, 1, 1, 1);
-    row_bw("add", size, time_op(r_add, &c, reps), 3.0 * n * 4);
-    row_bw("silu", size, time_op(r_silu, &c, reps), 2.0 * n * 4);
+    if (want("add"))
+
+        row_bw("add", size, time_op(r_add, &c, reps), 3.0 * n * 4);
+    if (want("silu"))
+
+        row_bw("silu", size, time_op(r_silu, &c, reps), 2.0 * n * 4);
     rows = n / width;
     snprintf(size, sizeof size, "%lld x %lld f32", (long long)rows, (long long)width);
     c.a = v1(X, GLC_DTYPE_F32, 2, rows, width, 1, 1);
     c.c = v1(Z, GLC_DTYPE_F32, 2, rows, width, 1, 1);
     c.b = v1(Y, GLC_DTYPE_F32, 1, width, 1, 1, 1);
-    row_bw("softmax", size, time_op(r_softmax, &c, reps), 2.0 * n * 4);
-    row_bw("rms_norm", size, time_op(r_rms, &c, reps), 2.0 * n * 4);
+    if (want("softmax"))
+
+        row_bw("softmax", size, time_op(r_softmax, &c, reps), 2.0 * n * 4);
+    if (want("rms_norm"))
+
+        row_bw("rms_norm", size, time_op(r_rms, &c, reps), 2.0 * n * 4);
     {
         int64_t t = n / (32 * 128);
         glc_buffer *pos = buffer(GLC_DTYPE_I32, t);
@@ -286,13 +305,17 @@ int main(int argc, char **argv)
         c.c = v1(Z, GLC_DTYPE_F32, 3, t, 32, 128, 1);
         c.rope.mode = GLC_ROPE_NEOX;
         snprintf(size, sizeof size, "%lld x 32 x 128 f32 (neox)", (long long)t);
-        row_bw("rope", size, time_op(r_rope, &c, reps), 2.0 * n * 4);
+        if (want("rope"))
+
+            row_bw("rope", size, time_op(r_rope, &c, reps), 2.0 * n * 4);
         glc_buffer_destroy(pos);
     }
     c.a = v1(X, GLC_DTYPE_F32, 2, rows, width, 1, 1);
     c.c = v1(Z, GLC_DTYPE_F32, 2, width, rows, 1, 1);
     snprintf(size, sizeof size, "%lld x %lld f32 transpose", (long long)rows, (long long)width);
-    row_bw("copy", size, time_op(r_copy_t, &c, reps), 2.0 * n * 4);
+    if (want("copy"))
+
+        row_bw("copy", size, time_op(r_copy_t, &c, reps), 2.0 * n * 4);
     {
         int64_t nid = rows;
         glc_buffer *ids = buffer(GLC_DTYPE_I32, nid);
@@ -305,7 +328,9 @@ int main(int argc, char **argv)
         c.b = v1(ids, GLC_DTYPE_I32, 1, nid, 1, 1, 1);
         c.c = v1(Z, GLC_DTYPE_F32, 2, nid, width, 1, 1);
         snprintf(size, sizeof size, "%lld rows of %lld f32", (long long)nid, (long long)width);
-        row_bw("get_rows", size, time_op(r_get_rows, &c, reps), 2.0 * n * 4);
+        if (want("get_rows"))
+
+            row_bw("get_rows", size, time_op(r_get_rows, &c, reps), 2.0 * n * 4);
         glc_buffer_destroy(ids);
     }
     {
@@ -320,10 +345,14 @@ int main(int argc, char **argv)
         c.mm.transpose_b = 1;
         snprintf(size, sizeof size, "1 x %lld x %lld, f16 weights", (long long)k, (long long)nn);
         if (nn * k * 2 <= n * 4)
-            row_bw("matmul (decode)", size, time_op(r_matmul, &c, reps), 2.0 * nn * k);
+            if (want("matmul (decode)"))
+
+                row_bw("matmul (decode)", size, time_op(r_matmul, &c, reps), 2.0 * nn * k);
         c.b = v1(Wq, GLC_DTYPE_Q4_0, 2, nn, k, 1, 1);
         snprintf(size, sizeof size, "1 x %lld x %lld, q4_0 weights", (long long)k, (long long)nn);
-        row_bw("matmul_q (decode)", size, time_op(r_matmul_q, &c, reps), (double)nn * k / 32 * 18);
+        if (want("matmul_q (decode)"))
+
+            row_bw("matmul_q (decode)", size, time_op(r_matmul_q, &c, reps), (double)nn * k / 32 * 18);
         glc_buffer_destroy(Wq);
     }
     {
@@ -337,7 +366,9 @@ int main(int argc, char **argv)
         c.e = v1(scratch, GLC_DTYPE_F32, 1, glc_sdpa_decode_scratch(hq, d, kv) + 1, 1, 1, 1);
         c.c = v1(Z, GLC_DTYPE_F32, 3, 1, hq, d, 1);
         snprintf(size, sizeof size, "kv %lld, 32/8 heads, d 128, f32 cache", (long long)kv);
-        row_bw("sdpa_decode", size, time_op(r_decode, &c, reps), 2.0 * kv * hkv * d * 4);
+        if (want("sdpa_decode"))
+
+            row_bw("sdpa_decode", size, time_op(r_decode, &c, reps), 2.0 * kv * hkv * d * 4);
         glc_buffer_destroy(scratch);
     }
     glc_buffer_destroy(X);
@@ -347,7 +378,7 @@ int main(int argc, char **argv)
     {
         static const int gpu_sizes[] = {1024, 2048, 4096}, cpu_sizes[] = {256, 512};
         int nsz = gpu ? (quick ? 2 : 3) : (quick ? 1 : 2);
-        for (i = 0; i < nsz; i++)
+        for (i = 0; i < nsz && want("matmul"); i++)
             matmul_row(gpu ? gpu_sizes[i] : cpu_sizes[i], gpu ? 5 : 1);
     }
     glc_device_destroy(dev);

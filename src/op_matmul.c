@@ -1,31 +1,216 @@
 /*
- * PLACEHOLDER for an op family not written yet: the ops are declared and
- * their entry points exist, but each reports GLC_ERR_UNSUPPORTED ("not
- * implemented yet"). Replaced by the family's real rules and plans.
+ * Dense matmul: out = a x B (+ bias) or a x B^T, batched. Rules and plans
+ * here (GL-free); kernels glsl/matmul.comp and, for mat-vec shapes on
+ * GPUs, glsl/matmul_q.comp (its f32/f16 weight path is the same product).
+ *
+ * Args: tensors a, b, bias (optional), out; i[0] transpose_b.
+ * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
+ * batch dims that broadcast against a's (each equal or 1, aligned at the
+ * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
+ * dims 1) is shared: a's batch dims fold into M, one matrix product.
+ *
+ * Variants (chosen from the target; GLC_MATMUL forces one, for tests and
+ * benchmarks on drivers where it would not be chosen):
+ * - matvec: transpose_b, shared b, M <= 8, f32/f16 b, subgroups, not
+ *   llvmpipe: matmul_q's split kernel (a subgroup per tile of weight rows,
+ *   lanes split K): the decode path, bound by reading b once.
+ * - tiled: shared-memory blocks of BM x BN outputs, BK = 16 at a time,
+ *   TM x TN per invocation: 128 x 128 (256 invocations, 8 x 8 each, 16 KiB
+ *   of shared memory) when the device allows 256 invocations and the grid
+ *   has >= 192 blocks of it; else 64 x 64 (4 x 4 each on 256 invocations,
+ *   8 x 4 on the ES 3.1 minimum of 128; 8 KiB). Measured on the H100
+ *   (bench/RESULTS.md): 128 x 128 reaches 62-66% of cuBLAS FP32 at 2048^3
+ *   and 4096^3, but only with its loops unrolled (NVIDIA's optionNV pragma;
+ *   without it 4%); at 1024^3 (64 blocks) 64 x 64 is faster (56% vs 39%).
+ * - direct: an invocation per RM x 4 outputs straight from global memory,
+ *   no shared memory: llvmpipe, where barrier() costs more than the reuse
+ *   gains (measured: DESIGN.md).
  */
 #include "op_run.h"
 
-static glc_status not_yet(glc__op_args *a, char *err, size_t len)
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DIRECT_LOCAL 64
+
+static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
 {
-    (void)len;
-    glc__op_error(err, len, glc__ops[a->op]->name, "not implemented yet");
-    return GLC_ERR_UNSUPPORTED;
+    const glc__tensor *x = &a->t[0], *b = &a->t[1], *bias = &a->t[2];
+    glc__tensor *o = &a->t[3];
+    int nt = a->i[0] != 0, i, nbatch_a, nbatch_b;
+    int64_t k, kb, n;
+    char sx[96], sb[96], sc[96];
+    if (x->dtype != GLC_DTYPE_F32 || x->rank < 1)
+        return glc__op_error(err, len, "matmul", "a %s: must be f32 [.., M, K]",
+                             glc__shape_str(x, sx, sizeof sx));
+    if (!glc__is_float(b->dtype) || b->rank < 2)
+        return glc__op_error(err, len, "matmul", "b %s: must be f32, f16 or bf16 %s",
+                             glc__shape_str(b, sb, sizeof sb), nt ? "[.., N, K]" : "[.., K, N]");
+    k = x->shape[x->rank - 1];
+    kb = nt ? b->shape[b->rank - 1] : b->shape[b->rank - 2];
+    n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
+    if (k != kb)
+        return glc__op_error(err, len, "matmul", "a %s and b %s%s: K differs (%lld vs %lld)",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(b, sb, sizeof sb),
+                             nt ? " (transposed)" : "", (long long)k, (long long)kb);
+    nbatch_a = x->rank > 2 ? x->rank - 2 : 0;
+    nbatch_b = b->rank - 2;
+    for (i = 0; i < nbatch_b; i++) {
+        int64_t db = b->shape[nbatch_b - 1 - i];
+        int64_t da = i < nbatch_a ? x->shape[nbatch_a - 1 - i] : 1;
+        if (db != 1 && (i >= nbatch_a || db != da))
+            return glc__op_error(err, len, "matmul",
+                                 "a %s and b %s: b's batch dims must each be 1 or a's",
+                                 glc__shape_str(x, sx, sizeof sx),
+                                 glc__shape_str(b, sb, sizeof sb));
+    }
+    if (bias->present && (bias->dtype != GLC_DTYPE_F32 || bias->rank != 1 || bias->shape[0] != n))
+        return glc__op_error(err, len, "matmul", "bias %s: must be f32 [%lld]",
+                             glc__shape_str(bias, sc, sizeof sc), (long long)n);
+    o->dtype = GLC_DTYPE_F32;
+    o->rank = x->rank;
+    memcpy(o->shape, x->shape, sizeof o->shape);
+    o->shape[x->rank - 1] = n;
+    if (glc__numel(o) > 0xffffffffll || glc__numel(x) > 0xffffffffll ||
+        glc__numel(b) > 0xffffffffll)
+        return glc__op_error(err, len, "matmul", "a %s, b %s: more than 2^32 - 1 elements",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(b, sb, sizeof sb));
+    return GLC_OK;
 }
 
-static glc_status no_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p, char *err, size_t len)
+enum { V_AUTO, V_MATVEC, V_TILED128, V_TILED64, V_DIRECT };
+
+static int forced_variant(void)
 {
-    (void)a; (void)tg; (void)p; (void)err; (void)len;
-    return GLC_ERR_UNSUPPORTED;
+    const char *e = getenv("GLC_MATMUL");
+    if (!e || !*e)
+        return V_AUTO;
+    return strcmp(e, "matvec") == 0      ? V_MATVEC
+           : strcmp(e, "tiled128") == 0  ? V_TILED128
+           : strcmp(e, "tiled") == 0 ||
+                     strcmp(e, "tiled64") == 0 ? V_TILED64
+           : strcmp(e, "direct") == 0    ? V_DIRECT
+                                         : V_AUTO;
 }
 
-static glc_status stub(glc_session *s, glc__op op, int nin, int nout, const glc_view *v)
+static int t_define(glc_dtype d)
+{
+    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
+}
+
+static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                          char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0], *b = &a->t[1];
+    int nt = a->i[0] != 0, shared_b = 1, i, v;
+    int64_t k = x->shape[x->rank - 1];
+    int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
+    int64_t m, batches = 1, inner = 1;
+    uint32_t s_hi = 0, s_lo = 0;
+    uint64_t tm, tn;
+    glc__dispatch_plan *d;
+    const glc_device_features *f = &tg->features;
+    int subgroups = f->subgroup && (f->subgroup_ops & 0x4u) && f->subgroup_size >= 4;
+    for (i = 0; i < b->rank - 2; i++)
+        if (b->shape[i] != 1)
+            shared_b = 0;
+    if (shared_b) {
+        m = x->rank >= 2 ? glc__numel(x) / k : 1;
+    } else {
+        int r = x->rank, rb = b->rank;
+        m = x->shape[r - 2];
+        batches = glc__numel(x) / (m * k);
+        inner = x->shape[r - 3];
+        s_lo = b->shape[rb - 3] == 1 ? 0u : (uint32_t)(k * n);
+        if (r == 4 && rb == 4 && b->shape[0] != 1)
+            s_hi = (uint32_t)(b->shape[1] * k * n);
+    }
+
+    v = forced_variant();
+    if (v == V_MATVEC && !(nt && b->rank == 2 && b->dtype != GLC_DTYPE_BF16))
+        v = V_AUTO;
+    if (v == V_TILED128 && tg->limits.max_invocations < 256)
+        v = V_TILED64;
+    if (v == V_AUTO) {
+        if (tg->is_llvmpipe)
+            v = V_DIRECT;
+        else if (nt && b->rank == 2 && m <= 8 && b->dtype != GLC_DTYPE_BF16 && subgroups)
+            v = V_MATVEC;
+        else if (m <= 4)
+            v = V_DIRECT;
+        else if (tg->limits.max_invocations >= 256 &&
+                 (uint64_t)((m + 127) / 128) * (uint64_t)((n + 127) / 128) * (uint64_t)batches >= 192)
+            v = V_TILED128;
+        else
+            v = V_TILED64;
+    }
+    if (v == V_MATVEC)
+        return glc__op_MATMUL_Q_desc.plan(a, tg, p, err, len);
+
+    if (v == V_DIRECT) {
+        int rm = m == 1 ? 1 : 4;
+        uint32_t local = DIRECT_LOCAL;
+        tm = (uint64_t)((m + rm - 1) / rm);
+        tn = (uint64_t)((n + 3) / 4);
+        d = glc__plan_dispatch(p, "matmul", local, tm * tn * (uint64_t)batches);
+        glc__define(d, "TILED", "0");
+        glc__define_int(d, "RM", rm);
+    } else {
+        int big = v == V_TILED128, wide = tg->limits.max_invocations >= 256;
+        int bm = big ? 128 : 64, bn = bm, tmv = big || !wide ? 8 : 4, tnv = big ? 8 : 4;
+        uint32_t local = (uint32_t)((bm / tmv) * (bn / tnv));
+        tm = (uint64_t)((m + bm - 1) / bm);
+        tn = (uint64_t)((n + bn - 1) / bn);
+        d = glc__plan_dispatch(p, "matmul", local, 1);
+        d->groups = tm * tn * (uint64_t)batches;
+        glc__define(d, "TILED", "1");
+        glc__define_int(d, "BM", bm);
+        glc__define_int(d, "BN", bn);
+        glc__define(d, "BK", "16");
+        glc__define_int(d, "TM", tmv);
+        glc__define_int(d, "TN", tnv);
+        if (big) /* 8 x 8 per invocation: slow unless the loops are unrolled */
+            glc__define(d, "NVUNROLL", "1");
+    }
+    glc__define_int(d, "TB", t_define(b->dtype));
+    glc__define_int(d, "NT", nt);
+    glc__define_int(d, "AVEC", k % 4 == 0);
+    glc__define_int(d, "BVEC", nt ? k % 4 == 0 : n % 4 == 0);
+    if (a->i[1])
+        glc__define_int(d, "ACT", a->i[1]);
+    glc__plan_param(d, (uint32_t)m);
+    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param(d, (uint32_t)k);
+    glc__plan_param(d, (uint32_t)tm);
+    glc__plan_param(d, (uint32_t)tn);
+    glc__plan_param(d, (uint32_t)batches);
+    glc__plan_param(d, (uint32_t)inner);
+    glc__plan_param(d, s_hi);
+    glc__plan_param(d, s_lo);
+    glc__plan_param(d, a->t[2].present ? 1u : 0u);
+    glc__plan_paramf(d, a->f[0]);
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
+    if (strlen(d->defines) + 1 >= sizeof d->defines)
+        return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
+    return GLC_OK;
+}
+
+const glc__op_desc glc__op_MATMUL_desc = {"matmul", mm_infer, mm_plan};
+
+glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias,
+                         const glc_matmul_desc *desc, glc_view out)
 {
     glc__op_args args;
-    glc__op_args_init(&args, op, nin, nout);
+    glc_view v[4];
+    v[0] = a;
+    v[1] = b;
+    v[2] = bias;
+    v[3] = out;
+    glc__op_args_init(&args, GLC__OP_MATMUL, 3, 1);
+    args.i[0] = desc ? desc->transpose_b != 0 : 0;
     return glc__op_run(s, &args, v, NULL);
 }
-
-const glc__op_desc glc__op_MATMUL_desc = {"matmul", not_yet, no_plan};
-
-glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias, const glc_matmul_desc *desc, glc_view out)
-{ glc_view v[4] = {a, b, bias, out}; (void)desc; return stub(s, GLC__OP_MATMUL, 3, 1, v); }

@@ -1,0 +1,305 @@
+// matmul: out[z] = a[z] x op(b[zb]) (+ bias), op(b) = b^T when NT.
+// a f32 [M, K] per batch z; b f32/f16/bf16 [N, K] (NT) or [K, N] (NN);
+// out f32 [M, N]. Two shapes of kernel, chosen by the plan:
+//   TILED 1: a group computes a BM x BN block of out. Per step of BK, the
+//            group stages a BM x BK slice of a and a BK x BN slice of b in
+//            shared memory (both k-major, as vec4s of 4 rows / 4 columns),
+//            and each invocation accumulates TM x TN outputs from them
+//            (outer products of vec4s). The next step's slices are loaded
+//            into registers while this step computes. The GPU path.
+//   TILED 0: an invocation computes RM x 4 outputs straight from global
+//            memory with vec4 loads, no shared memory, no barrier:
+//            llvmpipe (where barrier() is slow) and mat-vec shapes.
+// Invocation rows/columns of a TILED block are strided by vec4 (row vec4 i
+// of an invocation is ty + i * BM / TM), so neighbouring invocations read
+// neighbouring shared vec4s and write neighbouring outputs.
+//
+// bindings: 0 a (vec4[] when AVEC else float[]), 1 b (uint[]: any float
+//   dtype), 2 out (float[]), 3 bias (float[]; the plan binds a in its
+//   place when there is none)
+// params: 0 M, 1 N, 2 K, 3 m-tiles, 4 n-tiles, 5 batches, 6 inner batch
+//   count (z = z_hi * p6 + z_lo), 7 b's stride for z_hi, 8 for z_lo
+//   (elements; 0 broadcasts), 9 flags (1: add bias), 10 activation param
+// defines: TB (GLC_T_* of b), NT, TILED, AVEC (K % 4 == 0 for a, and b's
+//   vector dim % 4 == 0), BVEC (b readable as 4-element vectors); TILED:
+//   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_unary_op
+//   applied after the bias; 0 none)
+// local size: GLC_LOCAL_SIZE_X (TILED: (BM / TM) * (BN / TN))
+
+layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+
+// NVIDIA's compiler keeps the 8 x 8 accumulators in local memory unless
+// told to unroll (10x slower); other compilers ignore the pragma.
+#ifdef NVUNROLL
+#pragma optionNV(unroll all)
+#endif
+
+#ifndef ACT
+#define ACT 0
+#endif
+
+#if AVEC
+layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
+#else
+layout(std430, binding = 0) readonly buffer A { float a1[]; };
+#endif
+layout(std430, binding = 1) readonly buffer B { uint bw[]; };
+layout(std430, binding = 2) writeonly buffer O { float o[]; };
+layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
+
+// b element i (any dtype)
+float b_at(uint i)
+{
+    return GLC_LOAD(bw, TB, i);
+}
+
+// b elements i .. i + 3, i a multiple of 4 (BVEC)
+vec4 b_vec(uint i)
+{
+#if TB == GLC_T_F32
+    return vec4(uintBitsToFloat(bw[i]), uintBitsToFloat(bw[i + 1u]), uintBitsToFloat(bw[i + 2u]),
+                uintBitsToFloat(bw[i + 3u]));
+#elif TB == GLC_T_F16
+    uint w0 = bw[i >> 1], w1 = bw[(i >> 1) + 1u];
+    return vec4(unpackHalf2x16(w0), unpackHalf2x16(w1));
+#else
+    uint w0 = bw[i >> 1], w1 = bw[(i >> 1) + 1u];
+    return uintBitsToFloat(uvec4(w0 << 16, w0 & 0xffff0000u, w1 << 16, w1 & 0xffff0000u));
+#endif
+}
+
+// a[row, k .. k + 3] of the matrix starting at element a0 (zeros past K)
+vec4 a_vec(uint a0, uint row, uint k)
+{
+    uint K = glc_p[2];
+#if AVEC
+    return k < K ? a4[(a0 + row * K + k) >> 2] : vec4(0.0);
+#else
+    uint i = a0 + row * K + k;
+    return vec4(k < K ? a1[i] : 0.0, k + 1u < K ? a1[i + 1u] : 0.0, k + 2u < K ? a1[i + 2u] : 0.0,
+                k + 3u < K ? a1[i + 3u] : 0.0);
+#endif
+}
+
+// 4 consecutive elements of b along its fast dim (K for NT, N for NN)
+// starting at (row, col) of the [rows, cols] matrix at b0; zeros past cols.
+vec4 b_run(uint b0, uint row, uint col, uint cols)
+{
+    uint i = b0 + row * cols + col;
+#if BVEC
+    return col < cols ? b_vec(i) : vec4(0.0);
+#else
+    return vec4(col < cols ? b_at(i) : 0.0, col + 1u < cols ? b_at(i + 1u) : 0.0,
+                col + 2u < cols ? b_at(i + 2u) : 0.0, col + 3u < cols ? b_at(i + 3u) : 0.0);
+#endif
+}
+
+float activate(float x)
+{
+#if ACT == 1 // gelu, tanh approximation
+    return 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+#elif ACT == 3 // silu
+    return x / (1.0 + exp(-x));
+#elif ACT == 4 // relu
+    return max(x, 0.0);
+#else
+    return x;
+#endif
+}
+
+void put(uint o0, uint row, uint col, float v)
+{
+    uint M = glc_p[0], N = glc_p[1];
+    if (row >= M || col >= N)
+        return;
+    if ((glc_p[9] & 1u) != 0u)
+        v += bias[col];
+    o[o0 + row * N + col] = activate(v);
+}
+
+#if TILED
+
+#define AV (BM / 4)  // vec4s per k-row of the staged a
+#define BV (BN / 4)
+#define TMV (TM / 4) // vec4 rows per invocation
+#define TNV (TN / 4)
+#define NA (BM * BK / 16) // 4x4 blocks per staged slice
+#define NB (BN * BK / 16)
+#define NBLK (NA + NB)
+#define LOADS ((NBLK + GLC_LOCAL_SIZE_X - 1) / GLC_LOCAL_SIZE_X)
+
+// k-major: [BK][BM / 4] and [BK][BN / 4] vec4s
+shared vec4 As[BK * AV];
+shared vec4 Bs[BK * BV];
+
+vec4 stage[LOADS][4];
+
+// Block q of the slices at k0: 4 rows x 4 k of a, or 4 k x 4 columns (NN) /
+// 4 columns x 4 k (NT) of b, loaded into stage[s].
+void load_block(int s, uint q, uint a0, uint b0, uint m0, uint n0, uint k0)
+{
+    uint M = glc_p[0], N = glc_p[1], K = glc_p[2];
+    if (q >= uint(NBLK))
+        return;
+    if (q < uint(NA)) {
+        // a: k-block fastest, so 4 invocations read 64 contiguous bytes
+        uint kb = q % uint(BK / 4), rb = q / uint(BK / 4);
+        for (uint j = 0u; j < 4u; j++)
+            stage[s][j] = a_vec(a0, min(m0 + rb * 4u + j, M - 1u), k0 + kb * 4u);
+    } else {
+        uint qb = q - uint(NA);
+#if NT
+        uint kb = qb % uint(BK / 4), cb = qb / uint(BK / 4);
+        for (uint j = 0u; j < 4u; j++)
+            stage[s][j] = b_run(b0, min(n0 + cb * 4u + j, N - 1u), k0 + kb * 4u, K);
+#else
+        uint cb = qb % uint(BV), kb = qb / uint(BV);
+        for (uint j = 0u; j < 4u; j++) {
+            uint k = k0 + kb * 4u + j;
+            stage[s][j] = k < K ? b_run(b0, k, n0 + cb * 4u, N) : vec4(0.0);
+        }
+#endif
+    }
+}
+
+// Stores block q from stage[s] k-major (transposing where it was loaded
+// along k).
+void store_block(int s, uint q)
+{
+    if (q >= uint(NBLK))
+        return;
+    vec4 r0 = stage[s][0], r1 = stage[s][1], r2 = stage[s][2], r3 = stage[s][3];
+    if (q < uint(NA)) {
+        uint kb = q % uint(BK / 4), rb = q / uint(BK / 4), base = kb * 4u * uint(AV) + rb;
+        As[base] = vec4(r0.x, r1.x, r2.x, r3.x);
+        As[base + uint(AV)] = vec4(r0.y, r1.y, r2.y, r3.y);
+        As[base + 2u * uint(AV)] = vec4(r0.z, r1.z, r2.z, r3.z);
+        As[base + 3u * uint(AV)] = vec4(r0.w, r1.w, r2.w, r3.w);
+    } else {
+        uint qb = q - uint(NA);
+#if NT
+        uint kb = qb % uint(BK / 4), cb = qb / uint(BK / 4), base = kb * 4u * uint(BV) + cb;
+        Bs[base] = vec4(r0.x, r1.x, r2.x, r3.x);
+        Bs[base + uint(BV)] = vec4(r0.y, r1.y, r2.y, r3.y);
+        Bs[base + 2u * uint(BV)] = vec4(r0.z, r1.z, r2.z, r3.z);
+        Bs[base + 3u * uint(BV)] = vec4(r0.w, r1.w, r2.w, r3.w);
+#else
+        uint cb = qb % uint(BV), kb = qb / uint(BV), base = kb * 4u * uint(BV) + cb;
+        Bs[base] = r0;
+        Bs[base + uint(BV)] = r1;
+        Bs[base + 2u * uint(BV)] = r2;
+        Bs[base + 3u * uint(BV)] = r3;
+#endif
+    }
+}
+
+void main()
+{
+    if (glc_group_out_of_range())
+        return;
+    uint M = glc_p[0], N = glc_p[1], K = glc_p[2];
+    uint tile = glc_group_index(), per = glc_p[3] * glc_p[4];
+    uint z = tile / per, t = tile % per;
+    uint m0 = (t / glc_p[4]) * uint(BM), n0 = (t % glc_p[4]) * uint(BN);
+    uint a0 = z * M * K, o0 = z * M * N;
+    uint b0 = (z / glc_p[6]) * glc_p[7] + (z % glc_p[6]) * glc_p[8];
+    uint lid = gl_LocalInvocationID.x;
+    uint tx = lid % uint(BN / TN), ty = lid / uint(BN / TN);
+
+    vec4 acc[TM][TNV];
+    for (int i = 0; i < TM; i++)
+        for (int j = 0; j < TNV; j++)
+            acc[i][j] = vec4(0.0);
+
+    for (int s = 0; s < LOADS; s++)
+        load_block(s, lid + uint(s * GLC_LOCAL_SIZE_X), a0, b0, m0, n0, 0u);
+    for (uint k0 = 0u; k0 < K; k0 += uint(BK)) {
+        barrier(); // the previous step is done reading the slices
+        for (int s = 0; s < LOADS; s++)
+            store_block(s, lid + uint(s * GLC_LOCAL_SIZE_X));
+        barrier();
+        if (k0 + uint(BK) < K)
+            for (int s = 0; s < LOADS; s++)
+                load_block(s, lid + uint(s * GLC_LOCAL_SIZE_X), a0, b0, m0, n0, k0 + uint(BK));
+        for (int k = 0; k < BK; k++) {
+            vec4 av[TMV], bv[TNV];
+            for (int i = 0; i < TMV; i++)
+                av[i] = As[k * AV + int(ty) + i * (BM / TM)];
+            for (int j = 0; j < TNV; j++)
+                bv[j] = Bs[k * BV + int(tx) + j * (BN / TN)];
+            for (int i = 0; i < TMV; i++)
+                for (int j = 0; j < TNV; j++) {
+                    acc[i * 4][j] += av[i].x * bv[j];
+                    acc[i * 4 + 1][j] += av[i].y * bv[j];
+                    acc[i * 4 + 2][j] += av[i].z * bv[j];
+                    acc[i * 4 + 3][j] += av[i].w * bv[j];
+                }
+        }
+    }
+    for (int i = 0; i < TM; i++) {
+        uint row = m0 + (ty + uint(i / 4) * uint(BM / TM)) * 4u + uint(i % 4);
+        for (int j = 0; j < TNV; j++) {
+            uint col = n0 + (tx + uint(j) * uint(BN / TN)) * 4u;
+            put(o0, row, col, acc[i][j].x);
+            put(o0, row, col + 1u, acc[i][j].y);
+            put(o0, row, col + 2u, acc[i][j].z);
+            put(o0, row, col + 3u, acc[i][j].w);
+        }
+    }
+}
+
+#else // !TILED: RM rows x 4 columns per invocation, straight from global memory
+
+void main()
+{
+    if (glc_group_out_of_range())
+        return;
+    uint M = glc_p[0], N = glc_p[1], K = glc_p[2];
+    uint tile = glc_global_index(), per = glc_p[3] * glc_p[4];
+    if (tile >= per * glc_p[5])
+        return;
+    uint z = tile / per, t = tile % per;
+    // consecutive invocations take consecutive column quads of one row block
+    uint m0 = (t / glc_p[4]) * uint(RM), n0 = (t % glc_p[4]) * 4u;
+    uint a0 = z * M * K, o0 = z * M * N;
+    uint b0 = (z / glc_p[6]) * glc_p[7] + (z % glc_p[6]) * glc_p[8];
+    uint rows[RM];
+    for (int r = 0; r < RM; r++)
+        rows[r] = min(m0 + uint(r), M - 1u);
+    vec4 acc[RM];
+    for (int r = 0; r < RM; r++)
+        acc[r] = vec4(0.0);
+#if NT
+    uint c[4];
+    for (int j = 0; j < 4; j++)
+        c[j] = min(n0 + uint(j), N - 1u);
+    for (uint k = 0u; k < K; k += 4u) {
+        vec4 b0v = b_run(b0, c[0], k, K), b1v = b_run(b0, c[1], k, K);
+        vec4 b2v = b_run(b0, c[2], k, K), b3v = b_run(b0, c[3], k, K);
+        for (int r = 0; r < RM; r++) {
+            vec4 av = a_vec(a0, rows[r], k);
+            acc[r] += vec4(dot(av, b0v), dot(av, b1v), dot(av, b2v), dot(av, b3v));
+        }
+    }
+#else
+    for (uint k = 0u; k < K; k += 4u) {
+        vec4 bk0 = b_run(b0, k, n0, N);
+        vec4 bk1 = k + 1u < K ? b_run(b0, k + 1u, n0, N) : vec4(0.0);
+        vec4 bk2 = k + 2u < K ? b_run(b0, k + 2u, n0, N) : vec4(0.0);
+        vec4 bk3 = k + 3u < K ? b_run(b0, k + 3u, n0, N) : vec4(0.0);
+        for (int r = 0; r < RM; r++) {
+            vec4 av = a_vec(a0, rows[r], k);
+            acc[r] += av.x * bk0 + av.y * bk1 + av.z * bk2 + av.w * bk3;
+        }
+    }
+#endif
+    for (int r = 0; r < RM; r++) {
+        uint row = m0 + uint(r);
+        put(o0, row, n0, acc[r].x);
+        put(o0, row, n0 + 1u, acc[r].y);
+        put(o0, row, n0 + 2u, acc[r].z);
+        put(o0, row, n0 + 3u, acc[r].w);
+    }
+}
+
+#endif

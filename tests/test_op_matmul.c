@@ -1,0 +1,274 @@
+/*
+ * Dense matmul against the C reference: A x B and A x B^T, f32/f16/bf16 b,
+ * bias or none, batched (b shared, per batch, broadcast in either batch
+ * dim), shapes from 1 x 1 x 1 through odd, prime and partial-tile sizes,
+ * every kernel variant (direct; shared-memory tiles of 64 and 128; on GPUs
+ * with subgroups the mat-vec path), on the default device and on one
+ * clamped to the ES 3.1 minimums, a grid past 65535 groups, sentinels on
+ * every output; then the errors.
+ */
+#include "testutil.h"
+
+#include "device.h"
+#include "optest.h"
+#include "ref_matmul.h"
+
+static const glc_dtype floats[3] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_BF16};
+static const char *const variants[] = {NULL, "direct", "tiled64", "tiled128", "matvec"};
+
+typedef struct mm_case {
+    int64_t ab[2];    /* a's batch dims (outer, inner); {1, 1}: rank 2 */
+    int brank;        /* 2: shared b; 3: [bb1, ..]; 4: [bb0, bb1, ..] */
+    int64_t bb[2];
+    int64_t m, n, k;
+    int nt, bias;
+    glc_dtype tb;
+    const char *variant; /* GLC_MATMUL; NULL: the device's choice */
+} mm_case;
+
+static void run_mm(glc_device *dev, uint64_t *seed, const mm_case *c)
+{
+    int64_t nb = c->ab[0] * c->ab[1], nbb = c->bb[0] * c->bb[1];
+    int arank = c->ab[0] > 1 ? 4 : c->ab[1] > 1 ? 3 : 2, r;
+    int64_t as[4], bs[4], os[4], ns = c->n;
+    size_t na = (size_t)(nb * c->m * c->k), nbe = (size_t)(nbb * c->n * c->k);
+    size_t no = (size_t)(nb * c->m * c->n);
+    float *a = malloc(na * 4), *b = malloc(nbe * 4), *bias = malloc((size_t)c->n * 4);
+    float *ref = malloc(no * 4), *got = malloc(no * 4);
+    ot_tensor A, B, BI, O;
+    glc_matmul_desc desc;
+    glc_session *s;
+    char what[240];
+    r = 0;
+    if (arank == 4)
+        as[r++] = c->ab[0];
+    if (arank >= 3)
+        as[r++] = c->ab[1];
+    as[r] = c->m;
+    as[r + 1] = c->k;
+    memcpy(os, as, sizeof os);
+    os[arank - 1] = c->n;
+    r = 0;
+    if (c->brank == 4)
+        bs[r++] = c->bb[0];
+    if (c->brank >= 3)
+        bs[r++] = c->bb[1];
+    bs[r] = c->nt ? c->n : c->k;
+    bs[r + 1] = c->nt ? c->k : c->n;
+    ot_fill(seed, a, na, -1.0f, 1.0f);
+    ot_fill(seed, b, nbe, -1.0f, 1.0f);
+    ot_fill(seed, bias, (size_t)c->n, -2.0f, 2.0f);
+    ot_round(c->tb, b, nbe);
+    ref_matmul(a, b, c->bias ? bias : NULL, c->ab, c->bb, c->m, c->n, c->k, c->nt, ref);
+    A = ot_tensor_new(dev, GLC_DTYPE_F32, arank, as, a);
+    B = ot_tensor_new(dev, c->tb, c->brank, bs, b);
+    BI = ot_tensor_new(dev, GLC_DTYPE_F32, 1, &ns, bias);
+    O = ot_tensor_new(dev, GLC_DTYPE_F32, arank, os, NULL);
+    desc.transpose_b = c->nt;
+    if (c->variant)
+        setenv("GLC_MATMUL", c->variant, 1);
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    if (glc_op_matmul(s, A.view, B.view, c->bias ? BI.view : ot_none(), &desc, O.view) != GLC_OK)
+        fail_msg("matmul: %s", glc_device_errmsg(dev));
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    unsetenv("GLC_MATMUL");
+    snprintf(what, sizeof what,
+             "matmul%s a [%lld, %lld | %lld x %lld] b%s [%lld, %lld] %s, N %lld%s, %s",
+             c->nt ? " nt" : "", (long long)c->ab[0], (long long)c->ab[1], (long long)c->m,
+             (long long)c->k, c->brank == 2 ? " shared" : "", (long long)c->bb[0],
+             (long long)c->bb[1], glc_dtype_name(c->tb), (long long)c->n,
+             c->bias ? " + bias" : "", c->variant ? c->variant : "auto");
+    if (!ot_read(&O, got))
+        fail_msg("%s: a sentinel byte changed", what);
+    ot_check(what, got, ref, no, OT_NMSE_MATMUL);
+    ot_free(&A);
+    ot_free(&B);
+    ot_free(&BI);
+    ot_free(&O);
+    free(a);
+    free(b);
+    free(bias);
+    free(ref);
+    free(got);
+}
+
+static glc_device *open_dev(int min)
+{
+    glc_device_desc d = tu_desc(NULL);
+    d.flags = min ? GLC_DEVICE_LIMITS_MIN : 0;
+    return tu_device_desc(&d);
+}
+
+/* m, n, k: ones, odd, prime, partial 64- and 128-tiles, K not a multiple of 4 */
+static const int64_t sizes[][3] = {{1, 1, 1},   {1, 37, 64},  {7, 13, 5},  {33, 65, 31},
+                                   {4, 96, 128}, {97, 101, 103}, {130, 129, 36}, {2, 3, 300},
+                                   {64, 64, 64}, {9, 250, 17}, {1, 300, 257}, {5, 8, 3}};
+
+static void test_matmul_shapes(void **state)
+{
+    uint64_t seed = 0x5eed;
+    int min, v, i;
+    (void)state;
+    for (min = 0; min < 2; min++) {
+        glc_device *dev = open_dev(min);
+        for (v = 0; v < 5; v++)
+            for (i = 0; i < 12; i++) {
+                if (min && v != 0 && v != 2)
+                    continue; /* under the minimums the others fall back to these */
+                mm_case c;
+                memset(&c, 0, sizeof c);
+                c.ab[0] = c.ab[1] = c.bb[0] = c.bb[1] = 1;
+                c.brank = 2;
+                c.m = sizes[i][0];
+                c.n = sizes[i][1];
+                c.k = sizes[i][2];
+                c.nt = (i + v) % 2;
+                c.tb = floats[(i + v + min) % 3];
+                c.bias = (i + v) % 3 == 0;
+                c.variant = variants[v];
+                run_mm(dev, &seed, &c);
+            }
+        glc_device_destroy(dev);
+    }
+}
+
+/* batch dims: shared b, b per batch, b broadcast in the outer or inner dim */
+static void test_matmul_batched(void **state)
+{
+    static const struct {
+        int64_t ab[2];
+        int brank;
+        int64_t bb[2];
+    } b[] = {{{1, 3}, 2, {1, 1}}, {{1, 3}, 3, {1, 3}}, {{1, 4}, 3, {1, 1}},
+             {{2, 3}, 4, {2, 3}}, {{2, 3}, 4, {1, 3}}, {{2, 3}, 4, {2, 1}},
+             {{2, 3}, 3, {1, 3}}, {{3, 2}, 2, {1, 1}}};
+    uint64_t seed = 0xba7c;
+    int v, i;
+    glc_device *dev = open_dev(0);
+    (void)state;
+    for (v = 0; v < 4; v++)
+        for (i = 0; i < 8; i++) {
+            mm_case c;
+            memset(&c, 0, sizeof c);
+            c.ab[0] = b[i].ab[0];
+            c.ab[1] = b[i].ab[1];
+            c.brank = b[i].brank;
+            c.bb[0] = b[i].bb[0];
+            c.bb[1] = b[i].bb[1];
+            c.m = 3 + i * 5;
+            c.n = 7 + i * 3;
+            c.k = 4 + (i % 3) * 13;
+            c.nt = (i + v) % 2;
+            c.tb = floats[(i + v) % 3];
+            c.bias = i % 2;
+            c.variant = variants[v];
+            run_mm(dev, &seed, &c);
+        }
+    glc_device_destroy(dev);
+}
+
+/* Past 65535 groups (direct: 4 columns per invocation, 64 per group). */
+static void test_matmul_big_grid(void **state)
+{
+    glc_device *dev = open_dev(1);
+    uint64_t seed = 0xb16;
+    mm_case c;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    c.ab[0] = c.ab[1] = c.bb[0] = c.bb[1] = 1;
+    c.brank = 2;
+    c.m = 1;
+    c.k = 2;
+    c.n = 4 * 64 * 65536 + 12;
+    c.tb = GLC_DTYPE_F16;
+    c.variant = "direct";
+    run_mm(dev, &seed, &c);
+    glc_device_destroy(dev);
+}
+
+static void test_matmul_errors(void **state)
+{
+    tu_log log;
+    glc_device *dev = tu_device(&log);
+    glc_session *s;
+    int64_t sa[2] = {4, 8}, sb[2] = {8, 6}, sbt[2] = {6, 8}, so[2] = {4, 6}, sbad[2] = {7, 6};
+    int64_t sa3[3] = {2, 4, 8}, sb3[3] = {3, 8, 6}, s6[1] = {6}, s5[1] = {5};
+    ot_tensor a = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sa, NULL);
+    ot_tensor ah = ot_tensor_new(dev, GLC_DTYPE_F16, 2, sa, NULL);
+    ot_tensor b = ot_tensor_new(dev, GLC_DTYPE_F16, 2, sb, NULL);
+    ot_tensor bt = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sbt, NULL);
+    ot_tensor bi = ot_tensor_new(dev, GLC_DTYPE_I32, 2, sb, NULL);
+    ot_tensor bbad = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sbad, NULL);
+    ot_tensor a3 = ot_tensor_new(dev, GLC_DTYPE_F32, 3, sa3, NULL);
+    ot_tensor b3 = ot_tensor_new(dev, GLC_DTYPE_F32, 3, sb3, NULL);
+    ot_tensor o = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so, NULL);
+    ot_tensor bias6 = ot_tensor_new(dev, GLC_DTYPE_F32, 1, s6, NULL);
+    ot_tensor bias5 = ot_tensor_new(dev, GLC_DTYPE_F32, 1, s5, NULL);
+    glc_matmul_desc nt = {1}, nn = {0};
+    glc_view past;
+    glc_dispatch_stats st;
+    (void)state;
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    assert_int_equal(glc_op_matmul(s, a.view, bbad.view, ot_none(), &nn, o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul: a [4, 8] f32 and b [7, 6] f32: K differs (8 vs 7)");
+    assert_int_equal(glc_op_matmul(s, a.view, b.view, ot_none(), &nt, o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul: a [4, 8] f32 and b [8, 6] f16 (transposed): K differs (8 vs 6)");
+    assert_int_equal(glc_op_matmul(s, ah.view, b.view, ot_none(), &nn, o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "matmul: a [4, 8] f16: must be f32 [.., M, K]");
+    assert_int_equal(glc_op_matmul(s, a.view, bi.view, ot_none(), &nn, o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul: b [8, 6] i32: must be f32, f16 or bf16 [.., K, N]");
+    assert_int_equal(glc_op_matmul(s, a.view, b.view, bias5.view, &nn, o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev), "matmul: bias [5] f32: must be f32 [6]");
+    assert_int_equal(glc_op_matmul(s, a3.view, b3.view, ot_none(), &nn, o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul: a [2, 4, 8] f32 and b [3, 8, 6] f32: b's batch dims must each "
+                        "be 1 or a's");
+    assert_int_equal(glc_op_matmul(s, a.view, bt.view, ot_none(), &nn, o.view),
+                     GLC_ERR_INVALID_ARG); /* [6, 8] read as [K, N]: K 6 */
+    assert_int_equal(glc_op_matmul(s, a.view, b.view, bias6.view, &nn, a.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul: output 0 is [4, 8] f32, the op makes [4, 6] f32");
+    past = b.view;
+    past.offset = glc_buffer_size(b.buf) - 64;
+    assert_int_equal(glc_op_matmul(s, a.view, past, ot_none(), &nn, o.view), GLC_ERR_BOUNDS);
+    tu_assert_contains(glc_device_errmsg(dev), "matmul: tensor 1: bytes [");
+    tu_assert_contains(glc_device_errmsg(dev), "run past the buffer's");
+    assert_int_equal(glc_op_matmul(NULL, a.view, b.view, ot_none(), &nn, o.view),
+                     GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_session_finish(s, &st), GLC_OK);
+    assert_int_equal(st.dispatches, 0);
+    assert_int_equal(log.last_status, GLC_ERR_BOUNDS);
+    ot_free(&a);
+    ot_free(&ah);
+    ot_free(&b);
+    ot_free(&bt);
+    ot_free(&bi);
+    ot_free(&bbad);
+    ot_free(&a3);
+    ot_free(&b3);
+    ot_free(&o);
+    ot_free(&bias6);
+    ot_free(&bias5);
+    glc_device_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matmul_shapes),
+        cmocka_unit_test(test_matmul_batched),
+        cmocka_unit_test(test_matmul_big_grid),
+        cmocka_unit_test(test_matmul_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
