@@ -42,7 +42,7 @@ REF_OBJ  := $(patsubst tests/ref/%.c,$(BUILD)/tests/ref/%.o,$(wildcard tests/ref
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)) \
             $(BUILD)/tests/test_header_c11 $(BUILD)/tests/test_header_c99 \
             $(BUILD)/tests/test_header_cxx
-TOOLS    := $(BUILD)/glc-info $(BUILD)/examples/scale $(BUILD)/examples/hello $(BUILD)/gpu_race \
+TOOLS    := $(BUILD)/glc-info $(BUILD)/glc-plan-dump $(BUILD)/examples/scale $(BUILD)/examples/hello $(BUILD)/gpu_race \
             $(BUILD)/glc-bench \
             $(BUILD)/glc-bench-ops $(BUILD)/bench_hazard
 
@@ -91,6 +91,9 @@ $(BUILD)/glcompute.pc: FORCE
 	  'Cflags: -I$${includedir}' > $@
 
 $(BUILD)/glc-info: src/tools/glc_info.c $(STATIC)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+
+$(BUILD)/glc-plan-dump: src/tools/glc_plan_dump.c $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
 $(BUILD)/glc-bench: bench/glc_bench.c $(STATIC)
@@ -162,6 +165,33 @@ install: all
 	ln -sf libglcompute.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libglcompute.so
 	install -m 644 $(BUILD)/glcompute.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	install -m 755 $(BUILD)/glc-info $(DESTDIR)$(PREFIX)/bin/
+
+# Fuzzing (clang only): tests/fuzz_graph.c drives the graph builders and the
+# compiler with libFuzzer, under ASan and UBSan. The library is built again
+# in $(FUZZ_BUILD) with coverage; the seed corpus is written by the harness.
+#   make fuzz                          build $(FUZZ_BUILD)/fuzz_graph
+#   make fuzz-run FUZZ_SECONDS=60      run it that long; any crash, hang
+#                                      (-timeout=10 s) or report fails
+FUZZ_BUILD   ?= build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := fuzzer-no-link,address,undefined
+FUZZ_FLAGS   ?= -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=512 \
+                -print_final_stats=1
+.PHONY: fuzz fuzz-run
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang SANITIZE=$(FUZZ_SAN) \
+	  $(FUZZ_BUILD)/fuzz_graph
+
+$(BUILD)/fuzz_graph: tests/fuzz_graph.c $(STATIC)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< -o $@ $(STATIC) $(LDFLAGS_ALL) -fsanitize=fuzzer $(LIBS)
+
+# LP_NUM_THREADS=0: llvmpipe runs dispatches inline (cheaper for tiny
+# graphs; no worker threads for the sanitizers to follow).
+fuzz-run: fuzz
+	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/seeds $(FUZZ_BUILD)/artifacts
+	$(FUZZ_BUILD)/fuzz_graph -write_seeds=$(FUZZ_BUILD)/seeds
+	LP_NUM_THREADS=0 $(FUZZ_BUILD)/fuzz_graph $(FUZZ_FLAGS) \
+	  -artifact_prefix=$(FUZZ_BUILD)/artifacts/ $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/seeds
 
 clean:
 	rm -rf build

@@ -6,10 +6,15 @@
 //           8-11 b's strides
 // defines:  OP (0 add, 1 sub, 2 mul, 3 div), TA, TB, TO (GLC_T_*),
 //           BROADCAST (0: a, b, out share one shape and strides are unused)
-//           UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
+//           ACT_A: glc_act op applied to a first (the fused SwiGLU: silu(a) * b),
+//           its param 12; UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+
+#ifndef ACT_A
+#define ACT_A 0
+#endif
 layout(std430, binding = 0) readonly buffer A { uint a[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };
 layout(std430, binding = 2) buffer O { uint o[]; };
@@ -39,7 +44,7 @@ float at(uint i, bool from_a)
 #else
     uint j = i;
 #endif
-    return from_a ? GLC_LOAD(a, TA, j) : GLC_LOAD(b, TB, j);
+    return from_a ? glc_act(GLC_LOAD(a, TA, j), ACT_A, glc_pf(12)) : GLC_LOAD(b, TB, j);
 }
 
 void main()

@@ -82,3 +82,46 @@ uint glc_pack16(float lo, float hi, int t)
         atomicAnd(arr[(i) >> 1], 0xffff0000u);                                   \
         atomicOr(arr[(i) >> 1], glc_pack16((lo), 0.0, (t)) & 0xffffu);           \
     }
+
+// ---- activations ----
+// glc_act(v, op, param): op numbered as glc_unary_op (1 gelu, tanh
+// approximation; 2 gelu, erf; 3 silu; 4 relu; 5 exp; 6 tanh; 7 softcap:
+// param * tanh(v / param)); anything else returns v. Callers pass a
+// compile-time constant, so the choice folds away. The unary kernel and
+// the fused epilogues (matmul, binary) share it, so a fused result is the
+// unfused one bit for bit.
+
+// tanh that cannot overflow to NaN: tanh(10) is 1 in f32 already.
+float glc_safe_tanh(float v)
+{
+    return tanh(clamp(v, -10.0, 10.0));
+}
+
+// erf, Abramowitz and Stegun 7.1.26 (absolute error < 1.5e-7).
+float glc_erf(float v)
+{
+    float s = sign(v), a = abs(v);
+    float t = 1.0 / (1.0 + 0.3275911 * a);
+    float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) *
+                         t + 0.254829592) * t * exp(-a * a);
+    return s * y;
+}
+
+float glc_act(float v, int op, float param)
+{
+    if (op == 1)
+        return 0.5 * v * (1.0 + glc_safe_tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    if (op == 2)
+        return 0.5 * v * (1.0 + glc_erf(v * 0.7071067811865476));
+    if (op == 3)
+        return v / (1.0 + exp(-v));
+    if (op == 4)
+        return max(v, 0.0);
+    if (op == 5)
+        return exp(v);
+    if (op == 6)
+        return glc_safe_tanh(v);
+    if (op == 7)
+        return param * glc_safe_tanh(v / param);
+    return v;
+}

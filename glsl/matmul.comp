@@ -19,11 +19,14 @@
 //   place when there is none)
 // params: 0 M, 1 N, 2 K, 3 m-tiles, 4 n-tiles, 5 batches, 6 inner batch
 //   count (z = z_hi * p6 + z_lo), 7 b's stride for z_hi, 8 for z_lo
-//   (elements; 0 broadcasts), 9 flags (1: add bias), 10 activation param
+//   (elements; 0 broadcasts), 9 flags (1: add bias), 10 activation param,
+//   SEG: 11 s1, 12 s12 (column bounds of the segments), 13, 14 where
+//   segments 1 and 2 start in out (elements)
 // defines: TB (GLC_T_* of b), NT, TILED, AVEC (K % 4 == 0 for a, and b's
 //   vector dim % 4 == 0), BVEC (b readable as 4-element vectors); TILED:
-//   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_unary_op
-//   applied after the bias; 0 none)
+//   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_act op
+//   applied after the bias, param 10; 0 none); SEG (the fused Q/K/V
+//   projection: one batch, out is three row-major matrices)
 // local size: GLC_LOCAL_SIZE_X (TILED: (BM / TM) * (BN / TN))
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -94,19 +97,6 @@ vec4 b_run(uint b0, uint row, uint col, uint cols)
 #endif
 }
 
-float activate(float x)
-{
-#if ACT == 1 // gelu, tanh approximation
-    return 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
-#elif ACT == 3 // silu
-    return x / (1.0 + exp(-x));
-#elif ACT == 4 // relu
-    return max(x, 0.0);
-#else
-    return x;
-#endif
-}
-
 void put(uint o0, uint row, uint col, float v)
 {
     uint M = glc_p[0], N = glc_p[1];
@@ -114,7 +104,19 @@ void put(uint o0, uint row, uint col, float v)
         return;
     if ((glc_p[9] & 1u) != 0u)
         v += bias[col];
-    o[o0 + row * N + col] = activate(v);
+    v = glc_act(v, ACT, glc_pf(10));
+#ifdef SEG
+    // columns [0, s1), [s1, s12), [s12, N) go to three matrices of out
+    uint s1 = glc_p[11], s12 = glc_p[12];
+    if (col < s1)
+        o[row * s1 + col] = v;
+    else if (col < s12)
+        o[glc_p[13] + row * (s12 - s1) + col - s1] = v;
+    else
+        o[glc_p[14] + row * (N - s12) + col - s12] = v;
+#else
+    o[o0 + row * N + col] = v;
+#endif
 }
 
 #if TILED

@@ -31,9 +31,12 @@
 //   otherwise elements), 8 scale groups per row (AFFINE), 9 chunks per group
 //   (AFFINE), 10 E (EXPERT), 11 a row per pair (EXPERT: 1 when a is
 //   [M, k, K], 0 when [M, K]), 12 flags: 1 add bias, 2 scales f16, 4 biases
-//   f16
+//   f16; SEG (matmul_q / dense): 8 s1, 9 s12 (segment column bounds), 10,
+//   11 where segments 1 and 2 start in out (elements)
 // defines: WF (0 f32, 1 f16, 2 q8_0, 3 q4_0, 4 affine), RN, CM, and where
-//   not the default: SLOTS (tiles per group; > 0 selects SPLIT), BITS
+//   not the default: SEG (out is three matrices: the fused Q/K/V
+//   projection), ACT (glc_act op after the bias, param 13; fused
+//   matmul + activation), SLOTS (tiles per group; > 0 selects SPLIT), BITS
 //   (affine: 4 or 8), EXPERT, PASS (affine: 0 one pass; 1 scales only; 2
 //   biases only, added into out), AVEC (0: K % 4 != 0)
 // A bias binding is always there (the plan binds a in its place when the
@@ -62,6 +65,12 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 #endif
 #ifndef EXPERT
 #define EXPERT 0
+#endif
+#ifndef ACT
+#define ACT 0
+#endif
+#ifndef SEG
+#define SEG 0
 #endif
 #ifndef BITS
 #define BITS 4
@@ -325,9 +334,23 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
             if ((glc_p[12] & 1u) != 0u)
                 v += bias[n];
 #endif
+#if SEG
+            // the fused Q/K/V projection: columns [0, s1), [s1, s12), [s12, N)
+            // are three row-major matrices of out
+            uint s1 = glc_p[8], s12 = glc_p[9];
+            uint i = n < s1    ? orow[m] * s1 + n
+                     : n < s12 ? glc_p[10] + orow[m] * (s12 - s1) + n - s1
+                               : glc_p[11] + orow[m] * (N - s12) + n - s12;
+#else
             uint i = orow[m] * N + n;
+#endif
 #if ACCUM
             v += o[i];
+#endif
+#if ACT
+#if PASS != 1
+            v = glc_act(v, ACT, glc_pf(13));
+#endif
 #endif
             o[i] = v;
         }

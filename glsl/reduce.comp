@@ -5,12 +5,13 @@
 // written a word at a time; the word a row shares with its neighbour is
 // written half by half with atomics.
 // bindings: 0 x (read), 1 out (written), BW weight and BB bias (norms, read;
-//           defined only when present); all uint-backed floats, argmax out
-//           is i32/u32
+//           defined only when present), BR the residual r (add_rms_norm);
+//           all uint-backed floats, argmax out is i32/u32
 // params:   0 rows, 1 n (row length),
 //           2 Tq, 3 offp, 4 offn: softmax keeps keys j < q + 1 + offp - offn
 //             of row r, q = r % Tq (not causal: Tq 1, offp n - 1)
 //           5 softmax: scale; norms: eps (float bits)
+//           6 add_rms_norm: where the norm goes in out (pairs)
 // defines:  OP (0 softmax, 1 rms_norm, 2 layer_norm, 3 sum, 4 mean, 5 argmax),
 //           TX, TO, TW, TB (GLC_T_*), TS (power of two), PER (pairs a lane
 //           keeps in registers: the row is read once; 0: loop over the row)
@@ -28,6 +29,14 @@ layout(std430, binding = BW) readonly buffer W { uint w[]; };
 #endif
 #ifdef BB
 layout(std430, binding = BB) readonly buffer Bias { uint bias[]; };
+#endif
+// add_rms_norm: x + r is the row (TX f32), written to out at its own index
+// (the sum h), and the norm goes to out at pair offset NOFF.
+#ifdef BR
+layout(std430, binding = BR) readonly buffer R { uint rr[]; };
+#define NOFF glc_p[6]
+#else
+#define NOFF 0u
 #endif
 
 #define L uint(GLC_LOCAL_SIZE_X)
@@ -142,8 +151,13 @@ bvec2 pair_ok(uint p, uint e0, uint lim)
 vec2 load_pair(uint p, bvec2 ok)
 {
 #if TX == GLC_T_F32
+#ifdef BR
+    return vec2(ok.x ? uintBitsToFloat(x[2u * p]) + uintBitsToFloat(rr[2u * p]) : 0.0,
+                ok.y ? uintBitsToFloat(x[2u * p + 1u]) + uintBitsToFloat(rr[2u * p + 1u]) : 0.0);
+#else
     return vec2(ok.x ? uintBitsToFloat(x[2u * p]) : 0.0,
                 ok.y ? uintBitsToFloat(x[2u * p + 1u]) : 0.0);
+#endif
 #else
     uint v = x[p];
     vec2 r = TX == GLC_T_F16 ? unpackHalf2x16(v)
@@ -279,6 +293,10 @@ void main()
         uint c = lane + uint(k) * uint(TS), p = p0 + c;
         bvec2 ok = c < np ? pair_ok(p, e0, n) : bvec2(false);
         v[k] = load_pair(p, ok);
+#ifdef BR
+        if (c < np)
+            store_pair(p, v[k], ok);
+#endif
 #if OP == 1
         s += v[k].x * v[k].x + v[k].y * v[k].y;
 #else
@@ -303,7 +321,7 @@ void main()
         uint c = lane + uint(k) * uint(TS), p = p0 + c;
         if (c < np) {
             bvec2 ok = pair_ok(p, e0, n);
-            store_pair(p, affine((v[k] - mean) * r, 2u * p - e0, ok), ok);
+            store_pair(p + NOFF, affine((v[k] - mean) * r, 2u * p - e0, ok), ok);
         }
     }
 #else
@@ -313,6 +331,9 @@ void main()
     for (uint c = lane; c < np; c += uint(TS)) {
         bvec2 ok = pair_ok(p0 + c, e0, n);
         vec2 t = load_pair(p0 + c, ok);
+#ifdef BR
+        store_pair(p0 + c, t, ok);
+#endif
         vec2 d = vec2(ok.x ? t.x - shift : 0.0, ok.y ? t.y - shift : 0.0);
         s += d.x + d.y;
         s2 += d.x * d.x + d.y * d.y;
@@ -329,7 +350,7 @@ void main()
     for (uint c = lane; c < np; c += uint(TS)) {
         uint p = p0 + c;
         bvec2 ok = pair_ok(p, e0, n);
-        store_pair(p, affine((load_pair(p, ok) - mean) * r, 2u * p - e0, ok), ok);
+        store_pair(p + NOFF, affine((load_pair(p, ok) - mean) * r, 2u * p - e0, ok), ok);
     }
 #endif
 

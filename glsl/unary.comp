@@ -11,38 +11,10 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) buffer O { uint o[]; };
 
-// tanh that cannot overflow to NaN: tanh(10) is 1 in f32 already.
-float safe_tanh(float v)
-{
-    return tanh(clamp(v, -10.0, 10.0));
-}
-
-// erf, Abramowitz and Stegun 7.1.26 (absolute error < 1.5e-7).
-float erf_approx(float v)
-{
-    float s = sign(v), a = abs(v);
-    float t = 1.0 / (1.0 + 0.3275911 * a);
-    float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) *
-                         t + 0.254829592) * t * exp(-a * a);
-    return s * y;
-}
-
 float f(float v)
 {
-#if OP == 1
-    return 0.5 * v * (1.0 + safe_tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-#elif OP == 2
-    return 0.5 * v * (1.0 + erf_approx(v * 0.7071067811865476));
-#elif OP == 3
-    return v / (1.0 + exp(-v));
-#elif OP == 4
-    return max(v, 0.0);
-#elif OP == 5
-    return exp(v);
-#elif OP == 6
-    return safe_tanh(v);
-#elif OP == 7
-    return glc_pf(1) * safe_tanh(v / glc_pf(1));
+#if OP <= 7
+    return glc_act(v, OP, glc_pf(1));
 #else
     return v * glc_pf(1) + glc_pf(2);
 #endif

@@ -132,6 +132,31 @@ enum glc_device_flags {
     GLC_DEVICE_VALIDATE = 1u << 3    /* check every emitted stream (as GLC_VALIDATE=1) */
 };
 
+/* Host memory hook. Every heap allocation the library makes for a device
+ * and for everything made from it (buffers, kernels, sessions, fences,
+ * graphs, plans), glc_device_create's own included, goes through the
+ * allocator of the device's desc (calls that take no device, such as
+ * glc_device_list, use malloc).
+ *  - alloc: `size` bytes aligned for any object type (as malloc), or NULL;
+ *    the call that needed them then fails with GLC_ERR_OUT_OF_MEMORY and
+ *    leaves everything as it was. Sizes include a small header the library
+ *    keeps in each block.
+ *  - realloc (optional, NULL: alloc, copy, free): resize the block `ptr` of
+ *    `old_size` bytes to `new_size`, or return NULL and keep it.
+ *  - free: release a block this allocator returned, with its size; never
+ *    called with NULL.
+ * alloc and free are both set, or both NULL (with realloc NULL too): malloc
+ * and free. The functions are called on the thread making the library call,
+ * must not call back into glcompute, and `user` is passed to each. They stay
+ * in use until glc_device_destroy returns and every object of the device is
+ * destroyed. A compiled plan's runs make no allocation. */
+typedef struct glc_allocator {
+    void *(*alloc)(void *user, size_t size);
+    void *(*realloc)(void *user, void *ptr, size_t old_size, size_t new_size);
+    void (*free)(void *user, void *ptr, size_t size);
+    void *user;
+} glc_allocator;
+
 typedef struct glc_device_desc {
     /* 0 (AUTO): the environment's GLC_PLATFORM=device|gbm|surfaceless|default
      * if set, else try each platform in the order listed at glc_platform.
@@ -151,6 +176,9 @@ typedef struct glc_device_desc {
     /* Directory of the on-disk program-binary cache. NULL: the environment's
      * GLC_SHADER_CACHE, else no cache. The directory must exist. */
     const char *shader_cache_dir;
+    /* Host memory of the device and its objects (see glc_allocator); all
+     * zero: malloc and free. Copied during the call. */
+    glc_allocator allocator;
 } glc_device_desc;
 
 typedef struct glc_device_limits {
@@ -196,7 +224,8 @@ typedef struct glc_device_info {
  * and restores the GL state it changes. `desc` may be NULL (all defaults).
  * Errors: GLC_ERR_NO_DEVICE (no EGL library, no display initialised, no
  * current context for CURRENT), GLC_ERR_UNSUPPORTED (no ES 3.1 context),
- * GLC_ERR_INVALID_ARG (bad desc or a malformed GLC_DEVICE / GLC_PLATFORM).
+ * GLC_ERR_INVALID_ARG (bad desc or a malformed GLC_DEVICE / GLC_PLATFORM),
+ * GLC_ERR_OUT_OF_MEMORY (desc->allocator or malloc failed).
  * Each platform tried logs why it failed; when none works, the messages are
  * joined in the message passed to the log callback. On failure *out is
  * untouched. */
@@ -546,17 +575,29 @@ GLC_API glc_status glc_op_sdpa_decode(glc_session *s, glc_view q, glc_view k, gl
                                       glc_view out);
 GLC_API int64_t glc_sdpa_decode_scratch(int64_t hq, int64_t dv, int64_t kv_len);
 
-/* Data movement. */
-/* out[i, :] = table[ids[i], :]; table F32/F16/BF16/Q8_0/Q4_0 [V, D]; ids I32
- * [n] (an id outside [0, V) yields zeros); out F32 [n, D]. */
+/* Data movement. Exact: values are moved, or converted between F32, F16
+ * and BF16 with one round to nearest even (raw bits move where the dtypes
+ * agree). Outputs must not overlap inputs. Float dtypes may differ between
+ * inputs and output (the output's view chooses). A negative axis counts
+ * from the end (-1: the last dim). */
+/* out[..., :] = table[ids[...], :] (embedding lookup); table F32, F16,
+ * BF16, Q8_0 or Q4_0 (GGUF blocks: D a multiple of 32) [V, D]; ids I32 of
+ * rank 1 to 3; out F32 (or F16, BF16) of shape ids.shape + [D]. An id
+ * outside [0, V) yields a row of zeros. */
 GLC_API glc_status glc_op_get_rows(glc_session *s, glc_view table, glc_view ids, glc_view out);
-/* dst[ids[i], :] = src[i, :]; src float [n, D], dst float [V, D]. */
+/* dst[ids[i], ...] = src[i, ...] (KV-cache writes at positions); src float
+ * [n, ...], dst float [V, ...] with the same trailing dims, ids I32 [n]. A
+ * row whose id is outside [0, V) is skipped; rows of dst not named keep
+ * their contents. Repeated ids: which src row lands is unspecified. */
 GLC_API glc_status glc_op_set_rows(glc_session *s, glc_view src, glc_view ids, glc_view dst);
 /* out = x with dims permuted: out.shape[i] = x.shape[perm[i]]; also
- * converts between F32, F16 and BF16 (perm NULL: the identity). */
+ * converts between F32, F16 and BF16 (perm NULL: the identity; else rank
+ * entries, a permutation of 0 .. rank-1). Rank 1 to GLC_MAX_DIMS. */
 GLC_API glc_status glc_op_copy(glc_session *s, glc_view x, const int *perm, glc_view out);
+/* out = a and b joined along `axis` (all other dims equal). */
 GLC_API glc_status glc_op_concat(glc_session *s, glc_view a, glc_view b, int axis, glc_view out);
-/* out = x[..., start:start+len, ...] along `axis`. */
+/* out = x[..., start:start+len, ...] along `axis`, len = out.shape[axis];
+ * GLC_ERR_BOUNDS when [start, start + len) is not inside x's dim. */
 GLC_API glc_status glc_op_slice(glc_session *s, glc_view x, int axis, int64_t start,
                                 glc_view out);
 
@@ -639,13 +680,24 @@ GLC_API glc_tensor glc_sdpa(glc_graph *g, glc_tensor q, glc_tensor k, glc_tensor
                             const glc_sdpa_desc *desc);
 GLC_API glc_tensor glc_sdpa_decode(glc_graph *g, glc_tensor q, glc_tensor k, glc_tensor v,
                                    const glc_sdpa_desc *desc);
+/* Data movement (as glc_op_*). get_rows gives f32; copy gives out_dtype
+ * (0: x's dtype); concat and slice keep the dtype of their (first) input.
+ * slice's start and len are numbers, not dim variables. */
+GLC_API glc_tensor glc_get_rows(glc_graph *g, glc_tensor table, glc_tensor ids);
+GLC_API glc_tensor glc_copy(glc_graph *g, glc_tensor x, const int *perm, glc_dtype out_dtype);
+GLC_API glc_tensor glc_concat(glc_graph *g, glc_tensor a, glc_tensor b, int axis);
+GLC_API glc_tensor glc_slice(glc_graph *g, glc_tensor x, int axis, int64_t start, int64_t len);
 
 /* ---- Plans: a compiled graph, run many times ------------------------------ */
 
 typedef struct glc_plan glc_plan;
 
+/* glc_compile_desc.flags */
+enum {
+    GLC_COMPILE_NO_FUSE = 1 /* keep every op its own dispatch (bisecting, comparing) */
+};
 typedef struct glc_compile_desc {
-    uint32_t flags; /* reserved: 0 */
+    uint32_t flags; /* GLC_COMPILE_* bits; others reserved (0) */
 } glc_compile_desc;
 
 /* Compiles g (desc may be NULL): live ops, kernels, one memory plan, the
@@ -731,13 +783,133 @@ GLC_API glc_status glc_plan_set_active_extent(glc_plan *p, int64_t rows);
 
 typedef struct glc_plan_info {
     uint32_t dispatches, barriers; /* per run, at the current variable values */
-    uint32_t steps;                /* ops after dead-code removal */
+    uint32_t steps;                /* ops after fusion and dead-code removal */
+    uint32_t fused;                /* patterns the fusion passes rewrote */
     size_t arena_bytes;            /* all arena buffers */
     size_t liveness_bound;         /* max bytes live at once: what any plan needs */
     size_t params_bytes;
     int arena_buffers;
 } glc_plan_info;
 GLC_API glc_status glc_plan_stats(const glc_plan *p, glc_plan_info *out);
+
+/* ---- Plans: runs without a wait, pipelined, typed, profiled; listing ---- */
+
+/* Bytes of input / output slot `slot` at the current variable values (in
+ * the declared dtype, as run_slots takes and gives them); 0 for a slot
+ * that does not exist. */
+GLC_API size_t glc_plan_input_bytes(const glc_plan *p, int slot);
+GLC_API size_t glc_plan_output_bytes(const glc_plan *p, int slot);
+
+/* A run in two halves, so the host can work while the GPU runs.
+ * glc_plan_commit_no_wait uploads the inputs by slot (bytes in the declared
+ * dtype, as glc_plan_run_slots), encodes the plan's commands, flushes them
+ * with a fence the plan keeps and returns without waiting for the GPU.
+ * glc_plan_sync_pending waits for that fence, reads the outputs into the
+ * host region of glc_plan_arena_ptr and writes each output slot's place
+ * there to outs[j] (valid until the next run), sized at the variable values
+ * the run was committed with.
+ * One run may be pending per plan. While it is, every other run of the plan
+ * (run, run_slots, run_raw, run_typed, run_with_vars, run_pipelined,
+ * run_profiled, commit_no_wait) is refused with GLC_ERR_STATE and changes
+ * nothing; params, handles and variables may be set (GL orders those writes
+ * after the pending commands). sync_pending with nothing pending is
+ * GLC_ERR_STATE. When the wait fails (GLC_ERR_CONTEXT_LOST, GLC_ERR_GL)
+ * nothing is pending afterwards and outs is untouched. glc_plan_destroy
+ * drops a pending run. Neither call allocates. */
+GLC_API glc_status glc_plan_commit_no_wait(glc_plan *p, const void *const *inputs);
+GLC_API glc_status glc_plan_sync_pending(glc_plan *p, glc_plan_slice *outs);
+/* 1 while a run of glc_plan_commit_no_wait waits for glc_plan_sync_pending. */
+GLC_API int glc_plan_is_pending(const glc_plan *p);
+
+/* n runs in a row with one wait at the end. inputs holds n * input_count
+ * pointers: set k's slot i is inputs[k * input_count + i] (bytes in the
+ * declared dtype); outputs holds n * output_count pointers: set k's output
+ * slot j goes to outputs[k * output_count + j] (glc_plan_output_bytes(p, j)
+ * bytes). All sets are uploaded into a staging buffer first; then for each
+ * set its inputs are copied into the plan's input slots on the GPU, the
+ * commands run, the outputs are copied into the set's own region of a
+ * second staging buffer, and the work is flushed, so the GPU runs set k
+ * while set k + 1 is encoded. The result is that of n glc_plan_run_slots
+ * calls in order (handle feeds included). The staging buffers grow to the
+ * largest n seen and are kept, so a later call with no larger n allocates
+ * nothing. On failure nothing is written to outputs. */
+GLC_API glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
+                                          void *const *outputs);
+
+/* Named inputs and outputs of glc_plan_run_typed: bytes in the tensor's
+ * declared dtype, no conversion. dtype must be the declared one and bytes
+ * its byte count at the current variable values (block types included). */
+typedef struct glc_plan_typed_input {
+    const char *name;
+    const void *data;
+    size_t bytes;
+    glc_dtype dtype;
+} glc_plan_typed_input;
+typedef struct glc_plan_typed_output {
+    const char *name;
+    void *data;
+    size_t bytes;
+    glc_dtype dtype;
+} glc_plan_typed_output;
+/* As glc_plan_run, with typed data: every input given, each output named
+ * in out copied to caller memory. GLC_ERR_INVALID_ARG (message naming the
+ * tensor, the bytes and dtype given and expected) for a missing, unknown,
+ * repeated or mis-sized tensor; on failure nothing is written to out. */
+GLC_API glc_status glc_plan_run_typed(glc_plan *p, const glc_plan_typed_input *in, int nin,
+                                      const glc_plan_typed_output *out, int nout);
+
+/* How the times of a profiled run were taken. */
+typedef enum glc_profile_clock {
+    GLC_PROFILE_CLOCK_NONE = 0,
+    GLC_PROFILE_CLOCK_ELAPSED,   /* a GL_TIME_ELAPSED query around each dispatch */
+    GLC_PROFILE_CLOCK_TIMESTAMP, /* GL_TIMESTAMP queries before and after each dispatch */
+    GLC_PROFILE_CLOCK_CPU        /* no timer queries: glFinish around each dispatch */
+} glc_profile_clock;
+
+typedef struct glc_plan_dispatch_time {
+    const char *kernel; /* the kernel program ("reduce", "binary", ...) */
+    const char *op;     /* the op it runs for ("rms_norm", "add", ...) */
+    uint32_t index;     /* its position in the plan's command list */
+    uint64_t gpu_ns;
+} glc_plan_dispatch_time;
+
+/* entries and capacity are the caller's (capacity >= the plan's
+ * dispatches, glc_plan_stats); the rest is written by the run. */
+typedef struct glc_plan_profile {
+    glc_plan_dispatch_time *entries;
+    uint32_t capacity;
+    uint32_t count;          /* dispatches of the run, in command order */
+    uint64_t total_ns;       /* the sum of entries[].gpu_ns */
+    glc_profile_clock clock;
+    int disjoint;            /* 1: the GPU reported a disjoint event
+                              * (GL_GPU_DISJOINT_EXT): the times are not
+                              * reliable, run again */
+} glc_plan_profile;
+
+/* As glc_plan_run_slots, timing each dispatch on the GPU. With
+ * GL_EXT_disjoint_timer_query, a GL_TIME_ELAPSED query around each
+ * dispatch, and GL_TIMESTAMP pairs as well until the plan has seen which
+ * of the two measures compute (Mesa llvmpipe's TIME_ELAPSED reads next to
+ * nothing for compute); without it, the host clock around each dispatch
+ * with a glFinish before and after. Profiled runs are slower than plain ones and
+ * allocate on first use (the query objects). The kernel and op strings
+ * live as long as the device. GLC_ERR_BOUNDS when prof->capacity is below
+ * the plan's dispatches; on failure *prof and outs are untouched. */
+GLC_API glc_status glc_plan_run_profiled(glc_plan *p, const void *const *inputs,
+                                         glc_plan_slice *outs, glc_plan_profile *prof);
+/* Orders prof's entries by time, longest first (ties: command order). */
+GLC_API void glc_plan_profile_sort(glc_plan_profile *prof);
+
+/* A listing of a plan, for people: its buffers, inputs, outputs and
+ * params with their places, then each dispatch in command order with its
+ * kernel, op, defines, work groups and bindings (program buffer, byte
+ * range, access, tensor), and a line wherever a barrier falls, at the
+ * current variable values. With GLC_PLAN_DUMP_SOURCE the GLSL source each
+ * distinct kernel program is compiled from follows. The text is passed to
+ * fn in pieces (lines, and whole sources) in order. Touches no GL. */
+enum { GLC_PLAN_DUMP_SOURCE = 1 };
+typedef void (*glc_text_fn)(void *user, const char *text);
+GLC_API glc_status glc_plan_dump(const glc_plan *p, unsigned flags, glc_text_fn fn, void *user);
 
 #ifdef __cplusplus
 }

@@ -48,9 +48,10 @@ static glc_status shape_bytes(glc_device *dev, const char *fn, glc_dtype dtype, 
 static glc_buffer *buffer_new(glc_device *dev, glc_dtype dtype, int rank, const int64_t *shape,
                               size_t bytes)
 {
-    glc_buffer *b = glc__calloc(1, sizeof *b);
+    glc_buffer *b;
     int i;
-    if (!b)
+    glc__use_device(dev); /* before glc__enter: the block is the device's */
+    if (!(b = glc__calloc(1, sizeof *b)))
         return NULL;
     b->dev = dev;
     b->id = dev->next_buffer_id++;

@@ -108,18 +108,31 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
             first[id] = 0;
         last[id] = (int32_t)p->nsteps; /* read after the run */
     }
+    /* a tensor that is part of another (alias) keeps that one alive */
+    for (i = 0; i < g->nt; i++) {
+        int32_t b = g->t[i].alias - 1;
+        if (b < 0 || first[i] < 0)
+            continue;
+        if (first[b] < 0 || first[i] < first[b])
+            first[b] = first[i];
+        if (last[i] > last[b])
+            last[b] = last[i];
+    }
     /* arena tensors: inputs and outputs fixed, values shared; params apart */
     for (i = 0; i < g->nt; i++) {
         const glc__gtensor *t = &g->t[i];
         int fixed = t->kind == GLC__T_INPUT;
         size_t k;
         for (k = 0; k < g->nout; k++)
-            fixed |= g->out[k].tensor == (int32_t)i;
+            fixed |= g->out[k].tensor == (int32_t)i ||
+                     g->t[g->out[k].tensor].alias == (int32_t)i + 1;
         mt[i].size = 0;
         mt[i].first = mt[i].last = 0;
         mt[i].kind = GLC__MEM_SHARED;
         if (first[i] < 0 && t->kind != GLC__T_INPUT && t->kind != GLC__T_HANDLE)
             continue; /* unused */
+        if (t->alias)
+            continue; /* placed with what it is part of, below */
         p->place[i].bytes = tensor_bytes_at(g, (int32_t)i, NULL);
         if (t->kind == GLC__T_PARAM) {
             p->place[i].region = GLC__REGION_PARAMS;
@@ -199,6 +212,14 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
             pl->offset = 0;
             p->buffer_bytes[pl->buffer] = round_up(pl->bytes, 4);
         }
+    }
+    for (i = 0; i < g->nt; i++) {
+        int32_t b = g->t[i].alias - 1;
+        if (b < 0 || p->place[b].region == GLC__REGION_NONE)
+            continue;
+        p->place[i] = p->place[b];
+        p->place[i].offset += g->t[i].alias_offset;
+        p->place[i].bytes = tensor_bytes_at(g, (int32_t)i, NULL);
     }
     for (i = 0; i < p->nsteps; i++) {
         glc__place *pl = &p->scratch[i];
@@ -309,6 +330,14 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
 
 /* ---- the compiler ---- */
 
+/* t is needed, and so is what it is part of. */
+static void mark_live(const glc_graph *g, char *live, int32_t t)
+{
+    live[t] = 1;
+    if (g->t[t].alias)
+        live[g->t[t].alias - 1] = 1;
+}
+
 glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program *p, char *err,
                         size_t len)
 {
@@ -336,19 +365,19 @@ glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program 
     }
     /* live nodes: what the outputs need, found walking back */
     for (k = 0; k < g->nout; k++)
-        live[g->out[k].tensor] = 1;
+        mark_live(g, live, g->out[k].tensor);
     for (i = g->nn; i-- > 0;) {
         const glc__gnode *nd = &g->n[i];
-        if (!live[nd->tensor[nd->args.nin]])
+        if (nd->dead || !live[nd->tensor[nd->args.nin]])
             continue;
         for (j = 0; j < nd->args.nin; j++)
             if (nd->tensor[j] >= 0)
-                live[nd->tensor[j]] = 1;
+                mark_live(g, live, nd->tensor[j]);
     }
     for (i = 0; i < g->nn; i++) {
         const glc__gnode *nd = &g->n[i];
         glc__cstep *s;
-        if (!live[nd->tensor[nd->args.nin]])
+        if (nd->dead || !live[nd->tensor[nd->args.nin]])
             continue;
         s = &p->step[p->nsteps++];
         s->node = i;

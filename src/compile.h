@@ -81,6 +81,7 @@ typedef struct glc__program {
     size_t arena_bytes, lower_bound, params_bytes;
     int64_t vals[GLC__GRAPH_MAX_VARS]; /* the variable values of the commands */
     uint32_t barriers;
+    uint32_t fused; /* patterns the fusion passes rewrote (set by the caller) */
 } glc__program;
 
 /* Compiles g for a target (GL-free). On failure err holds a message. */

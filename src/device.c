@@ -107,6 +107,7 @@ static _Thread_local struct glc_device *tls_checked;
 
 glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st)
 {
+    glc__use_device(dev); /* what the call allocates is the device's */
     if (dev->egl) {
         glc_status s = glc__egl_ensure_current(dev, dev->egl);
         tls_checked = s == GLC_OK ? dev : NULL;
@@ -122,6 +123,7 @@ glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__gl
 glc_status glc__enter_hot(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st)
 {
     if (tls_checked == dev && !dev->adopted && !(dev->flags & GLC_DEVICE_DEBUG)) {
+        glc__use_device(dev);
         st->mask = 0;
         return GLC_OK;
     }
@@ -257,11 +259,21 @@ static void query_limits(glc_device *dev)
     }
 }
 
-static glc_device *device_alloc(const glc_device_desc *desc)
+/* The device with its heap, which is this thread's current heap from now
+ * on (glc_device_create puts the previous one back on failure). */
+static glc_status device_alloc(const glc_device_desc *desc, glc_device **out)
 {
-    glc_device *dev = glc__calloc(1, sizeof *dev);
-    if (!dev)
-        return NULL;
+    glc__heap *heap;
+    glc_device *dev;
+    glc_status st = glc__heap_create(desc ? &desc->allocator : NULL, &heap);
+    if (st != GLC_OK)
+        return st;
+    glc__heap_use(heap);
+    if (!(dev = glc__calloc(1, sizeof *dev))) {
+        glc__heap_release(heap);
+        return GLC_ERR_OUT_OF_MEMORY;
+    }
+    dev->heap = heap;
     if (desc) {
         dev->log = desc->log;
         dev->log_user = desc->log_user;
@@ -271,18 +283,23 @@ static glc_device *device_alloc(const glc_device_desc *desc)
     dev->next_buffer_id = 1;
     glc__hazard_init(&dev->haz);
     glc__oracle_init(&dev->oracle);
-    return dev;
+    *out = dev;
+    return GLC_OK;
 }
 
 static void device_free(glc_device *dev)
 {
+    glc__heap *heap = dev->heap;
     glc__hazard_finish(&dev->haz);
     glc__oracle_finish(&dev->oracle);
     glc__free(dev->named);
     glc__free(dev->extensions);
     glc__free(dev->cache_dir);
     glc__free(dev);
+    glc__heap_release(heap);
 }
+
+void glc__use_device(const struct glc_device *dev) { glc__heap_use(dev ? dev->heap : NULL); }
 
 static int env_is(const char *name, const char *value)
 {
@@ -293,6 +310,7 @@ static int env_is(const char *name, const char *value)
 glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
 {
     glc_device *dev;
+    glc__heap *prev_heap = glc__heap_current();
     glc_platform platform = desc ? desc->platform : GLC_PLATFORM_AUTO;
     const char *device = desc && desc->device ? desc->device : getenv("GLC_DEVICE");
     const char *cache = desc && desc->shader_cache_dir ? desc->shader_cache_dir
@@ -300,9 +318,10 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     glc_status st;
     if (!out)
         return GLC_ERR_INVALID_ARG;
-    dev = device_alloc(desc);
-    if (!dev)
-        return GLC_ERR_OUT_OF_MEMORY;
+    if ((st = device_alloc(desc, &dev)) != GLC_OK) {
+        glc__heap_use(prev_heap);
+        return st;
+    }
     if ((unsigned)platform > GLC_PLATFORM_CURRENT) {
         st = glc__fail(dev, GLC_ERR_INVALID_ARG, "device: desc.platform %d is not a glc_platform",
                        (int)platform);
@@ -356,15 +375,17 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
 fail:
     glc__egl_close(dev->egl);
     device_free(dev);
+    glc__heap_use(prev_heap);
     return st;
 }
 
 glc_status glc__device_create_fake(const glc__gl *gl, const glc_device_limits *limits,
                                    glc_device **out)
 {
-    glc_device *dev = device_alloc(NULL);
-    if (!dev)
-        return GLC_ERR_OUT_OF_MEMORY;
+    glc_device *dev;
+    glc_status st = device_alloc(NULL, &dev);
+    if (st != GLC_OK)
+        return st;
     dev->gl = *gl;
     dev->info.platform = GLC_PLATFORM_DEFAULT;
     dev->info.egl_device = dev->info.egl_vendor = "fake";
@@ -380,6 +401,7 @@ void glc_device_destroy(glc_device *dev)
 {
     if (!dev)
         return;
+    glc__use_device(dev);
     if (dev->live_objects)
         glc__log(dev, GLC_LOG_ERROR,
                  "glc_device_destroy: %ld buffers, kernels or sessions still alive",

@@ -16,9 +16,11 @@
 #include <stdarg.h>
 
 struct glc__kcache; /* kernel.c: programs cached by (name, defines) */
+struct glc__heap;   /* alloc.c: the desc's allocator */
 
 struct glc_device {
     glc__gl gl;
+    struct glc__heap *heap; /* every host allocation for the device and its objects */
     glc__egl *egl;         /* NULL for a fake (recording) device */
     int adopted;           /* platform CURRENT: save/restore host state */
     uint32_t flags;        /* glc_device_flags */

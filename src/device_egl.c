@@ -680,6 +680,7 @@ glc_status glc_device_list(glc_device_entry *entries, int max, int *count)
     if (!count || max < 0 || (max > 0 && !entries))
         return GLC_ERR_INVALID_ARG;
     *count = 0;
+    glc__heap_use(NULL); /* no device: malloc */
     st = load_egl(&a, err, sizeof err);
     if (st != GLC_OK)
         return st;

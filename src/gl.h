@@ -80,6 +80,8 @@
     X(GLenum, glGetGraphicsResetStatusEXT, (void))                                          \
     X(void, glGenQueriesEXT, (GLsizei n, GLuint *ids))                                      \
     X(void, glDeleteQueriesEXT, (GLsizei n, const GLuint *ids))                             \
+    X(void, glBeginQueryEXT, (GLenum target, GLuint id))                                    \
+    X(void, glEndQueryEXT, (GLenum target))                                                 \
     X(void, glQueryCounterEXT, (GLuint id, GLenum target))                                  \
     X(void, glGetQueryObjectui64vEXT, (GLuint id, GLenum pname, GLuint64 *params))          \
     X(void, glGetQueryObjectuivEXT, (GLuint id, GLenum pname, GLuint *params))

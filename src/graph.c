@@ -9,6 +9,8 @@
 #include "alloc.h"
 
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +40,7 @@ glc_status glc_graph_create(glc_device *dev, glc_graph **out)
     glc_graph *g;
     if (!dev || !out)
         return GLC_ERR_INVALID_ARG;
+    glc__use_device(dev);
     g = glc__calloc(1, sizeof *g);
     if (!g)
         return GLC_ERR_OUT_OF_MEMORY;
@@ -109,6 +112,7 @@ int64_t glc_graph_var(glc_graph *g, const char *name, int64_t min, int64_t max)
         return 0;
     }
     v = &g->var[g->nvars];
+    glc__use_device(g->dev);
     if (!(v->name = glc__strdup(name))) {
         fail(g, GLC_ERR_OUT_OF_MEMORY, "glc_graph_var: out of memory");
         return 0;
@@ -122,6 +126,7 @@ static int32_t add_tensor(glc_graph *g, glc__tkind kind, const char *name, glc_d
                           int rank, const int64_t *shape)
 {
     glc__gtensor *t;
+    glc__use_device(g->dev);
     if (!grow((void **)&g->t, &g->tcap, g->nt, sizeof *g->t)) {
         fail(g, GLC_ERR_OUT_OF_MEMORY, "graph: out of memory");
         return -1;
@@ -138,6 +143,30 @@ static int32_t add_tensor(glc_graph *g, glc__tkind kind, const char *name, glc_d
     memcpy(t->shape, shape, sizeof(int64_t) * (size_t)rank);
     t->producer = -1;
     return (int32_t)g->nt++;
+}
+
+int32_t glc__graph_add_tensor(glc_graph *g, glc__tkind kind, const char *name, glc_dtype dtype,
+                              int rank, const int64_t *shape)
+{
+    return add_tensor(g, kind, name, dtype, rank, shape);
+}
+
+/* The most bytes a tensor may take at the variables' maxima, as buffers
+ * (buffer.c): sizes beyond it cannot be allocated, and keeping them out
+ * keeps every later size computation (arena offsets, byte ranges) far from
+ * overflowing. */
+#define MAX_TENSOR_BYTES ((size_t)PTRDIFF_MAX / 2)
+
+static size_t leaf_bytes(const glc_graph *g, glc_dtype dtype, int rank, const int64_t *shape)
+{
+    glc__tensor t;
+    int d;
+    memset(&t, 0, sizeof t);
+    t.dtype = dtype;
+    t.rank = rank;
+    for (d = 0; d < rank; d++)
+        t.shape[d] = glc__dim_value(g, shape[d], NULL);
+    return glc__tensor_bytes(&t);
 }
 
 static glc_tensor leaf(glc_graph *g, glc__tkind kind, const char *what, const char *name,
@@ -164,6 +193,9 @@ static glc_tensor leaf(glc_graph *g, glc__tkind kind, const char *what, const ch
     if (!glc_dtype_row_bytes(dtype, glc__dim_value(g, shape[rank - 1], NULL)))
         return fail(g, GLC_ERR_INVALID_ARG, "%s(\"%s\"): the last dim does not fit %s blocks",
                     what, name, glc_dtype_name(dtype));
+    if (leaf_bytes(g, dtype, rank, shape) > MAX_TENSOR_BYTES)
+        return fail(g, GLC_ERR_INVALID_ARG, "%s(\"%s\"): the shape overflows the address space",
+                    what, name);
     r.id = add_tensor(g, kind, name, dtype, rank, shape);
     return r;
 }
@@ -213,6 +245,7 @@ void glc_graph_output(glc_graph *g, const char *name, glc_tensor t)
             fail(g, GLC_ERR_INVALID_ARG, "glc_graph_output(\"%s\"): the name is taken", name);
             return;
         }
+    glc__use_device(g->dev);
     if (!grow((void **)&g->out, &g->outcap, g->nout, sizeof *g->out)) {
         fail(g, GLC_ERR_OUT_OF_MEMORY, "graph: out of memory");
         return;
@@ -323,6 +356,9 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
     err[0] = '\0';
     if ((st = desc->infer(&a, err, sizeof err)) != GLC_OK)
         return fail(g, st, "%s", err);
+    if (glc__tensor_bytes(&a.t[nin]) > MAX_TENSOR_BYTES)
+        return fail(g, GLC_ERR_INVALID_ARG, "%s: the output %s overflows the address space",
+                    desc->name, glc__shape_str(&a.t[nin], err, sizeof err));
     /* which output dims follow a variable: infer again with it one lower */
     for (d = 0; d < GLC_MAX_DIMS; d++)
         sym[d] = a.t[nin].shape[d];
@@ -347,6 +383,7 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
             sym[d] = GLC_DIM_VAR(v);
         }
     }
+    glc__use_device(g->dev);
     if (!grow((void **)&g->n, &g->ncap, g->nn, sizeof *g->n))
         return fail(g, GLC_ERR_OUT_OF_MEMORY, "graph: out of memory");
     out = add_tensor(g, GLC__T_VALUE, NULL, a.t[nin].dtype, a.t[nin].rank, sym);
@@ -356,6 +393,7 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
     node = &g->n[g->nn++];
     node->args = a;
     node->odt = odt;
+    node->dead = 0;
     memcpy(node->iraw, iraw, sizeof iraw);
     for (i = 0; i < GLC__OP_MAX_TENSORS; i++)
         node->tensor[i] = i < nin ? in[i] : i == nin ? out : -1;
@@ -368,10 +406,11 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
 
 glc_graph *glc__graph_clone(const glc_graph *g)
 {
-    glc_graph *c = glc__calloc(1, sizeof *c);
+    glc_graph *c;
     size_t i;
     int v, ok = 1;
-    if (!c)
+    glc__use_device(g->dev);
+    if (!(c = glc__calloc(1, sizeof *c)))
         return NULL;
     *c = *g;
     c->t = NULL;

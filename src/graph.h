@@ -27,6 +27,12 @@ typedef struct glc__gtensor {
     int64_t shape[GLC_MAX_DIMS]; /* >= 1, or GLC_DIM_VAR(i) */
     char *name;                  /* inputs, params; NULL for values */
     int32_t producer;            /* node index for values, else -1 */
+    int32_t alias;               /* 0, or 1 + the tensor whose bytes this one is part of
+                                  * (fusion: an output of a multi-output kernel, a weight
+                                  * inside a packed weight) */
+    size_t alias_offset;         /* bytes into it */
+    int packed;                  /* made by fusion from aliases, which are what users
+                                  * set and read (a packed param is set through them) */
 } glc__gtensor;
 
 typedef struct glc__gnode {
@@ -34,6 +40,7 @@ typedef struct glc__gnode {
     int32_t tensor[GLC__OP_MAX_TENSORS];   /* inputs then outputs; -1 absent */
     glc_dtype odt;                         /* the output dtype asked for */
     int64_t iraw[8];                       /* scalar args as given (may name variables) */
+    int dead;                              /* absorbed by a fused node: never runs */
 } glc__gnode;
 
 typedef struct glc__gvar {
@@ -65,6 +72,11 @@ struct glc_graph {
  * (f, i: may be NULL); returns the output tensor. Sticky errors. */
 glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin, glc_dtype odt,
                            const float *f, int nf, const int64_t *iv, int ni);
+
+/* Appends a tensor of `kind` (fusion: a packed value or weight); returns
+ * its id, or -1 with the graph's sticky error set. */
+int32_t glc__graph_add_tensor(glc_graph *g, glc__tkind kind, const char *name, glc_dtype dtype,
+                              int rank, const int64_t *shape);
 
 /* Node `node`'s args with the variables at vals (NULL: maxima), checked
  * by the op's rule (which fills in the output). */

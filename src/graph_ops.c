@@ -174,3 +174,41 @@ glc_tensor glc_sdpa_decode(glc_graph *g, glc_tensor q, glc_tensor k, glc_tensor 
 {
     return attention(g, GLC__OP_SDPA_DECODE, q, k, v, desc);
 }
+
+/* ---- data movement ---- */
+
+glc_tensor glc_get_rows(glc_graph *g, glc_tensor table, glc_tensor ids)
+{
+    return node2(g, GLC__OP_GET_ROWS, table, ids);
+}
+
+glc_tensor glc_copy(glc_graph *g, glc_tensor x, const int *perm, glc_dtype out_dtype)
+{
+    int64_t shape[GLC_MAX_DIMS], i[1 + GLC_MAX_DIMS];
+    int32_t id = x.id;
+    int rank = glc_tensor_shape(g, x, shape), k, ni = 1;
+    i[0] = perm != NULL;
+    for (k = 0; perm && k < rank; k++)
+        i[ni++] = perm[k];
+    return glc__graph_node(g, GLC__OP_COPY, &id, 1, out_dtype ? out_dtype : glc_tensor_dtype(g, x),
+                           NULL, 0, i, ni);
+}
+
+glc_tensor glc_concat(glc_graph *g, glc_tensor a, glc_tensor b, int axis)
+{
+    int32_t id[2];
+    int64_t i = axis;
+    id[0] = a.id;
+    id[1] = b.id;
+    return glc__graph_node(g, GLC__OP_CONCAT, id, 2, glc_tensor_dtype(g, a), NULL, 0, &i, 1);
+}
+
+glc_tensor glc_slice(glc_graph *g, glc_tensor x, int axis, int64_t start, int64_t len)
+{
+    int32_t id = x.id;
+    int64_t i[3];
+    i[0] = axis;
+    i[1] = start;
+    i[2] = len;
+    return glc__graph_node(g, GLC__OP_SLICE, &id, 1, glc_tensor_dtype(g, x), NULL, 0, i, 3);
+}

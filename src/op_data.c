@@ -1,43 +1,571 @@
 /*
- * PLACEHOLDER for an op family not written yet: the ops are declared and
- * their entry points exist, but each reports GLC_ERR_UNSUPPORTED ("not
- * implemented yet"). Replaced by the family's real rules and plans.
+ * Data movement: get_rows, set_rows, copy (permute and convert), concat,
+ * slice. Rules and plans here (GL-free); the kernels are glsl/copy.comp
+ * (copy, slice and concat: one strided gather), glsl/get_rows.comp and
+ * glsl/set_rows.comp.
+ *
+ * Args, as the eager entry points and the graph builders pack them
+ * (tensors inputs first, then the output):
+ *   GET_ROWS  t: table, ids, out. No scalars.
+ *   SET_ROWS  t: src, ids, dst (dst is the output; its V comes from the
+ *             given tensor: the rule keeps it). No scalars.
+ *   COPY      t: x, out. i[0] = 1 when a permutation is given (0: the
+ *             identity), i[1 .. 1 + rank) = perm.
+ *   CONCAT    t: a, b, out. i[0] = axis (negative counts from the end).
+ *   SLICE     t: x, out. i[0] = axis (negative counts from the end),
+ *             i[1] = start, i[2] = len.
+ * An output dtype of 0 (not chosen) becomes the input's (get_rows: F32).
+ *
+ * Every op here is exact: values are moved, or converted between F32,
+ * F16 and BF16 with one round to nearest even (dequantized Q8_0 / Q4_0
+ * values are d * q in f32, as GGML computes them). Where the source and
+ * destination dtypes agree, raw bits are moved (NaN payloads survive).
+ *
+ * Outputs must not overlap inputs (the graph never places them so): an
+ * invocation reads elements that another one writes.
+ *
+ * copy, slice and concat are one gather over the contiguous output: out
+ * element (i0..i3) comes from source a at base + sum ik * sa[k], or (concat)
+ * from b where i_axis >= split. The plan drops dims of extent 1 and merges
+ * neighbouring dims whose source strides allow it, so any copy that is
+ * contiguous in the end (a conversion, a slice of the outermost dim, a
+ * concat on the outermost dim) runs as a 1-D copy with no index
+ * arithmetic; the others (transposes, inner slices and concats) decompose
+ * the output index once per pair of elements.
  */
 #include "op_run.h"
 
-static glc_status not_yet(glc__op_args *a, char *err, size_t len)
+#include <stdio.h>
+#include <string.h>
+
+#define LOCAL 128      /* the ES 3.1 minimum of invocations: fits every device */
+#define UNROLL 4       /* pairs per invocation (contiguous copy, float get_rows) */
+#define UNROLL_IDX 2   /* pairs per invocation where copy decomposes indices */
+#define UNROLL_Q 2     /* 4-value units per invocation (quantized get_rows) */
+#define MAX_ELEMS 0xffffffffll /* element indices are u32 in the kernels */
+
+static int t_define(glc_dtype d)
 {
+    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
+}
+
+static int is_float_rank(const glc__tensor *t, int lo, int hi)
+{
+    return glc__is_float(t->dtype) && t->rank >= lo && t->rank <= hi;
+}
+
+/* Element strides of a contiguous tensor. */
+static void strides_of(const glc__tensor *t, int64_t s[GLC_MAX_DIMS])
+{
+    int64_t acc = 1;
+    int i;
+    for (i = t->rank - 1; i >= 0; i--) {
+        s[i] = acc;
+        acc *= t->shape[i];
+    }
+}
+
+/* axis in [-rank, rank) to [0, rank); -1 when outside. */
+static int norm_axis(int64_t axis, int rank)
+{
+    if (axis < 0)
+        axis += rank;
+    return axis >= 0 && axis < rank ? (int)axis : -1;
+}
+
+static glc_status check_count(char *err, size_t len, const char *op, const glc__tensor *t,
+                              const char *what)
+{
+    char s[96];
+    if (glc__numel(t) > MAX_ELEMS)
+        return glc__op_error(err, len, op, "%s %s: %lld elements (at most 2^32 - 1)", what,
+                             glc__shape_str(t, s, sizeof s), (long long)glc__numel(t));
+    return GLC_OK;
+}
+
+/* ---- the gather behind copy, slice and concat ---- */
+
+typedef struct gather {
+    int nd;               /* dims after collapsing, 1..4 */
+    int64_t n[4];         /* output extents, outermost first */
+    int64_t sa[4], sb[4]; /* element strides of a and b per output dim */
+    int axis;             /* dim where b takes over (two sources), else -1 */
+    int64_t split;        /* index along axis where b starts */
+    int64_t base;         /* element offset of a */
+} gather;
+
+/* Drops dims of extent 1 and merges dim j with j + 1 when both sources
+ * step through them as one (stride[j] == stride[j+1] * n[j+1]); the concat
+ * axis only absorbs inner dims (its split scales with them). */
+static void collapse(gather *g)
+{
+    int i, j, k = 0, two = g->axis >= 0;
+    for (i = 0; i < g->nd; i++) {
+        if (g->n[i] == 1 && i != g->axis)
+            continue;
+        g->n[k] = g->n[i];
+        g->sa[k] = g->sa[i];
+        g->sb[k] = g->sb[i];
+        if (i == g->axis)
+            g->axis = k;
+        k++;
+    }
+    if (k == 0) {
+        g->n[0] = 1;
+        g->sa[0] = g->sb[0] = 1;
+        k = 1;
+    }
+    g->nd = k;
+    for (j = g->nd - 2; j >= 0; j--) {
+        if (j + 1 == g->axis || g->sa[j] != g->sa[j + 1] * g->n[j + 1] ||
+            (two && g->sb[j] != g->sb[j + 1] * g->n[j + 1]))
+            continue;
+        if (j == g->axis)
+            g->split *= g->n[j + 1];
+        g->n[j] *= g->n[j + 1];
+        g->sa[j] = g->sa[j + 1];
+        g->sb[j] = g->sb[j + 1];
+        for (i = j + 1; i < g->nd - 1; i++) {
+            g->n[i] = g->n[i + 1];
+            g->sa[i] = g->sa[i + 1];
+            g->sb[i] = g->sb[i + 1];
+        }
+        if (g->axis > j + 1)
+            g->axis--;
+        g->nd--;
+    }
+}
+
+/* One dispatch of copy.comp for gather g from t[0] (and t[1]) into t[out]. */
+static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int out)
+{
+    const glc__tensor *o = &a->t[out];
+    uint64_t n = (uint64_t)glc__numel(o), pairs = (n + 1) / 2;
+    int two = g->axis >= 0, i, pad, ndim, unroll;
+    int ta = t_define(a->t[0].dtype), tb = two ? t_define(a->t[1].dtype) : ta;
+    int to = t_define(o->dtype);
+    int64_t n4[4], sa4[4], sb4[4];
+    glc__dispatch_plan *d;
+    collapse(g);
+    /* concat: the axis absorbed every inner dim and no outer one, so it is
+     * the last dim, which the kernel assumes */
+    /* the kernel decomposes 1, 2 or 4 dims (3 as 4, the outer 1) */
+    ndim = g->nd == 3 ? 4 : g->nd;
+    pad = 4 - g->nd;
+    for (i = 0; i < 4; i++) {
+        n4[i] = i >= pad ? g->n[i - pad] : 1;
+        sa4[i] = i >= pad ? g->sa[i - pad] : 0;
+        sb4[i] = i >= pad && two ? g->sb[i - pad] : 0;
+    }
+    unroll = ndim == 1 ? UNROLL : UNROLL_IDX;
+    d = glc__plan_dispatch(p, "copy", LOCAL, pairs);
+    d->groups = (pairs + (uint64_t)(LOCAL * unroll) - 1) / (uint64_t)(LOCAL * unroll);
+    if (d->groups == 0)
+        d->groups = 1;
+    glc__define_int(d, "TA", ta);
+    glc__define_int(d, "TB", tb);
+    glc__define_int(d, "TO", to);
+    glc__define_int(d, "TWO", two);
+    glc__define_int(d, "NDIM", ndim);
+    /* a 1-D run of a 16-bit dtype, unconverted: word moves */
+    glc__define_int(d, "WORDS", !two && ndim == 1 && sa4[3] == 1 && ta == to && to != 0);
+    glc__define_int(d, "UNROLL", unroll);
+    glc__plan_bind(d, 0, GLC_READ);
+    if (two)
+        glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, out, GLC_WRITE);
+    glc__plan_param(d, (uint32_t)n);
+    for (i = 1; i < 4; i++)
+        glc__plan_param(d, (uint32_t)n4[i]);
+    for (i = 0; i < 4; i++)
+        glc__plan_param(d, (uint32_t)sa4[i]);
+    for (i = 0; i < 4; i++)
+        glc__plan_param(d, (uint32_t)sb4[i]);
+    glc__plan_param(d, (uint32_t)(two ? g->split : 0));
+    glc__plan_param(d, (uint32_t)g->base);
+}
+
+/* ---- copy ---- */
+
+static glc_status copy_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc__tensor *x = &a->t[0], *o = &a->t[1];
+    char sx[96], so[96], sp[64];
+    int seen = 0, i;
+    glc_status st;
+    if (!is_float_rank(x, 1, GLC_MAX_DIMS))
+        return glc__op_error(err, len, "copy", "x %s: must be f32, f16 or bf16 of rank 1 to %d",
+                             glc__shape_str(x, sx, sizeof sx), GLC_MAX_DIMS);
+    if (o->dtype == 0)
+        o->dtype = x->dtype;
+    if (!glc__is_float(o->dtype))
+        return glc__op_error(err, len, "copy", "x %s, out %s: storage must be f32, f16 or bf16",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(o, so, sizeof so));
+    if (a->i[0]) {
+        sp[0] = '\0';
+        for (i = 0; i < x->rank; i++) {
+            size_t used = strlen(sp);
+            snprintf(sp + used, sizeof sp - used, "%s%lld", i ? ", " : "", (long long)a->i[1 + i]);
+        }
+        for (i = 0; i < x->rank; i++) {
+            int64_t v = a->i[1 + i];
+            if (v < 0 || v >= x->rank || (seen >> v & 1))
+                return glc__op_error(err, len, "copy",
+                                     "perm [%s] is not a permutation of the %d dims of x %s", sp,
+                                     x->rank, glc__shape_str(x, sx, sizeof sx));
+            seen |= 1 << v;
+        }
+    }
+    o->rank = x->rank;
+    for (i = 0; i < GLC_MAX_DIMS; i++)
+        o->shape[i] = i < x->rank ? x->shape[a->i[0] ? a->i[1 + i] : i] : 1;
+    if ((st = check_count(err, len, "copy", x, "x")) != GLC_OK)
+        return st;
+    return GLC_OK;
+}
+
+static glc_status copy_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                            char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0];
+    int64_t xs[GLC_MAX_DIMS];
+    gather g;
+    int i;
+    (void)tg;
+    (void)err;
     (void)len;
-    glc__op_error(err, len, glc__ops[a->op]->name, "not implemented yet");
-    return GLC_ERR_UNSUPPORTED;
+    memset(&g, 0, sizeof g);
+    strides_of(x, xs);
+    g.nd = x->rank;
+    g.axis = -1;
+    for (i = 0; i < x->rank; i++) {
+        int from = a->i[0] ? (int)a->i[1 + i] : i;
+        g.n[i] = x->shape[from];
+        g.sa[i] = xs[from];
+    }
+    plan_gather(p, &g, a, 1);
+    return GLC_OK;
 }
 
-static glc_status no_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p, char *err, size_t len)
+/* ---- slice ---- */
+
+static glc_status slice_infer(glc__op_args *a, char *err, size_t len)
 {
-    (void)a; (void)tg; (void)p; (void)err; (void)len;
-    return GLC_ERR_UNSUPPORTED;
+    glc__tensor *x = &a->t[0], *o = &a->t[1];
+    char sx[96], so[96];
+    int ax;
+    glc_status st;
+    if (!is_float_rank(x, 1, GLC_MAX_DIMS))
+        return glc__op_error(err, len, "slice", "x %s: must be f32, f16 or bf16 of rank 1 to %d",
+                             glc__shape_str(x, sx, sizeof sx), GLC_MAX_DIMS);
+    if (o->dtype == 0)
+        o->dtype = x->dtype;
+    if (!glc__is_float(o->dtype))
+        return glc__op_error(err, len, "slice", "x %s, out %s: storage must be f32, f16 or bf16",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(o, so, sizeof so));
+    if ((ax = norm_axis(a->i[0], x->rank)) < 0)
+        return glc__op_error(err, len, "slice", "axis %lld is out of range for x %s",
+                             (long long)a->i[0], glc__shape_str(x, sx, sizeof sx));
+    if (a->i[1] < 0 || a->i[2] < 1 || a->i[1] > x->shape[ax] - a->i[2]) {
+        glc__op_error(err, len, "slice",
+                      "x %s: [%lld, %lld + %lld) is not a non-empty range inside dim %d (%lld)",
+                      glc__shape_str(x, sx, sizeof sx), (long long)a->i[1], (long long)a->i[1],
+                      (long long)a->i[2], ax, (long long)x->shape[ax]);
+        return GLC_ERR_BOUNDS;
+    }
+    o->rank = x->rank;
+    memcpy(o->shape, x->shape, sizeof o->shape);
+    o->shape[ax] = a->i[2];
+    if ((st = check_count(err, len, "slice", x, "x")) != GLC_OK)
+        return st;
+    return GLC_OK;
 }
 
-static glc_status stub(glc_session *s, glc__op op, int nin, int nout, const glc_view *v)
+static glc_status slice_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                             char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0];
+    int ax = norm_axis(a->i[0], x->rank), i;
+    int64_t xs[GLC_MAX_DIMS];
+    gather g;
+    (void)tg;
+    (void)err;
+    (void)len;
+    memset(&g, 0, sizeof g);
+    strides_of(x, xs);
+    g.nd = x->rank;
+    g.axis = -1;
+    for (i = 0; i < x->rank; i++) {
+        g.n[i] = i == ax ? a->i[2] : x->shape[i];
+        g.sa[i] = xs[i];
+    }
+    g.base = a->i[1] * xs[ax];
+    plan_gather(p, &g, a, 1);
+    return GLC_OK;
+}
+
+/* ---- concat ---- */
+
+static glc_status concat_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc__tensor *x = &a->t[0], *y = &a->t[1], *o = &a->t[2];
+    char sx[96], sy[96], so[96];
+    int ax, i;
+    glc_status st;
+    if (!is_float_rank(x, 1, GLC_MAX_DIMS) || !is_float_rank(y, 1, GLC_MAX_DIMS))
+        return glc__op_error(err, len, "concat",
+                             "a %s, b %s: must be f32, f16 or bf16 of rank 1 to %d",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(y, sy, sizeof sy),
+                             GLC_MAX_DIMS);
+    if (o->dtype == 0)
+        o->dtype = x->dtype;
+    if (!glc__is_float(o->dtype))
+        return glc__op_error(err, len, "concat",
+                             "a %s, b %s, out %s: storage must be f32, f16 or bf16",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(y, sy, sizeof sy),
+                             glc__shape_str(o, so, sizeof so));
+    if (x->rank != y->rank)
+        return glc__op_error(err, len, "concat", "a %s and b %s differ in rank",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(y, sy, sizeof sy));
+    if ((ax = norm_axis(a->i[0], x->rank)) < 0)
+        return glc__op_error(err, len, "concat", "axis %lld is out of range for a %s",
+                             (long long)a->i[0], glc__shape_str(x, sx, sizeof sx));
+    for (i = 0; i < x->rank; i++)
+        if (i != ax && x->shape[i] != y->shape[i])
+            return glc__op_error(err, len, "concat",
+                                 "a %s and b %s differ in dim %d (only dim %d, the axis, may)",
+                                 glc__shape_str(x, sx, sizeof sx),
+                                 glc__shape_str(y, sy, sizeof sy), i, ax);
+    o->rank = x->rank;
+    memcpy(o->shape, x->shape, sizeof o->shape);
+    o->shape[ax] = x->shape[ax] + y->shape[ax];
+    if ((st = check_count(err, len, "concat", o, "out")) != GLC_OK)
+        return st;
+    return GLC_OK;
+}
+
+static glc_status concat_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                              char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0], *y = &a->t[1], *o = &a->t[2];
+    int ax = norm_axis(a->i[0], x->rank), i;
+    int64_t xs[GLC_MAX_DIMS], ys[GLC_MAX_DIMS];
+    gather g;
+    (void)tg;
+    (void)err;
+    (void)len;
+    memset(&g, 0, sizeof g);
+    strides_of(x, xs);
+    strides_of(y, ys);
+    g.nd = o->rank;
+    g.axis = ax;
+    g.split = x->shape[ax];
+    for (i = 0; i < o->rank; i++) {
+        g.n[i] = o->shape[i];
+        g.sa[i] = xs[i];
+        g.sb[i] = ys[i];
+    }
+    plan_gather(p, &g, a, 2);
+    return GLC_OK;
+}
+
+/* ---- get_rows ---- */
+
+static int table_format(glc_dtype d)
+{
+    switch (d) {
+    case GLC_DTYPE_F32: return 0;
+    case GLC_DTYPE_F16: return 1;
+    case GLC_DTYPE_BF16: return 2;
+    case GLC_DTYPE_Q8_0: return 3;
+    case GLC_DTYPE_Q4_0: return 4;
+    default: return -1;
+    }
+}
+
+static glc_status get_rows_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc__tensor *t = &a->t[0], *ids = &a->t[1], *o = &a->t[2];
+    char st_[96], si[96], so[96];
+    int i;
+    glc_status st;
+    if (table_format(t->dtype) < 0 || t->rank != 2)
+        return glc__op_error(err, len, "get_rows",
+                             "table %s: must be [V, D] of f32, f16, bf16, q8_0 or q4_0",
+                             glc__shape_str(t, st_, sizeof st_));
+    if (table_format(t->dtype) >= 3 && t->shape[1] % 32)
+        return glc__op_error(err, len, "get_rows", "table %s: D must be a multiple of 32",
+                             glc__shape_str(t, st_, sizeof st_));
+    if (ids->dtype != GLC_DTYPE_I32 || ids->rank < 1 || ids->rank > GLC_MAX_DIMS - 1)
+        return glc__op_error(err, len, "get_rows", "ids %s: must be i32 of rank 1 to %d",
+                             glc__shape_str(ids, si, sizeof si), GLC_MAX_DIMS - 1);
+    if (o->dtype == 0)
+        o->dtype = GLC_DTYPE_F32;
+    if (!glc__is_float(o->dtype))
+        return glc__op_error(err, len, "get_rows",
+                             "table %s, out %s: out must be f32, f16 or bf16",
+                             glc__shape_str(t, st_, sizeof st_), glc__shape_str(o, so, sizeof so));
+    o->rank = ids->rank + 1;
+    for (i = 0; i < GLC_MAX_DIMS; i++)
+        o->shape[i] = i < ids->rank ? ids->shape[i] : i == ids->rank ? t->shape[1] : 1;
+    if ((st = check_count(err, len, "get_rows", t, "table")) != GLC_OK ||
+        (st = check_count(err, len, "get_rows", o, "out")) != GLC_OK)
+        return st;
+    return GLC_OK;
+}
+
+static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                                char *err, size_t len)
+{
+    const glc__tensor *t = &a->t[0], *o = &a->t[2];
+    int fmt = table_format(t->dtype), quant = fmt >= 3;
+    uint64_t n = (uint64_t)glc__numel(o), units = quant ? n / 4 : (n + 1) / 2;
+    int unroll = quant ? UNROLL_Q : UNROLL;
+    glc__dispatch_plan *d;
+    (void)tg;
+    (void)err;
+    (void)len;
+    d = glc__plan_dispatch(p, "get_rows", LOCAL, units);
+    d->groups = (units + (uint64_t)(LOCAL * unroll) - 1) / (uint64_t)(LOCAL * unroll);
+    if (d->groups == 0)
+        d->groups = 1;
+    glc__define_int(d, "TT", fmt);
+    glc__define_int(d, "TO", t_define(o->dtype));
+    glc__define_int(d, "UNROLL", unroll);
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 2, GLC_WRITE);
+    glc__plan_param(d, (uint32_t)units);
+    glc__plan_param(d, (uint32_t)t->shape[1]);
+    glc__plan_param(d, (uint32_t)t->shape[0]);
+    glc__plan_param(d, (uint32_t)glc_dtype_row_bytes(t->dtype, t->shape[1]));
+    glc__plan_param(d, (uint32_t)n);
+    return GLC_OK;
+}
+
+/* ---- set_rows ---- */
+
+static glc_status set_rows_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc__tensor *src = &a->t[0], *ids = &a->t[1], *dst = &a->t[2];
+    char ss[96], si[96], sd[96];
+    int i;
+    glc_status st;
+    if (!is_float_rank(src, 2, GLC_MAX_DIMS) || !is_float_rank(dst, 2, GLC_MAX_DIMS))
+        return glc__op_error(err, len, "set_rows",
+                             "src %s, dst %s: must be f32, f16 or bf16 [rows, ...] of rank 2 "
+                             "to %d",
+                             glc__shape_str(src, ss, sizeof ss), glc__shape_str(dst, sd, sizeof sd),
+                             GLC_MAX_DIMS);
+    for (i = 1; i < src->rank; i++)
+        if (src->rank != dst->rank || src->shape[i] != dst->shape[i])
+            return glc__op_error(err, len, "set_rows",
+                                 "src %s and dst %s: rows differ (all dims but the first must "
+                                 "match)",
+                                 glc__shape_str(src, ss, sizeof ss),
+                                 glc__shape_str(dst, sd, sizeof sd));
+    if (ids->dtype != GLC_DTYPE_I32 || ids->rank != 1 || ids->shape[0] != src->shape[0])
+        return glc__op_error(err, len, "set_rows", "ids %s do not fit src %s (i32 [%lld] wanted)",
+                             glc__shape_str(ids, si, sizeof si), glc__shape_str(src, ss, sizeof ss),
+                             (long long)src->shape[0]);
+    if ((st = check_count(err, len, "set_rows", src, "src")) != GLC_OK ||
+        (st = check_count(err, len, "set_rows", dst, "dst")) != GLC_OK)
+        return st;
+    return GLC_OK;
+}
+
+static glc_status set_rows_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                                char *err, size_t len)
+{
+    const glc__tensor *src = &a->t[0], *dst = &a->t[2];
+    int64_t rows = src->shape[0], d = glc__numel(src) / rows, u = (d + 1) / 2;
+    glc__dispatch_plan *dp;
+    (void)tg;
+    (void)err;
+    (void)len;
+    dp = glc__plan_dispatch(p, "set_rows", LOCAL, (uint64_t)(rows * u));
+    glc__define_int(dp, "TS", t_define(src->dtype));
+    glc__define_int(dp, "TD", t_define(dst->dtype));
+    glc__plan_bind(dp, 0, GLC_READ);
+    glc__plan_bind(dp, 1, GLC_READ);
+    glc__plan_bind(dp, 2, GLC_WRITE);
+    glc__plan_param(dp, (uint32_t)(rows * u));
+    glc__plan_param(dp, (uint32_t)u);
+    glc__plan_param(dp, (uint32_t)d);
+    glc__plan_param(dp, (uint32_t)dst->shape[0]);
+    return GLC_OK;
+}
+
+const glc__op_desc glc__op_GET_ROWS_desc = {"get_rows", get_rows_infer, get_rows_plan};
+const glc__op_desc glc__op_SET_ROWS_desc = {"set_rows", set_rows_infer, set_rows_plan};
+const glc__op_desc glc__op_COPY_desc = {"copy", copy_infer, copy_plan};
+const glc__op_desc glc__op_CONCAT_desc = {"concat", concat_infer, concat_plan};
+const glc__op_desc glc__op_SLICE_desc = {"slice", slice_infer, slice_plan};
+
+/* ---- eager entry points ---- */
+
+glc_status glc_op_get_rows(glc_session *s, glc_view table, glc_view ids, glc_view out)
 {
     glc__op_args args;
-    glc__op_args_init(&args, op, nin, nout);
+    glc_view v[3];
+    v[0] = table;
+    v[1] = ids;
+    v[2] = out;
+    glc__op_args_init(&args, GLC__OP_GET_ROWS, 2, 1);
     return glc__op_run(s, &args, v, NULL);
 }
 
-const glc__op_desc glc__op_GET_ROWS_desc = {"get_rows", not_yet, no_plan};
-const glc__op_desc glc__op_SET_ROWS_desc = {"set_rows", not_yet, no_plan};
-const glc__op_desc glc__op_COPY_desc = {"copy", not_yet, no_plan};
-const glc__op_desc glc__op_CONCAT_desc = {"concat", not_yet, no_plan};
-const glc__op_desc glc__op_SLICE_desc = {"slice", not_yet, no_plan};
-
-glc_status glc_op_get_rows(glc_session *s, glc_view table, glc_view ids, glc_view out)
-{ glc_view v[3] = {table, ids, out}; return stub(s, GLC__OP_GET_ROWS, 2, 1, v); }
 glc_status glc_op_set_rows(glc_session *s, glc_view src, glc_view ids, glc_view dst)
-{ glc_view v[3] = {src, ids, dst}; return stub(s, GLC__OP_SET_ROWS, 2, 1, v); }
+{
+    glc__op_args args;
+    glc_view v[3];
+    v[0] = src;
+    v[1] = ids;
+    v[2] = dst;
+    glc__op_args_init(&args, GLC__OP_SET_ROWS, 2, 1);
+    return glc__op_run(s, &args, v, NULL);
+}
+
 glc_status glc_op_copy(glc_session *s, glc_view x, const int *perm, glc_view out)
-{ glc_view v[2] = {x, out}; (void)perm; return stub(s, GLC__OP_COPY, 1, 1, v); }
+{
+    glc__op_args args;
+    glc_view v[2];
+    int i;
+    v[0] = x;
+    v[1] = out;
+    glc__op_args_init(&args, GLC__OP_COPY, 1, 1);
+    if (perm) {
+        args.i[0] = 1;
+        for (i = 0; i < x.rank && i < GLC_MAX_DIMS; i++)
+            args.i[1 + i] = perm[i];
+    }
+    return glc__op_run(s, &args, v, NULL);
+}
+
 glc_status glc_op_concat(glc_session *s, glc_view a, glc_view b, int axis, glc_view out)
-{ glc_view v[3] = {a, b, out}; (void)axis; return stub(s, GLC__OP_CONCAT, 2, 1, v); }
+{
+    glc__op_args args;
+    glc_view v[3];
+    v[0] = a;
+    v[1] = b;
+    v[2] = out;
+    glc__op_args_init(&args, GLC__OP_CONCAT, 2, 1);
+    args.i[0] = axis;
+    return glc__op_run(s, &args, v, NULL);
+}
+
 glc_status glc_op_slice(glc_session *s, glc_view x, int axis, int64_t start, glc_view out)
-{ glc_view v[2] = {x, out}; (void)axis; (void)start; return stub(s, GLC__OP_SLICE, 1, 1, v); }
+{
+    glc__op_args args;
+    glc_view v[2];
+    int ax = x.rank >= 1 && x.rank <= GLC_MAX_DIMS ? norm_axis(axis, x.rank) : -1;
+    v[0] = x;
+    v[1] = out;
+    glc__op_args_init(&args, GLC__OP_SLICE, 1, 1);
+    args.i[0] = axis;
+    args.i[1] = start;
+    /* the length is the output's extent on the axis (the rule then checks
+     * the range, and glc__op_run the other dims) */
+    args.i[2] = ax >= 0 && out.rank == x.rank ? out.shape[ax] : 1;
+    return glc__op_run(s, &args, v, NULL);
+}

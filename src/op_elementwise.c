@@ -4,6 +4,10 @@
  * kernels in glsl/binary.comp and glsl/unary.comp. Every storage dtype is
  * F32, F16 or BF16; the arithmetic is f32. Two outputs per invocation, so
  * 16-bit outputs are written a word at a time.
+ *
+ * Args: binary ops: i[0] an activation applied to a first (glc_unary_op
+ * numbering, 0 none; set by the compiler's SwiGLU fusion), f[0] its param;
+ * unary: i[0] the glc_unary_op, f[0] its param; scale: f[0] a, f[1] b.
  */
 #include "op_run.h"
 
@@ -95,6 +99,10 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
             glc__plan_param(d, sa[i]);
         for (i = 0; i < 4; i++)
             glc__plan_param(d, sb[i]);
+    }
+    if (a->i[0]) { /* fused: the activation a->i[0] (param f[0]) applied to a first */
+        glc__define_int(d, "ACT_A", a->i[0]);
+        glc__plan_paramf(d, a->f[0]);
     }
     return GLC_OK;
 }

@@ -3,7 +3,11 @@
  * here (GL-free); kernels glsl/matmul.comp and, for mat-vec shapes on
  * GPUs, glsl/matmul_q.comp (its f32/f16 weight path is the same product).
  *
- * Args: tensors a, b, bias (optional), out; i[0] transpose_b.
+ * Args: tensors a, b, bias (optional), out; i[0] transpose_b; i[1] an
+ * activation applied after the bias (glc_unary_op numbering; set by the
+ * compiler's fusion pass), f[0] its param; i[2..5] (fused Q/K/V, rank-2
+ * shared b only): columns [0, i[2]), [i[2], i[3]), [i[3], N) of the product
+ * go to three row-major matrices in out, at elements 0, i[4] and i[5].
  * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
@@ -190,10 +194,19 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__plan_param(d, s_lo);
     glc__plan_param(d, a->t[2].present ? 1u : 0u);
     glc__plan_paramf(d, a->f[0]);
+    if (a->i[2]) {
+        glc__define(d, "SEG", "1");
+        glc__plan_param(d, (uint32_t)a->i[2]);
+        glc__plan_param(d, (uint32_t)a->i[3]);
+        glc__plan_param(d, (uint32_t)a->i[4]);
+        glc__plan_param(d, (uint32_t)a->i[5]);
+    }
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
+    if (a->i[2]) /* segments start at fixed places: bind through the last one's end */
+        d->bind[2].size = (size_t)(a->i[5] + m * (n - a->i[3])) * 4;
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return GLC_OK;

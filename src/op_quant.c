@@ -269,11 +269,20 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     glc__dispatch_plan *d = begin(p, &v, wf_of(w->dtype), m, n, k, mtiles, tiles,
                                   q_stride(w->dtype, k));
-    params_8_12(d, 0, 0, 0, 0, a->t[2].present);
+    params_8_12(d, (uint32_t)a->i[2], (uint32_t)a->i[3], (uint32_t)a->i[4], (uint32_t)a->i[5],
+                a->t[2].present);
+    if (a->i[2]) /* segments (fused Q/K/V): see glsl/matmul_q.comp */
+        glc__define(d, "SEG", "1");
+    if (a->i[1]) { /* fused activation (compile's fuse pass; dense matmul's mat-vec too) */
+        glc__define_int(d, "ACT", a->i[1]);
+        glc__plan_paramf(d, a->f[0]);
+    }
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
+    if (a->i[2]) /* segments start at fixed places: bind through the last one's end */
+        d->bind[2].size = (size_t)(a->i[5] + m * (n - a->i[3])) * 4;
     return defines_fit(p, "matmul_q", err, len);
 }
 

@@ -112,6 +112,33 @@ static glc_status norm_infer(glc__op_args *a, char *err, size_t len)
     return st != GLC_OK ? st : same_shape_out(a, err, len);
 }
 
+/* add_rms_norm (fusion of h = x + r and rms_norm(h, w)): x, r f32 of one
+ * shape, w optional; out f32 [noff + numel] holds h at element 0 and the
+ * norm at element noff = i[0] (even, >= numel at the variables' maxima,
+ * so the two never overlap whatever the current row count). */
+static glc_status add_norm_infer(glc__op_args *a, char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0], *r = &a->t[1];
+    glc__tensor *o = &a->t[3];
+    char sx[96], sr[96];
+    glc_status st = check_x(a, err, len);
+    if (st == GLC_OK)
+        st = check_vec(a, 2, "weight", err, len);
+    if (st != GLC_OK)
+        return st;
+    if (x->dtype != GLC_DTYPE_F32 || !glc__same_shape(x, r) || r->dtype != GLC_DTYPE_F32)
+        return glc__op_error(err, len, "add_rms_norm", "x %s and r %s: must be f32 of one shape",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(r, sr, sizeof sr));
+    if (a->i[0] < glc__numel(x) || a->i[0] % 2 || a->i[0] + glc__numel(x) > 0xffffffffll)
+        return glc__op_error(err, len, "add_rms_norm", "x %s: norm offset %lld too small or odd",
+                             glc__shape_str(x, sx, sizeof sx), (long long)a->i[0]);
+    o->dtype = GLC_DTYPE_F32;
+    o->rank = 1;
+    o->shape[0] = a->i[0] + glc__numel(x);
+    o->shape[1] = o->shape[2] = o->shape[3] = 1;
+    return GLC_OK;
+}
+
 /* sum, mean, argmax: out is x's shape without the last dim ([1] for rank 1). */
 static glc_status reduce_infer(glc__op_args *a, char *err, size_t len)
 {
@@ -195,7 +222,7 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
 {
     const glc__tensor *x = &a->t[0], *o = &a->t[a->nin];
     int64_t rows, n;
-    int kop, bind = 2;
+    int kop, bind = 2, res = a->op == GLC__OP_ADD_RMS_NORM, wi = res ? 2 : 1;
     row_cfg c;
     glc__dispatch_plan *d;
     (void)err;
@@ -204,6 +231,7 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
     switch (a->op) {
     case GLC__OP_SOFTMAX: kop = K_SOFTMAX; break;
     case GLC__OP_RMS_NORM: kop = K_RMS; break;
+    case GLC__OP_ADD_RMS_NORM: kop = K_RMS; break;
     case GLC__OP_LAYER_NORM: kop = K_LAYER; break;
     case GLC__OP_SUM: kop = K_SUM; break;
     case GLC__OP_MEAN: kop = K_MEAN; break;
@@ -218,9 +246,13 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
     glc__define_int(d, "PER", c.per);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, a->nin, GLC_WRITE);
-    if ((kop == K_RMS || kop == K_LAYER) && a->t[1].present) {
-        glc__define_int(d, "TW", t_define(a->t[1].dtype));
+    if ((kop == K_RMS || kop == K_LAYER) && a->t[wi].present) {
+        glc__define_int(d, "TW", t_define(a->t[wi].dtype));
         glc__define_int(d, "BW", bind++);
+        glc__plan_bind(d, wi, GLC_READ);
+    }
+    if (res) { /* the residual r: out holds x + r, then the norm at noff */
+        glc__define_int(d, "BR", bind++);
         glc__plan_bind(d, 1, GLC_READ);
     }
     if (kop == K_LAYER && a->t[2].present) {
@@ -253,6 +285,8 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
         glc__plan_param(d, 0);
         glc__plan_param(d, 0);
         glc__plan_paramf(d, eps);
+        if (res)
+            glc__plan_param(d, (uint32_t)(a->i[0] / 2));
     }
     return GLC_OK;
 }
@@ -263,6 +297,7 @@ const glc__op_desc glc__op_LAYER_NORM_desc = {"layer_norm", norm_infer, reduce_p
 const glc__op_desc glc__op_SUM_desc = {"sum", reduce_infer, reduce_plan};
 const glc__op_desc glc__op_MEAN_desc = {"mean", reduce_infer, reduce_plan};
 const glc__op_desc glc__op_ARGMAX_desc = {"argmax", reduce_infer, reduce_plan};
+const glc__op_desc glc__op_ADD_RMS_NORM_desc = {"add_rms_norm", add_norm_infer, reduce_plan};
 
 static glc_status run(glc_session *s, glc__op op, int nin, glc_view *v, float f0, int64_t i0,
                       int64_t i1)

@@ -4,6 +4,7 @@
 #include "ops.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,12 +14,20 @@ const glc__op_desc *const glc__ops[GLC__OP_COUNT] = {
 #undef GLC__OP_ENTRY
 };
 
+/* Both saturate (INT64_MAX, SIZE_MAX) instead of overflowing: rules check
+ * shapes from callers and graphs against limits, and a product that does
+ * not fit is over every limit. A dim below 1 makes 0. */
 int64_t glc__numel(const glc__tensor *t)
 {
     int64_t n = 1;
     int i;
-    for (i = 0; i < t->rank; i++)
+    for (i = 0; i < t->rank; i++) {
+        if (t->shape[i] < 1)
+            return 0;
+        if (n > INT64_MAX / t->shape[i])
+            return INT64_MAX;
         n *= t->shape[i];
+    }
     return n;
 }
 
@@ -29,8 +38,13 @@ size_t glc__tensor_bytes(const glc__tensor *t)
     if (t->rank < 1)
         return 0;
     row = glc_dtype_row_bytes(t->dtype, t->shape[t->rank - 1]);
-    for (i = 0; i < t->rank - 1; i++)
+    for (i = 0; i < t->rank - 1; i++) {
+        if (t->shape[i] < 1)
+            return 0;
+        if ((uint64_t)t->shape[i] > SIZE_MAX / (row ? row : 1))
+            return SIZE_MAX;
         row *= (size_t)t->shape[i];
+    }
     return row;
 }
 

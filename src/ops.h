@@ -45,7 +45,8 @@
     X(SET_ROWS, "set_rows")          \
     X(COPY, "copy")                  \
     X(CONCAT, "concat")              \
-    X(SLICE, "slice")
+    X(SLICE, "slice")                \
+    X(ADD_RMS_NORM, "add_rms_norm") /* internal: made by the fusion passes */
 
 typedef enum glc__op {
 #define GLC__OP_ENUM(id, name) GLC__OP_##id,

@@ -12,13 +12,17 @@
  * plan's last barrier (so eager work and other plans after it stay
  * correct), and outputs are read back (BUFFER_UPDATE barrier, map) into a
  * host mirror preallocated at compile time.
+ *
+ * plan.h holds the plan object; plan_exec.c the other runs (without a
+ * wait, pipelined, typed, profiled) and the listing.
  */
-#include "compile.h"
+#include "plan.h"
 
 #include "alloc.h"
 #include "buffer.h"
 #include "convert.h"
 #include "device.h"
+#include "fuse.h"
 #include "grid.h"
 #include "kernel.h"
 #include "op_run.h"
@@ -26,39 +30,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-typedef struct plan_io {
-    int32_t tensor;
-    size_t host_off; /* outputs: where the mirror holds it */
-} plan_io;
-
-struct glc_plan {
-    glc_device *dev;
-    glc_graph *g; /* the plan's own copy of the graph */
-    glc__program prog;
-    glc_buffer **buf;      /* [prog.nbuffers] */
-    glc__cmd *cmds;        /* [prog.ncmd], at the current variable values */
-    unsigned *bar;         /* barrier bits before each command */
-    size_t cmdcap;
-    int max_bind;
-    glc__span *tail;       /* prog.tail with the GL buffers' tracker ids */
-    int ntail;
-    plan_io *in, *out;
-    int nin, nout;
-    unsigned char *mirror; /* outputs, host side */
-    size_t mirror_bytes;
-    unsigned char *stage;  /* input conversions */
-    size_t stage_bytes;
-    unsigned char *param_set; /* params and handles: 1 once given contents */
-    struct ext {
-        glc_buffer *buf; /* another plan's storage for this tensor (shared) */
-        size_t offset;
-    } *ext;              /* per graph tensor */
-    struct feed {
-        int32_t from, to; /* output tensor -> handle tensor */
-    } feed[8];
-    int nfeed;
-};
 
 static size_t align16(size_t v) { return (v + 15) & ~(size_t)15; }
 
@@ -211,6 +182,7 @@ void glc_plan_destroy(glc_plan *p)
     int i;
     if (!p)
         return;
+    glc__plan_exec_release(p);
     if (p->buf)
         for (i = 0; i < p->prog.nbuffers; i++)
             glc_buffer_destroy(p->buf[i]);
@@ -268,13 +240,13 @@ glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_pla
     glc_plan *p;
     char err[512];
     glc_status st;
-    int i;
+    int i, fused = 0;
     if (!g || !out)
         return GLC_ERR_INVALID_ARG;
     dev = g->dev;
-    if (desc && desc->flags)
+    if (desc && (desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE))
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: flags 0x%x are reserved",
-                         desc->flags);
+                         desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE);
     if (g->status != GLC_OK)
         return glc__fail(dev, g->status, "%s", g->errmsg);
     p = glc__calloc(1, sizeof *p);
@@ -287,11 +259,17 @@ glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_pla
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
     }
     glc__target_of(dev, &tg);
+    if (!(desc && (desc->flags & GLC_COMPILE_NO_FUSE)) &&
+        (st = glc__fuse(p->g, tg.limits.ssbo_offset_alignment, &fused)) != GLC_OK) {
+        glc_plan_destroy(p);
+        return glc__fail(dev, st, "glc_graph_compile: out of memory");
+    }
     err[0] = '\0';
     if ((st = glc__compile(p->g, &tg, &p->prog, err, sizeof err)) != GLC_OK) {
         glc_plan_destroy(p);
         return glc__fail(dev, st, "%s", err);
     }
+    p->prog.fused = (uint32_t)fused;
     if ((st = make_io(p)) != GLC_OK) {
         glc_plan_destroy(p);
         return glc__fail(dev, st, "glc_graph_compile: out of memory");
@@ -428,7 +406,7 @@ static glc_status params_ready(glc_plan *p, const char *fn)
     for (i = 0; i < p->g->nt; i++) {
         glc__tkind k = p->g->t[i].kind;
         if ((k == GLC__T_PARAM || k == GLC__T_HANDLE) && !p->param_set[i] &&
-            p->prog.place[i].region != GLC__REGION_NONE)
+            p->prog.place[i].region != GLC__REGION_NONE && !p->g->t[i].packed)
             return glc__fail(p->dev, GLC_ERR_STATE, "%s: %s \"%s\" was never %s", fn,
                              k == GLC__T_PARAM ? "param" : "handle", p->g->t[i].name,
                              k == GLC__T_PARAM ? "set" : "bound");
@@ -451,7 +429,11 @@ static void replay(glc_plan *p)
     for (i = 0; i < p->prog.ncmd; i++) {
         if (p->bar[i])
             dev->gl.glMemoryBarrier(p->bar[i]);
+        if (p->exec.probe)
+            p->exec.probe(p, i, 0);
         glc__replay(dev, &p->cmds[i]);
+        if (p->exec.probe)
+            p->exec.probe(p, i, 1);
     }
     if (p->ntail) {
         /* the tracker keeps its capacity: no allocation after the first runs */
@@ -472,17 +454,11 @@ static void replay(glc_plan *p)
     }
 }
 
-/* Uploads inputs (bytes in the declared dtype, or f32/i32 converted when
- * f32 is set), replays, reads every output into the mirror. */
-static glc_status run_core(glc_plan *p, const void *const *inputs, int from_f32, const char *fn)
+glc_status glc__plan_upload(glc_plan *p, const void *const *inputs, int from_f32,
+                            const char *fn)
 {
-    glc_device *dev = p->dev;
-    glc__glstate gs;
-    glc_status st;
+    glc_status st = GLC_OK;
     int i;
-    st = glc__enter(dev, GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_COPY, p->max_bind, &gs);
-    if (st != GLC_OK)
-        return st;
     for (i = 0; i < p->nin && st == GLC_OK; i++) {
         int32_t id = p->in[i].tensor;
         const glc__place *pl = &p->prog.place[id];
@@ -497,17 +473,46 @@ static glc_status run_core(glc_plan *p, const void *const *inputs, int from_f32,
         }
         st = glc__buffer_write_in(p->buf[pl->buffer], pl->offset, bytes, src, fn);
     }
+    return st;
+}
+
+void glc__plan_replay(glc_plan *p)
+{
+    glc_device *dev = p->dev;
+    int i;
+    replay(p);
+    for (i = 0; i < p->nfeed; i++) {
+        size_t fo, to;
+        glc_buffer *fb = storage(p, p->feed[i].from, &fo), *tb = storage(p, p->feed[i].to, &to);
+        glc__buffer_host_access(fb); /* a copy reads what shaders wrote after this bit */
+        dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, fb->name);
+        dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, tb->name);
+        dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)fo,
+                                    (GLintptr)to, (GLsizeiptr)p->prog.place[p->feed[i].to].bytes);
+    }
+}
+
+/* Uploads inputs (bytes in the declared dtype, or f32/i32 converted when
+ * f32 is set), replays, reads every output into the mirror. Refused while
+ * a run of glc_plan_commit_no_wait is pending: it would overwrite the
+ * arena that run's outputs are still to be read from. */
+static glc_status run_core(glc_plan *p, const void *const *inputs, int from_f32, const char *fn)
+{
+    glc_device *dev = p->dev;
+    glc__glstate gs;
+    glc_status st;
+    int i;
+    if (p->exec.pending)
+        return glc__fail(dev, GLC_ERR_STATE,
+                         "%s: a run of glc_plan_commit_no_wait is pending (call "
+                         "glc_plan_sync_pending first)",
+                         fn);
+    st = glc__enter(dev, GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_COPY, p->max_bind, &gs);
+    if (st != GLC_OK)
+        return st;
+    st = glc__plan_upload(p, inputs, from_f32, fn);
     if (st == GLC_OK) {
-        replay(p);
-        for (i = 0; i < p->nfeed; i++) {
-            size_t fo, to;
-            glc_buffer *fb = storage(p, p->feed[i].from, &fo), *tb = storage(p, p->feed[i].to, &to);
-            glc__buffer_host_access(fb); /* a copy reads what shaders wrote after this bit */
-            dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, fb->name);
-            dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, tb->name);
-            dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)fo,
-                                        (GLintptr)to, (GLsizeiptr)p->prog.place[p->feed[i].to].bytes);
-        }
+        glc__plan_replay(p);
         for (i = 0; i < p->nout && st == GLC_OK; i++) {
             size_t bytes = bytes_now(p, p->out[i].tensor), off;
             glc_buffer *b = storage(p, p->out[i].tensor, &off);
@@ -710,6 +715,7 @@ glc_status glc_plan_stats(const glc_plan *p, glc_plan_info *out)
     for (i = 0; i < p->prog.ncmd; i++)
         out->barriers += p->bar[i] != 0;
     out->steps = (uint32_t)p->prog.nsteps;
+    out->fused = p->prog.fused;
     out->arena_bytes = p->prog.arena_bytes;
     out->liveness_bound = p->prog.lower_bound;
     out->params_bytes = p->prog.params_bytes;
@@ -821,8 +827,17 @@ glc_status glc_plan_share(glc_plan *dst, const glc_plan *src, unsigned what)
               (t->kind == GLC__T_HANDLE && (what & GLC_SHARE_HANDLES))))
             continue;
         if ((j = find_tensor(src, t->kind, t->name)) < 0 ||
-            src->prog.place[j].region == GLC__REGION_NONE)
+            src->prog.place[j].region == GLC__REGION_NONE) {
+            if (t->packed && dst->prog.place[i].region != GLC__REGION_NONE) {
+                /* its parts would go to src's buffers, the pack itself not */
+                glc__free(ext);
+                return glc__fail(dst->dev, GLC_ERR_UNSUPPORTED,
+                                 "glc_plan_share: \"%s\" is packed by fusion here but not in "
+                                 "the source plan (compile both with the same flags)",
+                                 t->name);
+            }
             continue;
+        }
         glc__graph_tensor_at(dst->g, (int32_t)i, NULL, &a);
         glc__graph_tensor_at(src->g, j, NULL, &b);
         if (!glc__same_shape(&a, &b) || a.dtype != b.dtype) {
@@ -868,4 +883,25 @@ glc_status glc_plan_clone(const glc_plan *src, glc_plan **out)
     }
     *out = p;
     return GLC_OK;
+}
+
+/* ---- for plan_exec.c (plan.h) ---- */
+
+glc_status glc__plan_params_ready(glc_plan *p, const char *fn) { return params_ready(p, fn); }
+
+glc_buffer *glc__plan_storage(const glc_plan *p, int32_t id, size_t *offset)
+{
+    return storage(p, id, offset);
+}
+
+size_t glc__plan_bytes_at(const glc_plan *p, int32_t id, const int64_t *vals)
+{
+    glc__tensor t;
+    glc__graph_tensor_at(p->g, id, vals ? vals : p->prog.vals, &t);
+    return glc__tensor_bytes(&t);
+}
+
+int32_t glc__plan_find(const glc_plan *p, int kind, const char *name)
+{
+    return name ? find_tensor(p, (glc__tkind)kind, name) : -1;
 }

@@ -52,7 +52,7 @@ size_t glc_dtype_row_bytes(glc_dtype dtype, int64_t n)
 {
     int64_t e;
     size_t b;
-    if (!dtype_block(dtype, &e, &b) || n < 0 || n % e)
+    if (!dtype_block(dtype, &e, &b) || n < 0 || n % e || (uint64_t)(n / e) > SIZE_MAX / b)
         return 0;
     return (size_t)(n / e) * b;
 }

@@ -139,12 +139,62 @@ static void test_alloc_failures(void **state)
     glc_device_destroy(dev);
 }
 
+/* Found by the fuzzer (tests/fuzz_graph.c): shapes whose element count or
+ * bytes overflow int64/size_t were taken, and the rules multiplied them
+ * (signed overflow in glc__numel). Now leaves and op outputs past the
+ * address space are refused, and the size helpers saturate. */
+static void test_huge_shapes(void **state)
+{
+    glc_device *dev = fake();
+    glc_graph *g;
+    int64_t huge[2] = {INT64_MAX / 4, 18}, col[2] = {1ll << 31, 1}, row[2] = {1, 1ll << 31};
+    glc_tensor a, b;
+    glc__tensor t;
+    (void)state;
+    assert_int_equal(glc_dtype_row_bytes(GLC_DTYPE_F32, (1ll << 62) + 1), 0); /* wrapped to 4 */
+    memset(&t, 0, sizeof t);
+    t.dtype = GLC_DTYPE_F32;
+    t.rank = 2;
+    t.shape[0] = INT64_MAX / 4;
+    t.shape[1] = 18;
+    assert_true(glc__numel(&t) == INT64_MAX);
+    assert_true(glc__tensor_bytes(&t) == SIZE_MAX);
+
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    a = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, huge);
+    assert_true(a.id < 0);
+    assert_string_equal(glc_graph_errmsg(g),
+                        "glc_graph_input(\"x\"): the shape overflows the address space");
+    glc_graph_destroy(g);
+
+    /* a variable's maximum counts */
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    huge[0] = glc_graph_var(g, "T", 1, INT64_MAX);
+    huge[1] = 4;
+    glc_graph_param(g, "w", GLC_DTYPE_F16, 2, huge);
+    assert_int_equal(glc_graph_status(g), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_graph_errmsg(g), "overflows the address space");
+    glc_graph_destroy(g);
+
+    /* each input fits; their broadcast does not */
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, col);
+    b = glc_graph_input(g, "b", GLC_DTYPE_F32, 2, row);
+    assert_true(a.id >= 0 && b.id >= 0);
+    a = glc_add(g, a, b);
+    assert_true(a.id < 0);
+    assert_int_equal(glc_graph_status(g), GLC_ERR_INVALID_ARG);
+    glc_graph_destroy(g);
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes_and_vars),
         cmocka_unit_test(test_sticky_error),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_huge_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

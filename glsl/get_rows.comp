@@ -1,0 +1,143 @@
+// get_rows: out[r, :] = table[ids[r], :] over the rows r of out (an
+// embedding lookup); a row whose id is outside [0, V) is written as zeros.
+//   float tables (TT 0..2): a unit is a pair of consecutive outputs (flat,
+//     so a pair may span two rows when D is odd), stored a word at a time;
+//     only a last lone element is stored half-word, with atomics. When the
+//     table has the output's dtype, raw bits move.
+//   GGML blocks (TT 3, 4: 32 values, an f16 scale d first; Q8_0 then 32
+//     int8, Q4_0 16 bytes of nibbles: value j < 16 the low nibble of byte
+//     j, value j + 16 its high nibble, q - 8): a unit is 4 values of one
+//     block, d * q in f32 as GGML dequantizes. Blocks sit on 2-byte
+//     boundaries: 32-bit reads are two words funnel-shifted where needed.
+// bindings: 0 table (read; uint words), 1 ids (read; i32 [rows]),
+//           2 out (written; uint-backed floats)
+// params:   0 units, 1 D, 2 V, 3 bytes per table row (GGML blocks),
+//           4 N (output elements)
+// defines:  TT (0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0), TO (GLC_T_*),
+//           UNROLL (units per invocation, a group's units contiguous)
+// local size: GLC_LOCAL_SIZE_X
+
+layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+layout(std430, binding = 0) readonly buffer T { uint t[]; };
+layout(std430, binding = 1) readonly buffer I { int ids[]; };
+layout(std430, binding = 2) buffer O { uint o[]; };
+
+#define QUANT (TT >= 3)
+
+#if QUANT
+// 16 bits at an even byte offset
+uint u16_at(uint byte)
+{
+    uint w = t[byte >> 2];
+    return (byte & 2u) == 0u ? (w & 0xffffu) : (w >> 16);
+}
+
+// 32 bits at an even byte offset
+uint u32_at(uint byte)
+{
+    uint i = byte >> 2;
+    return (byte & 2u) == 0u ? t[i] : (t[i] >> 16) | (t[i + 1u] << 16);
+}
+
+// Unit u: values 4q .. 4q + 3 of row r (q = u % (D / 4)).
+void unit(uint u)
+{
+    uint per_row = glc_p[1] >> 2, r = u / per_row, q = u - r * per_row;
+    uint id = uint(ids[r]);
+    vec4 v = vec4(0.0);
+    if (id < glc_p[2]) {
+        uint sub = q & 7u;
+#if TT == 3
+        uint blk = id * glc_p[3] + (q >> 3) * 34u;
+        uint qw = u32_at(blk + 2u + 4u * sub);
+        ivec4 qi = ivec4(bitfieldExtract(int(qw), 0, 8), bitfieldExtract(int(qw), 8, 8),
+                         bitfieldExtract(int(qw), 16, 8), bitfieldExtract(int(qw), 24, 8));
+#else
+        uint blk = id * glc_p[3] + (q >> 3) * 18u;
+        uint qw = u32_at(blk + 2u + 4u * (sub & 3u)) >> (sub >= 4u ? 4u : 0u);
+        ivec4 qi = ivec4((uvec4(qw) >> uvec4(0u, 8u, 16u, 24u)) & 0xFu) - 8;
+#endif
+        float d = unpackHalf2x16(u16_at(blk)).x;
+        v = d * vec4(qi);
+    }
+    uint e = u * 4u;
+#if TO == GLC_T_F32
+    o[e] = floatBitsToUint(v.x);
+    o[e + 1u] = floatBitsToUint(v.y);
+    o[e + 2u] = floatBitsToUint(v.z);
+    o[e + 3u] = floatBitsToUint(v.w);
+#else
+    o[e >> 1] = glc_pack16(v.x, v.y, TO);
+    o[(e >> 1) + 1u] = glc_pack16(v.z, v.w, TO);
+#endif
+}
+
+#else
+
+#define RAW (TT == TO)
+#if RAW && TO == GLC_T_F32
+#define VAL uint
+#define LOAD(e) t[(e)]
+#elif RAW
+#define VAL uint
+#define LOAD(e) ((t[(e) >> 1] >> (((e) & 1u) << 4)) & 0xffffu)
+#else
+#define VAL float
+#define LOAD(e) GLC_LOAD(t, TT, (e))
+#endif
+
+// output element r * D + c
+VAL value(uint r, uint c)
+{
+    uint id = uint(ids[r]);
+    if (id >= glc_p[2])
+        return VAL(0);
+    uint e = id * glc_p[1] + c;
+    return LOAD(e);
+}
+
+// Unit u: outputs 2u and 2u + 1.
+void unit(uint u)
+{
+    uint n = glc_p[4], D = glc_p[1], i = u * 2u;
+    uint r = i / D, c = i - r * D;
+    bool has_hi = i + 1u < n;
+    VAL lo = value(r, c), hi = VAL(0);
+    if (has_hi) {
+        c += 1u;
+        if (c == D) {
+            r += 1u;
+            c = 0u;
+        }
+        hi = value(r, c);
+    }
+#if RAW && TO == GLC_T_F32
+    o[i] = lo;
+    if (has_hi)
+        o[i + 1u] = hi;
+#elif RAW
+    if (has_hi) {
+        o[u] = lo | (hi << 16);
+    } else {
+        atomicAnd(o[u], 0xffff0000u);
+        atomicOr(o[u], lo);
+    }
+#else
+    GLC_STORE2(o, TO, i, lo, hi, has_hi)
+#endif
+}
+
+#endif
+
+void main()
+{
+    if (glc_group_out_of_range())
+        return;
+    uint first = glc_group_index() * uint(GLC_LOCAL_SIZE_X * UNROLL) + gl_LocalInvocationID.x;
+    for (uint k = 0u; k < uint(UNROLL); k++) {
+        uint u = first + k * uint(GLC_LOCAL_SIZE_X);
+        if (u >= glc_p[0])
+            return;
+        unit(u);
+    }
+}

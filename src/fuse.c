@@ -1,0 +1,419 @@
+/*
+ * Fusion passes over a plan's own copy of the graph (GL-free). Each pass
+ * rewrites a pattern into one node whose kernel does the work of several,
+ * and leaves the nodes it absorbed without consumers, so the compiler's
+ * liveness drops them. A pattern fires only when the values it hides are
+ * used by nothing else (one consumer, not a graph output), and the fused
+ * node is checked by its op's rule before it replaces anything.
+ *
+ * Passes (in this order, each over the whole graph):
+ *  - norm_mul:  mul(rms_norm(x), w) with w [D]          -> rms_norm(x, w)
+ *  - swiglu:    mul(act(a), b), act a unary activation -> mul with act on a
+ *  - mm_bias:   add(matmul(a, b), bias [N] f32)         -> matmul(a, b, bias)
+ *  - mm_act:    act(matmul(a, b[, bias]))               -> matmul with act
+ *  - add_norm:  h = x + r; rms_norm(h, w)               -> add_rms_norm writing
+ *               h and the norm into one packed value (both become aliases
+ *               of it: compile.c places them inside it)
+ *  - qkv:       2-3 transposed matmuls of one input with weights of their
+ *               own (Q, K, V)                            -> one matmul over
+ *               the weights packed as one param, writing the outputs as
+ *               parts of one packed value
+ * The later node of a pattern takes the fused op (its output tensor stays
+ * the one the rest of the graph reads); inputs all come from before the
+ * earlier node, so graph order stays topological.
+ */
+#include "fuse.h"
+
+#include "alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct fctx {
+    glc_graph *g;
+    uint32_t *uses; /* per tensor: consumer nodes, + 1 when a graph output */
+    size_t align;   /* SSBO offset alignment: where a packed part may start */
+    int fused;
+} fctx;
+
+static int32_t out_of(const glc__gnode *n) { return n->tensor[n->args.nin]; }
+
+static void count_uses(fctx *c)
+{
+    glc_graph *g = c->g;
+    size_t i;
+    int j;
+    memset(c->uses, 0, (g->nt ? g->nt : 1) * sizeof *c->uses);
+    for (i = 0; i < g->nn; i++)
+        for (j = 0; j < g->n[i].args.nin && !g->n[i].dead; j++)
+            if (g->n[i].tensor[j] >= 0)
+                c->uses[g->n[i].tensor[j]]++;
+    for (i = 0; i < g->nout; i++)
+        c->uses[g->out[i].tensor]++;
+}
+
+/* The node producing tensor t when it is op `op`, used only once. */
+static glc__gnode *single_use_producer(fctx *c, int32_t t, glc__op op)
+{
+    const glc__gtensor *gt;
+    if (t < 0)
+        return NULL;
+    gt = &c->g->t[t];
+    if (gt->kind != GLC__T_VALUE || gt->producer < 0 || c->uses[t] != 1)
+        return NULL;
+    return c->g->n[gt->producer].args.op == op ? &c->g->n[gt->producer] : NULL;
+}
+
+/* Replaces node n by `cand` (same output tensor) when the op's rule accepts
+ * it at the variables' maxima; returns 1 if it did. */
+static int replace(fctx *c, glc__gnode *n, glc__gnode *cand)
+{
+    glc__gnode keep = *n;
+    glc__op_args a;
+    char err[256];
+    size_t idx = (size_t)(n - c->g->n);
+    *n = *cand;
+    if (glc__graph_node_args(c->g, idx, NULL, &a, err, sizeof err) != GLC_OK ||
+        a.t[a.nin].dtype != c->g->t[out_of(n)].dtype ||
+        !glc__same_shape(&a.t[a.nin], &keep.args.t[keep.args.nin])) {
+        *n = keep;
+        return 0;
+    }
+    n->args = a;
+    c->fused++;
+    count_uses(c);
+    return 1;
+}
+
+/* A node for `op` with inputs in[0..nin) and output `out`, scalar args
+ * from `like` (f, i) unless overwritten by the caller. */
+static glc__gnode make(glc__op op, const int32_t *in, int nin, int32_t out, glc_dtype odt,
+                       const glc__gnode *like)
+{
+    glc__gnode n;
+    int i;
+    memset(&n, 0, sizeof n);
+    glc__op_args_init(&n.args, op, nin, 1);
+    for (i = 0; i < 4; i++)
+        n.args.f[i] = like->args.f[i];
+    memcpy(n.iraw, like->iraw, sizeof n.iraw);
+    for (i = 0; i < GLC__OP_MAX_TENSORS; i++)
+        n.tensor[i] = i < nin ? in[i] : i == nin ? out : -1;
+    n.odt = odt;
+    return n;
+}
+
+static int is_vector_of(const glc_graph *g, int32_t t, int64_t len, int f32_only)
+{
+    const glc__gtensor *gt = &g->t[t];
+    return gt->rank == 1 && gt->shape[0] == len &&
+           (f32_only ? gt->dtype == GLC_DTYPE_F32 : glc__is_float(gt->dtype));
+}
+
+static int64_t last_dim(const glc_graph *g, int32_t t) { return g->t[t].shape[g->t[t].rank - 1]; }
+
+/* mul(rms_norm(x), w) -> rms_norm(x, w) */
+static void norm_mul(fctx *c, glc__gnode *m)
+{
+    int s;
+    if (m->args.op != GLC__OP_MUL || m->args.i[0])
+        return;
+    for (s = 0; s < 2; s++) {
+        glc__gnode *r = single_use_producer(c, m->tensor[s], GLC__OP_RMS_NORM), cand;
+        int32_t w = m->tensor[1 - s], in[2];
+        if (!r || r->tensor[1] >= 0 || !is_vector_of(c->g, w, last_dim(c->g, m->tensor[s]), 0))
+            continue;
+        in[0] = r->tensor[0];
+        in[1] = w;
+        cand = make(GLC__OP_RMS_NORM, in, 2, out_of(m), m->odt, r);
+        if (replace(c, m, &cand))
+            return;
+    }
+}
+
+/* mul(act(a), b) -> mul with act applied to a in the kernel */
+static void swiglu(fctx *c, glc__gnode *m)
+{
+    int s;
+    if (m->args.op != GLC__OP_MUL || m->args.i[0])
+        return;
+    for (s = 0; s < 2; s++) {
+        glc__gnode *u = single_use_producer(c, m->tensor[s], GLC__OP_UNARY), cand;
+        int32_t in[2];
+        if (!u || u->odt != GLC_DTYPE_F32)
+            continue; /* a 16-bit activation output rounds: fusing would not */
+        in[0] = u->tensor[0];
+        in[1] = m->tensor[1 - s];
+        cand = make(GLC__OP_MUL, in, 2, out_of(m), m->odt, u);
+        cand.iraw[0] = u->args.i[0];
+        if (replace(c, m, &cand))
+            return;
+    }
+}
+
+static glc__gnode *matmul_producer(fctx *c, int32_t t)
+{
+    glc__gnode *p = single_use_producer(c, t, GLC__OP_MATMUL);
+    return p ? p : single_use_producer(c, t, GLC__OP_MATMUL_Q);
+}
+
+/* add(matmul(a, b), bias) -> matmul(a, b, bias) */
+static void mm_bias(fctx *c, glc__gnode *d)
+{
+    int s;
+    if (d->args.op != GLC__OP_ADD || d->args.i[0] || d->odt != GLC_DTYPE_F32)
+        return;
+    for (s = 0; s < 2; s++) {
+        glc__gnode *mm = matmul_producer(c, d->tensor[s]), cand;
+        int32_t bias = d->tensor[1 - s], in[3];
+        if (!mm || mm->tensor[2] >= 0 || mm->args.i[1] ||
+            !is_vector_of(c->g, bias, last_dim(c->g, d->tensor[s]), 1))
+            continue;
+        in[0] = mm->tensor[0];
+        in[1] = mm->tensor[1];
+        in[2] = bias;
+        cand = make(mm->args.op, in, 3, out_of(d), GLC_DTYPE_F32, mm);
+        if (replace(c, d, &cand))
+            return;
+    }
+}
+
+/* act(matmul(..)) -> matmul with act in its epilogue */
+static void mm_act(fctx *c, glc__gnode *u)
+{
+    glc__gnode *mm, cand;
+    if (u->args.op != GLC__OP_UNARY || u->odt != GLC_DTYPE_F32)
+        return;
+    mm = matmul_producer(c, u->tensor[0]);
+    if (!mm || mm->args.i[1])
+        return;
+    cand = make(mm->args.op, mm->tensor, 3, out_of(u), GLC_DTYPE_F32, mm);
+    cand.iraw[1] = u->args.i[0];
+    cand.args.f[0] = u->args.f[0];
+    replace(c, u, &cand);
+}
+
+/* h = add(x, r); n = rms_norm(h, w) -> one add_rms_norm node writing h
+ * and n into one packed value (h at 0, n at noff: both aliases of it).
+ * The fused node takes the add's place, so h is ready for every reader it
+ * had. 4 bindings: x, r, w, the pack. */
+static glc_status add_norm(fctx *c, size_t ni)
+{
+    glc_graph *g = c->g;
+    glc__gnode *r = &g->n[ni], *d, cand;
+    glc__op_args a;
+    int32_t h, n, pack, in[3];
+    int64_t numel, noff, shape[1];
+    size_t di, align_el = c->align / 4;
+    char err[256];
+    if (r->dead || r->args.op != GLC__OP_RMS_NORM || r->odt != GLC_DTYPE_F32)
+        return GLC_OK;
+    h = r->tensor[0];
+    n = out_of(r);
+    if (g->t[h].kind != GLC__T_VALUE || g->t[h].producer < 0 || g->t[h].alias || g->t[n].alias)
+        return GLC_OK;
+    di = (size_t)g->t[h].producer;
+    d = &g->n[di];
+    if (d->dead || d->args.op != GLC__OP_ADD || d->args.i[0] || d->odt != GLC_DTYPE_F32 ||
+        g->t[d->tensor[0]].dtype != GLC_DTYPE_F32 || g->t[d->tensor[1]].dtype != GLC_DTYPE_F32)
+        return GLC_OK;
+    if (r->tensor[1] >= 0 && g->t[r->tensor[1]].producer >= (int32_t)di)
+        return GLC_OK; /* the weight is made after the add */
+    numel = glc__numel(&d->args.t[2]);
+    noff = (int64_t)((((size_t)numel + align_el - 1) / align_el) * align_el);
+    noff += noff % 2;
+    in[0] = d->tensor[0];
+    in[1] = d->tensor[1];
+    in[2] = r->tensor[1];
+    shape[0] = noff + numel;
+    pack = glc__graph_add_tensor(g, GLC__T_VALUE, NULL, GLC_DTYPE_F32, 1, shape);
+    if (pack < 0)
+        return GLC_ERR_OUT_OF_MEMORY;
+    r = &g->n[ni]; /* (nodes do not move; tensors may have) */
+    d = &g->n[di];
+    cand = make(GLC__OP_ADD_RMS_NORM, in, 3, pack, GLC_DTYPE_F32, r);
+    cand.iraw[0] = noff;
+    {
+        glc__gnode keep = *d;
+        *d = cand;
+        if (glc__graph_node_args(g, di, NULL, &a, err, sizeof err) != GLC_OK) {
+            *d = keep;
+            g->nt--; /* the pack was the last tensor added */
+            return GLC_OK;
+        }
+        d->args = a;
+    }
+    r->dead = 1;
+    g->t[pack].producer = (int32_t)di;
+    g->t[h].alias = pack + 1;
+    g->t[h].alias_offset = 0;
+    g->t[n].alias = pack + 1;
+    g->t[n].alias_offset = (size_t)noff * 4;
+    g->t[n].producer = (int32_t)di;
+    c->fused++;
+    return GLC_OK;
+}
+
+/* One member of a Q/K/V group: a transposed matmul with its own weight
+ * (and bias) params, no epilogue yet. */
+static int qkv_member(const fctx *c, const glc__gnode *n)
+{
+    const glc_graph *g = c->g;
+    int32_t b = n->tensor[1], bias = n->tensor[2];
+    if (n->dead || (n->args.op != GLC__OP_MATMUL && n->args.op != GLC__OP_MATMUL_Q) ||
+        (n->args.op == GLC__OP_MATMUL && !n->args.i[0]) || n->args.i[1] || n->args.i[2] ||
+        n->odt != GLC_DTYPE_F32 || g->t[out_of(n)].alias)
+        return 0;
+    if (g->t[b].kind != GLC__T_PARAM || g->t[b].rank != 2 || g->t[b].alias || c->uses[b] != 1)
+        return 0;
+    return bias < 0 || (g->t[bias].kind == GLC__T_PARAM && !g->t[bias].alias &&
+                        c->uses[bias] == 1);
+}
+
+/* "a+b+c" of the members' param names */
+static void joined(const glc_graph *g, const size_t *m, int nm, int slot, char *buf, size_t len)
+{
+    int i;
+    buf[0] = '\0';
+    for (i = 0; i < nm; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? "+" : "", g->t[g->n[m[i]].tensor[slot]].name);
+    }
+}
+
+/* Matmuls reading one a, each with weights of its own (the Q, K and V
+ * projections): one dispatch over the weights packed into one param, its
+ * output columns written as up to three matrices packed into one value.
+ * Weights, biases and outputs become aliases of the packs, so users still
+ * set wq, wk, wv and later ops still read q, k, v. The fused node takes
+ * the first member's place. */
+static glc_status qkv(fctx *c, size_t first)
+{
+    glc_graph *g = c->g;
+    glc__gnode *f = &g->n[first], cand, keep;
+    glc__op_args a;
+    size_t m[3], j, nt0 = g->nt, rowb;
+    int nm = 1, i, has_bias;
+    int64_t n[3], ntot = 0, mmax, off[3], shape[GLC_MAX_DIMS], k;
+    int32_t wpack, bpack = -1, opack, in[3];
+    glc_dtype dt;
+    char name[256], err[256];
+    if (!qkv_member(c, f))
+        return GLC_OK;
+    dt = g->t[f->tensor[1]].dtype;
+    k = g->t[f->tensor[1]].shape[1];
+    has_bias = f->tensor[2] >= 0;
+    m[0] = first;
+    for (j = first + 1; j < g->nn && nm < 3; j++) {
+        const glc__gnode *o = &g->n[j];
+        if (o->tensor[0] == f->tensor[0] && o->args.op == f->args.op && qkv_member(c, o) &&
+            g->t[o->tensor[1]].dtype == dt && g->t[o->tensor[1]].shape[1] == k &&
+            (o->tensor[2] >= 0) == has_bias)
+            m[nm++] = j;
+    }
+    if (nm < 2)
+        return GLC_OK;
+    mmax = glc__numel(&f->args.t[3]) / f->args.t[3].shape[f->args.t[3].rank - 1];
+    for (i = 0; i < nm; i++) {
+        n[i] = g->t[g->n[m[i]].tensor[1]].shape[0];
+        off[i] = mmax * ntot; /* where segment i starts in the output pack */
+        ntot += n[i];
+        if ((size_t)off[i] * 4 % c->align)
+            return GLC_OK; /* a part would start off the binding alignment */
+    }
+    rowb = glc_dtype_row_bytes(dt, k);
+    /* the packs: weights [ntot, K], biases [ntot], output [.., M, ntot] */
+    joined(g, m, nm, 1, name, sizeof name);
+    shape[0] = ntot;
+    shape[1] = k;
+    wpack = glc__graph_add_tensor(g, GLC__T_PARAM, name, dt, 2, shape);
+    if (has_bias && wpack >= 0) {
+        joined(g, m, nm, 2, name, sizeof name);
+        bpack = glc__graph_add_tensor(g, GLC__T_PARAM, name, GLC_DTYPE_F32, 1, shape);
+    }
+    f = &g->n[first];
+    memcpy(shape, g->t[out_of(f)].shape, sizeof shape);
+    shape[g->t[out_of(f)].rank - 1] = ntot;
+    opack = wpack < 0 || (has_bias && bpack < 0)
+                ? -1
+                : glc__graph_add_tensor(g, GLC__T_VALUE, NULL, GLC_DTYPE_F32,
+                                        g->t[out_of(f)].rank, shape);
+    if (opack < 0)
+        return GLC_ERR_OUT_OF_MEMORY;
+    in[0] = f->tensor[0];
+    in[1] = wpack;
+    in[2] = bpack;
+    cand = make(f->args.op, in, 3, opack, GLC_DTYPE_F32, f);
+    cand.iraw[0] = f->args.op == GLC__OP_MATMUL ? 1 : 0;
+    if (mmax > 1) { /* one row: the segments are simply consecutive */
+        cand.iraw[2] = n[0];
+        cand.iraw[3] = n[0] + n[1];
+        cand.iraw[4] = off[1];
+        cand.iraw[5] = nm > 2 ? off[2] : off[1] + mmax * n[1];
+        if (nm == 2)
+            cand.iraw[3] = ntot; /* no third segment */
+    }
+    keep = *f;
+    *f = cand;
+    if (glc__graph_node_args(g, first, NULL, &a, err, sizeof err) != GLC_OK) {
+        *f = keep;
+        while (g->nt > nt0)
+            glc__free(g->t[--g->nt].name);
+        return GLC_OK;
+    }
+    f->args = a;
+    g->t[wpack].packed = 1;
+    if (bpack >= 0)
+        g->t[bpack].packed = 1;
+    g->t[opack].packed = 1;
+    g->t[opack].producer = (int32_t)first;
+    for (i = 0; i < nm; i++) {
+        glc__gnode *o = i ? &g->n[m[i]] : &keep;
+        int32_t out = out_of(o);
+        g->t[out].alias = opack + 1;
+        g->t[out].alias_offset = (size_t)off[i] * 4;
+        g->t[out].producer = (int32_t)first;
+        g->t[o->tensor[1]].alias = wpack + 1;
+        g->t[o->tensor[1]].alias_offset = (size_t)(off[i] / (mmax ? mmax : 1)) * rowb;
+        if (bpack >= 0) {
+            g->t[o->tensor[2]].alias = bpack + 1;
+            g->t[o->tensor[2]].alias_offset = (size_t)(off[i] / (mmax ? mmax : 1)) * 4;
+        }
+        if (i)
+            g->n[m[i]].dead = 1;
+    }
+    c->fused++;
+    count_uses(c);
+    return GLC_OK;
+}
+
+glc_status glc__fuse(glc_graph *g, size_t align, int *fused)
+{
+    static void (*const passes[])(fctx *, glc__gnode *) = {norm_mul, swiglu, mm_bias, mm_act};
+    fctx c;
+    size_t p, i;
+    glc_status st = GLC_OK;
+    *fused = 0;
+    if (g->status != GLC_OK)
+        return GLC_OK; /* the compiler reports it */
+    c.g = g;
+    c.fused = 0;
+    c.align = align < 4 ? 4 : align;
+    glc__use_device(g->dev);
+    /* each fusion adds at most 3 tensors and retires at least one node */
+    if (!(c.uses = glc__malloc((g->nt + 3 * g->nn + 1) * sizeof *c.uses)))
+        return GLC_ERR_OUT_OF_MEMORY;
+    count_uses(&c);
+    for (p = 0; p < sizeof passes / sizeof passes[0]; p++)
+        for (i = 0; i < g->nn; i++)
+            if (!g->n[i].dead)
+                passes[p](&c, &g->n[i]);
+    for (i = 0; i < g->nn && st == GLC_OK; i++)
+        st = add_norm(&c, i);
+    count_uses(&c);
+    for (i = 0; i < g->nn && st == GLC_OK; i++)
+        st = qkv(&c, i);
+    glc__free(c.uses);
+    *fused = c.fused;
+    return st;
+}

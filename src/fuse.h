@@ -1,0 +1,16 @@
+/*
+ * Fusion passes (fuse.c), GL-free: rewrite a plan's own copy of a graph so
+ * that patterns of ops run as one dispatch (rms_norm * weight, SwiGLU,
+ * matmul + bias + activation, residual add + rms_norm).
+ */
+#ifndef GLC_FUSE_H
+#define GLC_FUSE_H
+
+#include "graph.h"
+
+/* Rewrites g in place; *fused gets the number of patterns fused; align:
+ * the device's SSBO offset alignment (parts of a packed value start at
+ * multiples of it). Only GLC_ERR_OUT_OF_MEMORY can fail it. */
+glc_status glc__fuse(glc_graph *g, size_t align, int *fused);
+
+#endif

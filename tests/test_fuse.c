@@ -1,0 +1,407 @@
+/*
+ * Fusion passes: each pattern fires (glc_plan_info.fused, fewer
+ * dispatches) and the fused plan's outputs equal the unfused plan's
+ * (GLC_COMPILE_NO_FUSE) on the same inputs; patterns whose hidden value is
+ * used elsewhere (another consumer, a graph output) are left alone.
+ */
+#include "testutil.h"
+
+#include "optest.h"
+
+#define T 7
+#define D 36
+#define F 52
+
+typedef glc_tensor (*build_fn)(glc_graph *g, glc_tensor x, glc_tensor extra_out[1]);
+
+static glc_tensor param(glc_graph *g, const char *name, glc_dtype dt, int rank, int64_t d0,
+                        int64_t d1)
+{
+    int64_t s[2];
+    s[0] = d0;
+    s[1] = d1;
+    return glc_graph_param(g, name, dt, rank, s);
+}
+
+/* y = rms_norm(x) * w (both operand orders) */
+static glc_tensor g_norm_mul(glc_graph *g, glc_tensor x, glc_tensor extra[1])
+{
+    glc_tensor w = param(g, "w", GLC_DTYPE_F16, 1, D, 0);
+    glc_tensor n1 = glc_rms_norm(g, x, glc_none(), 1e-5f);
+    glc_tensor n2 = glc_rms_norm(g, glc_scale(g, x, 0.5f, 1.0f), glc_none(), 1e-6f);
+    (void)extra;
+    return glc_add(g, glc_mul(g, n1, w), glc_mul(g, w, n2));
+}
+
+/* y = silu(x W1^T) * (x W3^T): SwiGLU */
+static glc_tensor g_swiglu(glc_graph *g, glc_tensor x, glc_tensor extra[1])
+{
+    glc_matmul_desc nt = {1};
+    glc_tensor w1 = param(g, "w1", GLC_DTYPE_F16, 2, F, D);
+    glc_tensor w3 = param(g, "w3", GLC_DTYPE_F32, 2, F, D);
+    glc_tensor a = glc_matmul(g, x, w1, glc_none(), &nt);
+    glc_tensor b = glc_matmul(g, x, w3, glc_none(), &nt);
+    (void)extra;
+    return glc_mul(g, b, glc_unary(g, GLC_UNARY_SILU, a, 0));
+}
+
+/* y = gelu(x W^T + bias), z = relu(bias + x V) (a matmul without transpose) */
+static glc_tensor g_mm_bias_act(glc_graph *g, glc_tensor x, glc_tensor extra[1])
+{
+    glc_matmul_desc nt = {1}, nn = {0};
+    glc_tensor w = param(g, "w", GLC_DTYPE_BF16, 2, F, D);
+    glc_tensor v = param(g, "v", GLC_DTYPE_F32, 2, D, F);
+    glc_tensor bias = param(g, "bias", GLC_DTYPE_F32, 1, F, 0);
+    glc_tensor y = glc_unary(g, GLC_UNARY_GELU, glc_add(g, glc_matmul(g, x, w, glc_none(), &nt), bias), 0);
+    extra[0] = glc_unary(g, GLC_UNARY_RELU, glc_add(g, bias, glc_matmul(g, x, v, glc_none(), &nn)), 0);
+    return y;
+}
+
+/* q8_0 weights: silu(x Wq^T + bias) */
+static glc_tensor g_mmq_bias_act(glc_graph *g, glc_tensor x, glc_tensor extra[1])
+{
+    int64_t ks = 64;
+    glc_tensor wq = param(g, "wq", GLC_DTYPE_Q8_0, 2, F, ks);
+    glc_tensor bias = param(g, "bias", GLC_DTYPE_F32, 1, F, 0);
+    glc_tensor x64 = glc_graph_input(g, "x64", GLC_DTYPE_F32, 2, (int64_t[2]){T, 64});
+    (void)x;
+    (void)extra;
+    return glc_unary(g, GLC_UNARY_SILU, glc_add(g, glc_matmul_q(g, x64, wq, glc_none()), bias), 0);
+}
+
+/* not fusable: the norm is an output too; the activation and the matmul
+ * feed two ops each */
+static glc_tensor g_blocked(glc_graph *g, glc_tensor x, glc_tensor extra[1])
+{
+    glc_matmul_desc nt = {1};
+    glc_tensor w = param(g, "w", GLC_DTYPE_F32, 1, D, 0);
+    glc_tensor m = param(g, "m", GLC_DTYPE_F32, 2, D, D);
+    glc_tensor n = glc_rms_norm(g, x, glc_none(), 1e-5f);
+    glc_tensor mm = glc_matmul(g, x, m, glc_none(), &nt);
+    glc_tensor sm = glc_unary(g, GLC_UNARY_SILU, mm, 0);
+    extra[0] = n;
+    return glc_add(g, glc_mul(g, n, w), glc_mul(g, sm, glc_add(g, sm, mm)));
+}
+
+typedef struct pattern {
+    const char *name;
+    build_fn build;
+    int fused;       /* patterns fused */
+    int saved;       /* dispatches saved */
+} pattern;
+
+static glc_plan *compile(glc_device *dev, build_fn fn, uint32_t flags, int *has_extra)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_tensor extra[1] = {{-1}};
+    glc_compile_desc cd;
+    int64_t xs[2] = {T, D};
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    glc_graph_output(g, "y", fn(g, glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs), extra));
+    *has_extra = extra[0].id >= 0;
+    if (*has_extra)
+        glc_graph_output(g, "z", extra[0]);
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+/* Random params for every param the plan has (f32 values, or raw bytes
+ * for q8_0), the same for both plans (seeded). */
+static void set_params(glc_plan *p, const char *const *names, const int64_t *counts, int n,
+                       uint64_t seed)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        float *v = malloc((size_t)counts[i] * 4);
+        ot_fill(&seed, v, (size_t)counts[i], -1.0f, 1.0f);
+        if (strcmp(names[i], "wq") == 0) {
+            /* q8_0: 34 bytes a block of 32; scale 1/64, values -127..127 */
+            size_t nb = (size_t)counts[i] / 32, b, j;
+            uint8_t *q = malloc(nb * 34);
+            for (b = 0; b < nb; b++) {
+                uint16_t h = ot_f32_to_f16(1.0f / 64);
+                memcpy(q + b * 34, &h, 2);
+                for (j = 0; j < 32; j++)
+                    q[b * 34 + 2 + j] = (uint8_t)(int8_t)(v[b * 32 + j] * 127);
+            }
+            glc_plan_set_param_typed(p, "wq", q, nb * 34, GLC_DTYPE_Q8_0); /* absent: ignored */
+            free(q);
+        } else if (glc_plan_set_param(p, names[i], v, (size_t)counts[i]) != GLC_OK) {
+            /* a param this pattern does not have: ignored */
+        }
+        free(v);
+    }
+}
+
+static void test_fusion_patterns(void **state)
+{
+    static const pattern pats[] = {
+        {"norm_mul", g_norm_mul, 2, 2},
+        {"swiglu", g_swiglu, 1, 1},
+        {"mm_bias_act", g_mm_bias_act, 4, 4},
+        {"mmq_bias_act", g_mmq_bias_act, 2, 2},
+        {"blocked", g_blocked, 0, 0},
+    };
+    static const char *const names[] = {"w", "w1", "w3", "v", "bias", "m", "wq"};
+    static const int64_t counts[] = {0, F * D, F * D, D * F, F, D * D, F * 64};
+    glc_device *dev = tu_device(NULL);
+    size_t k;
+    (void)state;
+    for (k = 0; k < sizeof pats / sizeof pats[0]; k++) {
+        const pattern *pt = &pats[k];
+        int ex, ex2, i;
+        glc_plan *fused = compile(dev, pt->build, 0, &ex);
+        glc_plan *plain = compile(dev, pt->build, GLC_COMPILE_NO_FUSE, &ex2);
+        glc_plan_info fi, pi;
+        int64_t cnt[7];
+        uint64_t seed = 1000 + k;
+        float x[T * D], x64[T * 64], y1[T * F], y2[T * F], z1[T * F], z2[T * F];
+        size_t ny = strcmp(pt->name, "norm_mul") == 0 || strcmp(pt->name, "blocked") == 0
+                        ? T * D : T * F;
+        size_t nz = strcmp(pt->name, "blocked") == 0 ? T * D : T * F;
+        glc_plan_input in[2] = {{"x", x, T * D}, {"x64", x64, T * 64}};
+        glc_plan_output out1[2] = {{"y", y1, ny}, {"z", z1, nz}};
+        glc_plan_output out2[2] = {{"y", y2, ny}, {"z", z2, nz}};
+        int nin = strcmp(pt->name, "mmq_bias_act") == 0 ? 2 : 1;
+        memcpy(cnt, counts, sizeof cnt);
+        cnt[0] = strcmp(pt->name, "blocked") == 0 || strcmp(pt->name, "norm_mul") == 0 ? D : F * D;
+        ot_fill(&seed, x, T * D, -2, 2);
+        ot_fill(&seed, x64, T * 64, -2, 2);
+        assert_int_equal(glc_plan_stats(fused, &fi), GLC_OK);
+        assert_int_equal(glc_plan_stats(plain, &pi), GLC_OK);
+        if ((int)fi.fused != pt->fused || (int)(pi.dispatches - fi.dispatches) != pt->saved)
+            fail_msg("%s: fused %u patterns, %u -> %u dispatches (expected %d fused, %d saved)",
+                     pt->name, fi.fused, pi.dispatches, fi.dispatches, pt->fused, pt->saved);
+        assert_int_equal(pi.fused, 0);
+        for (i = 0; i < 2; i++) {
+            glc_plan *p = i ? plain : fused;
+            set_params(p, names, cnt, 7, 77 + k);
+            assert_int_equal(glc_plan_run(p, in, nin, i ? out2 : out1, ex ? 2 : 1), GLC_OK);
+        }
+        ot_check(pt->name, y1, y2, ny, 1e-12);
+        if (ex)
+            ot_check(pt->name, z1, z2, nz, 1e-12);
+        glc_plan_destroy(fused);
+        glc_plan_destroy(plain);
+    }
+    glc_device_destroy(dev);
+}
+
+/* h = x + a (a = x W^T), n = rms_norm(h, w): one add_rms_norm writing h and
+ * n; h is read again (the residual) and is an output too; T is a variable,
+ * so the plan runs at smaller T with n at its fixed place in the pack. */
+static glc_plan *residual_plan(glc_device *dev, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_matmul_desc nt = {1};
+    glc_compile_desc cd;
+    int64_t xs[2], ws[1] = {D}, ms[2] = {D, D};
+    glc_tensor x, w, m, a, h, n, y;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    xs[0] = glc_graph_var(g, "T", 1, T);
+    xs[1] = D;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    w = glc_graph_param(g, "w", GLC_DTYPE_F16, 1, ws);
+    m = glc_graph_param(g, "m", GLC_DTYPE_F32, 2, ms);
+    a = glc_matmul(g, x, m, glc_none(), &nt);
+    h = glc_add(g, x, a);
+    n = glc_rms_norm(g, h, w, 1e-5f);
+    y = glc_add(g, h, glc_matmul(g, n, m, glc_none(), &nt));
+    glc_graph_output(g, "y", y);
+    glc_graph_output(g, "h", h);
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static void test_fusion_residual_norm(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_plan *pl[2];
+    glc_plan_info fi, pi;
+    uint64_t seed = 5;
+    float x[T * D], w[D], m[D * D], y[2][T * D], h[2][T * D];
+    int i, t;
+    (void)state;
+    pl[0] = residual_plan(dev, 0);
+    pl[1] = residual_plan(dev, GLC_COMPILE_NO_FUSE);
+    assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+    assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
+    assert_int_equal(fi.fused, 1);
+    assert_int_equal(pi.dispatches - fi.dispatches, 1);
+    ot_fill(&seed, w, D, 0.5f, 1.5f);
+    ot_fill(&seed, m, D * D, -0.2f, 0.2f);
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(glc_plan_set_param(pl[i], "w", w, D), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[i], "m", m, D * D), GLC_OK);
+    }
+    for (t = T; t >= 3; t -= 4) {
+        glc_plan_var v = {"T", t};
+        ot_fill(&seed, x, T * D, -2, 2);
+        for (i = 0; i < 2; i++) {
+            glc_plan_input in = {"x", x, (size_t)(t * D)};
+            glc_plan_output out[2] = {{"y", y[i], (size_t)(t * D)}, {"h", h[i], (size_t)(t * D)}};
+            assert_int_equal(glc_plan_run_with_vars(pl[i], &v, 1, &in, 1, out, 2), GLC_OK);
+        }
+        ot_check("residual y", y[0], y[1], (size_t)(t * D), 1e-12);
+        ot_check("residual h", h[0], h[1], (size_t)(t * D), 1e-12);
+    }
+    glc_plan_destroy(pl[0]);
+    glc_plan_destroy(pl[1]);
+    glc_device_destroy(dev);
+}
+
+/* q, k, v = x Wq^T (+ bq), x Wk^T (+ bk), x Wv^T (+ bv): one dispatch over
+ * the packed weights, outputs packed; then rope-free consumers read them.
+ * tmax 1 (decode: consecutive segments) and > 1 (prefill: three matrices),
+ * f16 and q8_0 weights, with and without biases; run at T below the
+ * maximum too. */
+static glc_plan *qkv_plan(glc_device *dev, int64_t tmax, int quant, int bias, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_matmul_desc nt = {1};
+    glc_compile_desc cd;
+    static const char *const wn[3] = {"wq", "wk", "wv"}, *const bn[3] = {"bq", "bk", "bv"};
+    static const int64_t nn[3] = {24, 8, 8};
+    int64_t xs[2], k = quant ? 64 : D;
+    glc_tensor x, out[3];
+    int i;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    xs[0] = glc_graph_var(g, "T", 1, tmax);
+    xs[1] = k;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    for (i = 0; i < 3; i++) {
+        glc_tensor w = param(g, wn[i], quant ? GLC_DTYPE_Q8_0 : GLC_DTYPE_F16, 2, nn[i], k);
+        glc_tensor b = bias ? param(g, bn[i], GLC_DTYPE_F32, 1, nn[i], 0) : glc_none();
+        out[i] = quant ? glc_matmul_q(g, x, w, b) : glc_matmul(g, x, w, b, &nt);
+    }
+    glc_graph_output(g, "q", out[0]);
+    glc_graph_output(g, "k", glc_scale(g, out[1], 2.0f, 0.0f));
+    glc_graph_output(g, "v", glc_scale(g, out[2], 0.5f, 1.0f));
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static void test_fusion_qkv(void **state)
+{
+    static const char *const wn[3] = {"wq", "wk", "wv"}, *const bn[3] = {"bq", "bk", "bv"};
+    static const int64_t nn[3] = {24, 8, 8};
+    glc_device *dev = tu_device(NULL);
+    int c;
+    (void)state;
+    for (c = 0; c < 6; c++) {
+        int64_t tmax = c % 2 ? T : 1, k;
+        int quant = c >= 4, bias = c / 2 == 1 || c == 5, i, j, t;
+        glc_plan *pl[2];
+        glc_plan_info fi, pi;
+        uint64_t seed = 300 + (uint64_t)c;
+        k = quant ? 64 : D;
+        pl[0] = qkv_plan(dev, tmax, quant, bias, 0);
+        pl[1] = qkv_plan(dev, tmax, quant, bias, GLC_COMPILE_NO_FUSE);
+        assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+        assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
+        if (fi.fused != 1 || pi.dispatches - fi.dispatches != 2)
+            fail_msg("qkv case %d: fused %u, %u -> %u dispatches", c, fi.fused, pi.dispatches,
+                     fi.dispatches);
+        for (i = 0; i < 3; i++) {
+            float w[24 * 64], b[24];
+            ot_fill(&seed, w, (size_t)(nn[i] * k), -1, 1);
+            ot_fill(&seed, b, (size_t)nn[i], -1, 1);
+            for (j = 0; j < 2; j++) {
+                if (quant) {
+                    size_t nb = (size_t)(nn[i] * k) / 32, q, e;
+                    uint8_t blk[24 * 2 * 34];
+                    for (q = 0; q < nb; q++) {
+                        uint16_t h = ot_f32_to_f16(1.0f / 100);
+                        memcpy(blk + q * 34, &h, 2);
+                        for (e = 0; e < 32; e++)
+                            blk[q * 34 + 2 + e] = (uint8_t)(int8_t)(w[q * 32 + e] * 100);
+                    }
+                    assert_int_equal(glc_plan_set_param_typed(pl[j], wn[i], blk, nb * 34,
+                                                              GLC_DTYPE_Q8_0), GLC_OK);
+                } else {
+                    assert_int_equal(glc_plan_set_param(pl[j], wn[i], w, (size_t)(nn[i] * k)),
+                                     GLC_OK);
+                }
+                if (bias)
+                    assert_int_equal(glc_plan_set_param(pl[j], bn[i], b, (size_t)nn[i]), GLC_OK);
+            }
+        }
+        for (t = (int)tmax; t >= 1; t -= 3) {
+            float x[T * 64], o[2][3][T * 24];
+            glc_plan_var v = {"T", t};
+            ot_fill(&seed, x, (size_t)(t * k), -1, 1);
+            for (j = 0; j < 2; j++) {
+                glc_plan_input in = {"x", x, (size_t)(t * k)};
+                glc_plan_output out[3] = {{"q", o[j][0], (size_t)(t * 24)},
+                                          {"k", o[j][1], (size_t)(t * 8)},
+                                          {"v", o[j][2], (size_t)(t * 8)}};
+                assert_int_equal(glc_plan_run_with_vars(pl[j], &v, 1, &in, 1, out, 3), GLC_OK);
+            }
+            for (i = 0; i < 3; i++)
+                ot_check(wn[i], o[0][i], o[1][i], (size_t)(t * nn[i]), 1e-12);
+        }
+        glc_plan_destroy(pl[0]);
+        glc_plan_destroy(pl[1]);
+    }
+    glc_device_destroy(dev);
+}
+
+/* Sharing params between plans that both fused: set once, read by both;
+ * a source plan without the pack is refused with a clear message. */
+static void test_fusion_qkv_share(void **state)
+{
+    static const char *const wn[3] = {"wq", "wk", "wv"};
+    static const int64_t nn[3] = {24, 8, 8};
+    tu_log log;
+    glc_device *dev = tu_device(&log);
+    glc_plan *src = qkv_plan(dev, T, 0, 0, 0), *dst = qkv_plan(dev, 1, 0, 0, 0);
+    glc_plan *plain = qkv_plan(dev, T, 0, 0, GLC_COMPILE_NO_FUSE);
+    uint64_t seed = 9;
+    float x[D], q[2][24];
+    glc_plan_input in = {"x", x, D};
+    glc_plan_output out[1] = {{"q", q[0], 24}};
+    glc_plan_var v = {"T", 1};
+    int i;
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        float w[24 * D];
+        ot_fill(&seed, w, (size_t)(nn[i] * D), -1, 1);
+        assert_int_equal(glc_plan_set_param(src, wn[i], w, (size_t)(nn[i] * D)), GLC_OK);
+        assert_int_equal(glc_plan_set_param(plain, wn[i], w, (size_t)(nn[i] * D)), GLC_OK);
+    }
+    assert_int_equal(glc_plan_share(dst, plain, GLC_SHARE_PARAMS), GLC_ERR_UNSUPPORTED);
+    tu_assert_contains(glc_device_errmsg(dev), "\"wq+wk+wv\" is packed by fusion here but not");
+    assert_int_equal(glc_plan_share(dst, src, GLC_SHARE_PARAMS), GLC_OK);
+    ot_fill(&seed, x, D, -1, 1);
+    assert_int_equal(glc_plan_run(dst, &in, 1, out, 1), GLC_OK);
+    out[0].data = q[1];
+    assert_int_equal(glc_plan_run_with_vars(plain, &v, 1, &in, 1, out, 1), GLC_OK);
+    ot_check("shared q", q[0], q[1], 24, 1e-12);
+    glc_plan_destroy(dst);
+    glc_plan_destroy(src);
+    glc_plan_destroy(plain);
+    glc_device_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fusion_patterns),
+        cmocka_unit_test(test_fusion_residual_norm),
+        cmocka_unit_test(test_fusion_qkv),
+        cmocka_unit_test(test_fusion_qkv_share),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
