@@ -42,7 +42,8 @@ REF_OBJ  := $(patsubst tests/ref/%.c,$(BUILD)/tests/ref/%.o,$(wildcard tests/ref
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)) \
             $(BUILD)/tests/test_header_c11 $(BUILD)/tests/test_header_c99 \
             $(BUILD)/tests/test_header_cxx
-TOOLS    := $(BUILD)/glc-info $(BUILD)/glc-plan-dump $(BUILD)/examples/scale $(BUILD)/examples/hello $(BUILD)/gpu_race \
+TOOLS    := $(BUILD)/glc-info $(BUILD)/glc-plan-dump $(BUILD)/examples/scale $(BUILD)/examples/hello \
+            $(BUILD)/examples/embed $(BUILD)/examples/transformer $(BUILD)/gpu_race \
             $(BUILD)/glc-bench \
             $(BUILD)/glc-bench-ops $(BUILD)/bench_hazard
 
@@ -111,9 +112,17 @@ $(BUILD)/gpu_race: tests/gpu_race.c $(STATIC)
 # The adoption test plays a host application: it calls EGL and GLES itself.
 $(BUILD)/tests/test_adopt: EXTRA_LIBS = $(shell pkg-config --libs egl glesv2 2>/dev/null || echo -lEGL -lGLESv2)
 
+# The embedding example plays a GL application too.
+$(BUILD)/examples/embed: EXTRA_LIBS = $(shell pkg-config --libs egl glesv2 2>/dev/null || echo -lEGL -lGLESv2)
+
+# The main job: the decoder (examples/llama.c) and its C reference.
+$(BUILD)/examples/transformer: examples/transformer.c examples/llama.c examples/llama_ref.c examples/llama.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iexamples examples/transformer.c examples/llama.c examples/llama_ref.c -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDFLAGS_ALL) $(EXTRA_LIBS) $(LIBS)
 
 $(BUILD)/tests/ref/%.o: tests/ref/%.c $(wildcard tests/ref/*.h) include/glcompute.h
 	@mkdir -p $(dir $@)
@@ -142,13 +151,15 @@ check: deps
 	@$(MAKE) --no-print-directory run-tests
 
 run-tests: all $(TESTS)
-	@bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello
+	@bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello \
+	    $(BUILD)/examples/transformer \
+	    $(BUILD)/examples/embed
 
 demo: deps
 	@$(MAKE) --no-print-directory run-demo
 
 run-demo: all
-	$(BUILD)/glc-info
+	$(BUILD)/examples/transformer --config tiny
 
 # Benchmarks print markdown; bench/RESULTS.md keeps the runs worth keeping.
 bench: all

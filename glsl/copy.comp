@@ -9,15 +9,24 @@
 // lone element is stored half-word, with atomics (the other half may belong
 // to the next tensor of an arena). Where every source has the output's
 // dtype, raw bits move (no float round trip, NaN payloads kept).
+// TILE (a transpose: out dim TK is the source's contiguous one, the last
+// is not): a group covers TKL (along TK) x 2 LOCAL / TKL (along the last
+// dim) outputs, a pair of the last dim per invocation, invocation l at
+// (l % TKL, l / TKL): consecutive invocations load consecutive source
+// elements (TKL of them: 32 bytes) and each row's stores are contiguous.
+// Groups: (rest, k tile, w tile), w fastest. 16-bit outputs need an even
+// last dim here (the plan's choice), so pairs stay whole words.
 // bindings: 0 a (read), 1 b (read, TWO only), then out (written); all
 //           uint-backed floats
 // params:   0 N (output elements), 1 n1, 2 n2, 3 n3, 4..7 strides of a
 //           (elements, per output dim), 8..11 strides of b (TWO), 12 split
-//           (TWO), 13 base (element offset of a)
+//           (TWO), 13 base (element offset of a); TILE: 8 n0, 9 tiles
+//           along the last dim, 10 tiles along TK
 // defines:  TA, TB, TO (GLC_T_*; TB = TA without TWO), TWO (0/1), NDIM
 //           (1, 2 or 4: dims decomposed), WORDS (1: NDIM 1, stride 1, one
 //           source of TO's 16-bit dtype: whole words move), UNROLL (pairs
-//           per invocation)
+//           per invocation), TILE (0/1), with TILE: TK (0..2), TKL (8 for
+//           an f32 source, 16 for a 16-bit one)
 // local size: GLC_LOCAL_SIZE_X
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -86,6 +95,60 @@ VAL fetch(uvec4 c)
     return LOAD_A(e);
 }
 
+// out[i], out[i + 1] (i even; the second when has_hi)
+void put(uint i, VAL lo, VAL hi, bool has_hi)
+{
+#if RAW && TO == GLC_T_F32
+    o[i] = lo;
+    if (has_hi)
+        o[i + 1u] = hi;
+#elif RAW
+    if (has_hi) {
+        o[i >> 1] = lo | (hi << 16);
+    } else {
+        atomicAnd(o[i >> 1], 0xffff0000u);
+        atomicOr(o[i >> 1], lo);
+    }
+#else
+    GLC_STORE2(o, TO, i, lo, hi, has_hi)
+#endif
+}
+
+#if TILE
+
+void main()
+{
+    if (glc_group_out_of_range())
+        return;
+    uint g = glc_group_index(), l = gl_LocalInvocationID.x;
+    uint wt = g % glc_p[9];
+    g /= glc_p[9];
+    uint kt = g % glc_p[10], rest = g / glc_p[10];
+    uvec4 n = uvec4(glc_p[8], glc_p[1], glc_p[2], glc_p[3]), c;
+    c.w = (wt * uint(GLC_LOCAL_SIZE_X / TKL) + l / uint(TKL)) * 2u;
+    c[TK] = kt * uint(TKL) + l % uint(TKL);
+#if TK == 2
+    c.y = rest % n.y;
+    c.x = rest / n.y;
+#elif TK == 1
+    c.z = rest % n.z;
+    c.x = rest / n.z;
+#else
+    c.z = rest % n.z;
+    c.y = rest / n.z;
+#endif
+    if (c.w >= n.w || c[TK] >= n[TK])
+        return;
+    bool has_hi = c.w + 1u < n.w;
+    uint e = glc_p[13] + offset_of(c, 4), e1 = e + glc_p[7];
+    VAL lo = LOAD_A(e), hi = VAL(0);
+    if (has_hi)
+        hi = LOAD_A(e1);
+    put(((c.x * n.y + c.y) * n.z + c.z) * n.w + c.w, lo, hi, has_hi);
+}
+
+#else
+
 void main()
 {
     if (glc_group_out_of_range())
@@ -114,19 +177,8 @@ void main()
                 c = coords(i + 1u);
             hi = fetch(c);
         }
-#if RAW && TO == GLC_T_F32
-        o[i] = lo;
-        if (has_hi)
-            o[i + 1u] = hi;
-#elif RAW
-        if (has_hi) {
-            o[pair] = lo | (hi << 16);
-        } else {
-            atomicAnd(o[pair], 0xffff0000u);
-            atomicOr(o[pair], lo);
-        }
-#else
-        GLC_STORE2(o, TO, i, lo, hi, has_hi)
-#endif
+        put(i, lo, hi, has_hi);
     }
 }
+
+#endif

@@ -680,6 +680,15 @@ GLC_API glc_tensor glc_sdpa(glc_graph *g, glc_tensor q, glc_tensor k, glc_tensor
                             const glc_sdpa_desc *desc);
 GLC_API glc_tensor glc_sdpa_decode(glc_graph *g, glc_tensor q, glc_tensor k, glc_tensor v,
                                    const glc_sdpa_desc *desc);
+/* A new shape over x's bytes (same element count at every variable value;
+ * dims may be variables): no copy, no dispatch. Not for quantized dtypes. */
+GLC_API glc_tensor glc_reshape(glc_graph *g, glc_tensor x, int rank, const int64_t *shape);
+/* Writes rows of src into persistent state: dst[ids[i], ...] = src[i, ...]
+ * where dst is a handle (glc_graph_handle) or what an earlier glc_set_rows
+ * returned. Returns the handle after the write: ops that should see the
+ * new rows read that tensor. The write runs at every run of the plan
+ * whether or not anything in the graph reads it (a KV cache append). */
+GLC_API glc_tensor glc_set_rows(glc_graph *g, glc_tensor dst, glc_tensor src, glc_tensor ids);
 /* Data movement (as glc_op_*). get_rows gives f32; copy gives out_dtype
  * (0: x's dtype); concat and slice keep the dtype of their (first) input.
  * slice's start and len are numbers, not dim variables. */

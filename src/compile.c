@@ -110,7 +110,8 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
     }
     /* a tensor that is part of another (alias) keeps that one alive */
     for (i = 0; i < g->nt; i++) {
-        int32_t b = g->t[i].alias - 1;
+        size_t off;
+        int32_t b = g->t[i].alias ? glc__alias_root(g, (int32_t)i, &off) : -1;
         if (b < 0 || first[i] < 0)
             continue;
         if (first[b] < 0 || first[i] < first[b])
@@ -123,9 +124,10 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
         const glc__gtensor *t = &g->t[i];
         int fixed = t->kind == GLC__T_INPUT;
         size_t k;
-        for (k = 0; k < g->nout; k++)
-            fixed |= g->out[k].tensor == (int32_t)i ||
-                     g->t[g->out[k].tensor].alias == (int32_t)i + 1;
+        for (k = 0; k < g->nout; k++) {
+            size_t off;
+            fixed |= glc__alias_root(g, g->out[k].tensor, &off) == (int32_t)i;
+        }
         mt[i].size = 0;
         mt[i].first = mt[i].last = 0;
         mt[i].kind = GLC__MEM_SHARED;
@@ -214,11 +216,12 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
         }
     }
     for (i = 0; i < g->nt; i++) {
-        int32_t b = g->t[i].alias - 1;
+        size_t off;
+        int32_t b = g->t[i].alias ? glc__alias_root(g, (int32_t)i, &off) : -1;
         if (b < 0 || p->place[b].region == GLC__REGION_NONE)
             continue;
         p->place[i] = p->place[b];
-        p->place[i].offset += g->t[i].alias_offset;
+        p->place[i].offset += off;
         p->place[i].bytes = tensor_bytes_at(g, (int32_t)i, NULL);
     }
     for (i = 0; i < p->nsteps; i++) {
@@ -330,12 +333,24 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
 
 /* ---- the compiler ---- */
 
-/* t is needed, and so is what it is part of. */
+/* t is needed, and so is everything it is part of. */
 static void mark_live(const glc_graph *g, char *live, int32_t t)
 {
-    live[t] = 1;
-    if (g->t[t].alias)
-        live[g->t[t].alias - 1] = 1;
+    for (;;) {
+        live[t] = 1;
+        if (!g->t[t].alias)
+            return;
+        t = g->t[t].alias - 1;
+    }
+}
+
+/* A node that writes persistent state (its output is part of a handle)
+ * runs whether or not anything reads it in this graph. */
+static int writes_handle(const glc_graph *g, const glc__gnode *nd)
+{
+    size_t off;
+    int32_t out = nd->tensor[nd->args.nin];
+    return g->t[out].alias && g->t[glc__alias_root(g, out, &off)].kind == GLC__T_HANDLE;
 }
 
 glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program *p, char *err,
@@ -368,6 +383,8 @@ glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program 
         mark_live(g, live, g->out[k].tensor);
     for (i = g->nn; i-- > 0;) {
         const glc__gnode *nd = &g->n[i];
+        if (!nd->dead && writes_handle(g, nd))
+            mark_live(g, live, nd->tensor[nd->args.nin]);
         if (nd->dead || !live[nd->tensor[nd->args.nin]])
             continue;
         for (j = 0; j < nd->args.nin; j++)

@@ -50,6 +50,9 @@ static void count_uses(fctx *c)
                 c->uses[g->n[i].tensor[j]]++;
     for (i = 0; i < g->nout; i++)
         c->uses[g->out[i].tensor]++;
+    for (i = 0; i < g->nt; i++)
+        if (g->t[i].alias)
+            c->uses[g->t[i].alias - 1] += 2; /* read through a view: not ours to hide */
 }
 
 /* The node producing tensor t when it is op `op`, used only once. */

@@ -35,6 +35,18 @@ static glc_tensor fail(glc_graph *g, glc_status st, const char *fmt, ...)
     return no_tensor;
 }
 
+glc_tensor glc__graph_fail(glc_graph *g, glc_status st, const char *fmt, ...)
+{
+    va_list ap;
+    if (g->status != GLC_OK)
+        return no_tensor;
+    g->status = st;
+    va_start(ap, fmt);
+    vsnprintf(g->errmsg, sizeof g->errmsg, fmt, ap);
+    va_end(ap);
+    return no_tensor;
+}
+
 glc_status glc_graph_create(glc_device *dev, glc_graph **out)
 {
     glc_graph *g;

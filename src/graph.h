@@ -78,6 +78,17 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
 int32_t glc__graph_add_tensor(glc_graph *g, glc__tkind kind, const char *name, glc_dtype dtype,
                               int rank, const int64_t *shape);
 
+/* Sets the graph's sticky error (when it has none) and returns no tensor. */
+glc_tensor glc__graph_fail(glc_graph *g, glc_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The tensor t is part of, followed to the end (t itself when it is no
+ * alias); *offset gets the bytes into it. */
+int32_t glc__alias_root(const glc_graph *g, int32_t t, size_t *offset);
+
 /* Node `node`'s args with the variables at vals (NULL: maxima), checked
  * by the op's rule (which fills in the output). */
 glc_status glc__graph_node_args(const glc_graph *g, size_t node, const int64_t *vals,

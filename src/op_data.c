@@ -7,8 +7,9 @@
  * Args, as the eager entry points and the graph builders pack them
  * (tensors inputs first, then the output):
  *   GET_ROWS  t: table, ids, out. No scalars.
- *   SET_ROWS  t: src, ids, dst (dst is the output; its V comes from the
- *             given tensor: the rule keeps it). No scalars.
+ *   SET_ROWS  t: src, ids, dst, out: dst (an input: the state before)
+ *             and out (the state after, the same bytes: one view given
+ *             twice eagerly, an alias of a handle in graphs). No scalars.
  *   COPY      t: x, out. i[0] = 1 when a permutation is given (0: the
  *             identity), i[1 .. 1 + rank) = perm.
  *   CONCAT    t: a, b, out. i[0] = axis (negative counts from the end).
@@ -30,8 +31,10 @@
  * neighbouring dims whose source strides allow it, so any copy that is
  * contiguous in the end (a conversion, a slice of the outermost dim, a
  * concat on the outermost dim) runs as a 1-D copy with no index
- * arithmetic; the others (transposes, inner slices and concats) decompose
- * the output index once per pair of elements.
+ * arithmetic; the others (inner slices and concats, permutations that keep
+ * the last dim) decompose the output index once per pair of elements; and
+ * transposes (the source's contiguous dim moved away from the last) run in
+ * 2-D tiles, so that both loads and stores come in whole runs.
  */
 #include "op_run.h"
 
@@ -40,7 +43,7 @@
 
 #define LOCAL 128      /* the ES 3.1 minimum of invocations: fits every device */
 #define UNROLL 4       /* pairs per invocation (contiguous copy, float get_rows) */
-#define UNROLL_IDX 2   /* pairs per invocation where copy decomposes indices */
+#define UNROLL_IDX 1   /* ... where copy decomposes indices (ALU-bound: no gain from more) */
 #define UNROLL_Q 2     /* 4-value units per invocation (quantized get_rows) */
 #define MAX_ELEMS 0xffffffffll /* element indices are u32 in the kernels */
 
@@ -141,7 +144,7 @@ static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int o
 {
     const glc__tensor *o = &a->t[out];
     uint64_t n = (uint64_t)glc__numel(o), pairs = (n + 1) / 2;
-    int two = g->axis >= 0, i, pad, ndim, unroll;
+    int two = g->axis >= 0, i, pad, ndim, unroll, tk = -1, tkl, tile;
     int ta = t_define(a->t[0].dtype), tb = two ? t_define(a->t[1].dtype) : ta;
     int to = t_define(o->dtype);
     int64_t n4[4], sa4[4], sb4[4];
@@ -157,9 +160,29 @@ static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int o
         sa4[i] = i >= pad ? g->sa[i - pad] : 0;
         sb4[i] = i >= pad && two ? g->sb[i - pad] : 0;
     }
+    /* A transpose (the source's contiguous dim tk is not the output's
+     * last): tiles of tkl (along tk: 32 bytes of the source) by
+     * 2 LOCAL / tkl (along the last dim), so that a warp's loads cover
+     * whole 32-byte runs of the source and its stores whole runs of the
+     * output; a flat order would read one element per run. A 16-bit
+     * output needs rows of whole words (even last dim). */
+    for (i = 0; !two && ndim >= 2 && sa4[3] != 1 && i < 3; i++)
+        if (sa4[i] == 1)
+            tk = i;
+    tkl = ta == 0 ? 8 : 16;
+    tile = tk >= 0 && n4[3] >= 16 && n4[tk] >= tkl && (to == 0 || n4[3] % 2 == 0);
     unroll = ndim == 1 ? UNROLL : UNROLL_IDX;
     d = glc__plan_dispatch(p, "copy", LOCAL, pairs);
     d->groups = (pairs + (uint64_t)(LOCAL * unroll) - 1) / (uint64_t)(LOCAL * unroll);
+    if (tile) {
+        int64_t wt = (n4[3] + 2 * LOCAL / tkl - 1) / (2 * LOCAL / tkl);
+        int64_t kt = (n4[tk] + tkl - 1) / tkl;
+        int64_t rest = n4[0] * n4[1] * n4[2] / n4[tk];
+        d->groups = (uint64_t)(rest * kt * wt);
+        sb4[0] = n4[0]; /* the tiled kernel has no b: its slots carry the tiling */
+        sb4[1] = wt;
+        sb4[2] = kt;
+    }
     if (d->groups == 0)
         d->groups = 1;
     glc__define_int(d, "TA", ta);
@@ -170,6 +193,11 @@ static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int o
     /* a 1-D run of a 16-bit dtype, unconverted: word moves */
     glc__define_int(d, "WORDS", !two && ndim == 1 && sa4[3] == 1 && ta == to && to != 0);
     glc__define_int(d, "UNROLL", unroll);
+    glc__define_int(d, "TILE", tile);
+    if (tile) {
+        glc__define_int(d, "TK", tk);
+        glc__define_int(d, "TKL", tkl);
+    }
     glc__plan_bind(d, 0, GLC_READ);
     if (two)
         glc__plan_bind(d, 1, GLC_READ);
@@ -180,7 +208,7 @@ static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int o
     for (i = 0; i < 4; i++)
         glc__plan_param(d, (uint32_t)sa4[i]);
     for (i = 0; i < 4; i++)
-        glc__plan_param(d, (uint32_t)sb4[i]);
+        glc__plan_param(d, (uint32_t)(two || tile ? sb4[i] : 0));
     glc__plan_param(d, (uint32_t)(two ? g->split : 0));
     glc__plan_param(d, (uint32_t)g->base);
 }
@@ -471,13 +499,17 @@ static glc_status set_rows_infer(glc__op_args *a, char *err, size_t len)
     if ((st = check_count(err, len, "set_rows", src, "src")) != GLC_OK ||
         (st = check_count(err, len, "set_rows", dst, "dst")) != GLC_OK)
         return st;
+    /* the output is dst after the write: same bytes (aliased in graphs) */
+    a->t[3].dtype = dst->dtype;
+    a->t[3].rank = dst->rank;
+    memcpy(a->t[3].shape, dst->shape, sizeof dst->shape);
     return GLC_OK;
 }
 
 static glc_status set_rows_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                                 char *err, size_t len)
 {
-    const glc__tensor *src = &a->t[0], *dst = &a->t[2];
+    const glc__tensor *src = &a->t[0], *dst = &a->t[3];
     int64_t rows = src->shape[0], d = glc__numel(src) / rows, u = (d + 1) / 2;
     glc__dispatch_plan *dp;
     (void)tg;
@@ -488,7 +520,7 @@ static glc_status set_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     glc__define_int(dp, "TD", t_define(dst->dtype));
     glc__plan_bind(dp, 0, GLC_READ);
     glc__plan_bind(dp, 1, GLC_READ);
-    glc__plan_bind(dp, 2, GLC_WRITE);
+    glc__plan_bind(dp, 3, GLC_WRITE);
     glc__plan_param(dp, (uint32_t)(rows * u));
     glc__plan_param(dp, (uint32_t)u);
     glc__plan_param(dp, (uint32_t)d);
@@ -518,11 +550,12 @@ glc_status glc_op_get_rows(glc_session *s, glc_view table, glc_view ids, glc_vie
 glc_status glc_op_set_rows(glc_session *s, glc_view src, glc_view ids, glc_view dst)
 {
     glc__op_args args;
-    glc_view v[3];
+    glc_view v[4];
     v[0] = src;
     v[1] = ids;
-    v[2] = dst;
-    glc__op_args_init(&args, GLC__OP_SET_ROWS, 2, 1);
+    v[2] = dst; /* read as the state before, */
+    v[3] = dst; /* written as the state after */
+    glc__op_args_init(&args, GLC__OP_SET_ROWS, 3, 1);
     return glc__op_run(s, &args, v, NULL);
 }
 

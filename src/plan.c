@@ -84,7 +84,10 @@ static glc_status build_cmds(glc_plan *p)
         c->total_groups = (uint32_t)d->groups;
         c->nbind = cc->nbind;
         for (j = 0; j < cc->nbind; j++) {
-            int32_t t = cc->bind[j].tensor;
+            size_t aoff;
+            /* an alias lives in what it is part of: that one may be shared */
+            int32_t t = cc->bind[j].tensor >= 0 ? glc__alias_root(p->g, cc->bind[j].tensor, &aoff)
+                                                : -1;
             c->bind[j].buffer = p->buf[cc->bind[j].buffer];
             c->bind[j].offset = cc->bind[j].offset;
             if (t >= 0 && p->ext[t].buf) {
@@ -308,6 +311,12 @@ static int32_t find_tensor(const glc_plan *p, glc__tkind kind, const char *name)
 /* The storage of tensor id: this plan's buffer, or a sharing plan's. */
 static glc_buffer *storage(const glc_plan *p, int32_t id, size_t *offset)
 {
+    size_t aoff;
+    int32_t r = glc__alias_root(p->g, id, &aoff);
+    if (p->ext[r].buf) {
+        *offset = p->ext[r].offset + aoff;
+        return p->ext[r].buf;
+    }
     if (p->ext[id].buf) {
         *offset = p->ext[id].offset;
         return p->ext[id].buf;
@@ -406,7 +415,8 @@ static glc_status params_ready(glc_plan *p, const char *fn)
     for (i = 0; i < p->g->nt; i++) {
         glc__tkind k = p->g->t[i].kind;
         if ((k == GLC__T_PARAM || k == GLC__T_HANDLE) && !p->param_set[i] &&
-            p->prog.place[i].region != GLC__REGION_NONE && !p->g->t[i].packed)
+            p->prog.place[i].region != GLC__REGION_NONE && !p->g->t[i].packed &&
+            !p->ext[i].buf /* another plan's storage: that plan sets it */)
             return glc__fail(p->dev, GLC_ERR_STATE, "%s: %s \"%s\" was never %s", fn,
                              k == GLC__T_PARAM ? "param" : "handle", p->g->t[i].name,
                              k == GLC__T_PARAM ? "set" : "bound");

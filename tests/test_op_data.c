@@ -173,6 +173,18 @@ static void test_copy(void **state)
             else
                 run_copy(dev, &seed, 3, sh, NULL, floats[i % 3], floats[(i + 1) % 3]);
         }
+        /* transposes large enough for 2-D tiles: the source's contiguous
+         * dim lands at each position (TK 2, 1, 0); an odd last dim (f32) */
+        {
+            static const int64_t t1[2] = {37, 41}, t2[2] = {24, 50}, t3[3] = {20, 5, 12};
+            static const int64_t t4[4] = {18, 3, 2, 16}, t5[2] = {40, 16};
+            static const int p10[2] = {1, 0}, p210[3] = {2, 1, 0}, p3210[4] = {3, 2, 1, 0};
+            run_copy(dev, &seed, 2, t1, p10, F32, F32);
+            run_copy(dev, &seed, 2, t2, p10, F16, F16);
+            run_copy(dev, &seed, 2, t5, p10, BF16, F32);
+            run_copy(dev, &seed, 3, t3, p210, F32, BF16);
+            run_copy(dev, &seed, 4, t4, p3210, F16, F16);
+        }
         /* random shapes (dims of 1 included) and permutations */
         for (iter = 0; iter < 24; iter++) {
             int rank = 1 + iter % 4, perm[4];
@@ -519,13 +531,15 @@ static void test_folding(void **state)
     for (min = 0; min < 2; min++) {
         glc_device *dev = open_dev(min);
         static const int64_t s3[3] = {17, 9, 13}, sr[2] = {200, 5};
-        static const int p3[3] = {2, 0, 1};
+        static const int p3[3] = {2, 0, 1}, p10[2] = {1, 0};
+        static const int64_t t1[2] = {37, 41};
         int64_t n = 3001, b3[3] = {17, 4, 13};
         dev->info.limits.max_group_count[0] = 3;
         dev->info.limits.max_group_count[1] = 2;
         dev->info.limits.max_group_count[2] = 64;
         run_copy(dev, &seed, 3, s3, p3, GLC_DTYPE_F32, GLC_DTYPE_BF16);
         run_copy(dev, &seed, 1, &n, NULL, GLC_DTYPE_F16, GLC_DTYPE_F16);
+        run_copy(dev, &seed, 2, t1, p10, GLC_DTYPE_F32, GLC_DTYPE_F32);
         run_slice(dev, &seed, 3, s3, 1, 2, 5, GLC_DTYPE_BF16, GLC_DTYPE_F32);
         run_concat(dev, &seed, 3, s3, b3, 1, GLC_DTYPE_F16, GLC_DTYPE_F32, GLC_DTYPE_BF16);
         run_get_rows(dev, &seed, GLC_DTYPE_Q8_0, 40, 64, 1, &n, GLC_DTYPE_F32);
@@ -542,7 +556,8 @@ static void test_big_grid(void **state)
 {
     glc_device *dev = open_dev(1);
     int64_t n = (1 << 23) + 5, v = n + 2, sh[2], i;
-    uint16_t *src = malloc((size_t)n * 2), *dst = malloc((size_t)v * 2), *got = malloc((size_t)v * 2);
+    uint16_t *src = malloc((size_t)n * 2), *dst = malloc((size_t)v * 2);
+    uint16_t *got = malloc((size_t)v * 2);
     int32_t *ids = malloc((size_t)n * 4);
     ot_tensor S, I, D;
     glc_session *s;
@@ -584,6 +599,73 @@ static void test_big_grid(void **state)
     free(got);
     free(ids);
     glc_device_destroy(dev);
+}
+
+/* ---- a sequence ---- */
+
+/* A decode step's data movement in one RECORDED session: new rows
+ * converted f32 -> f16, written into a cache at positions, rows of the
+ * cache gathered (f16 -> bf16) and joined to another tensor. Each op reads
+ * what the one before wrote, so the tracker must put a barrier before each
+ * (the byte ranges the ops bind are what it sees). */
+static void test_sequence(void **state)
+{
+    enum { N = 3, D = 24, V = 16, M = 4, E = 8 };
+    int64_t ks[2] = {N, D}, cs[2] = {V, D}, ns = N, ms = M, rs[2] = {M, D}, os[2] = {M, E};
+    int64_t outs[2] = {M, D + E};
+    int32_t ids[N] = {5, 0, 15}, ids2[M] = {15, 5, 7, 0};
+    float k[N * D], cache[V * D], other[M * E], idsf[N], ids2f[M], rows[M * D];
+    float want[M * (D + E)];
+    uint64_t seed = 99;
+    int min, i;
+    (void)state;
+    for (i = 0; i < N; i++)
+        idsf[i] = (float)ids[i];
+    for (i = 0; i < M; i++)
+        ids2f[i] = (float)ids2[i];
+    for (min = 0; min < 2; min++) {
+        glc_device *dev = open_dev(min);
+        ot_tensor K, K16, C, I, I2, R, O, OUT;
+        glc_session *s;
+        glc_dispatch_stats st;
+        ot_fill(&seed, k, N * D, -2.0f, 2.0f);
+        ot_fill(&seed, cache, V * D, -2.0f, 2.0f);
+        ot_fill(&seed, other, M * E, -2.0f, 2.0f);
+        ot_round(F16, cache, V * D);
+        ot_round(F16, other, M * E);
+        K = ot_tensor_new(dev, F32, 2, ks, k);
+        K16 = ot_tensor_new(dev, F16, 2, ks, NULL);
+        C = ot_tensor_new(dev, F16, 2, cs, cache);
+        I = ot_tensor_new(dev, GLC_DTYPE_I32, 1, &ns, idsf);
+        I2 = ot_tensor_new(dev, GLC_DTYPE_I32, 1, &ms, ids2f);
+        R = ot_tensor_new(dev, BF16, 2, rs, NULL);
+        O = ot_tensor_new(dev, F16, 2, os, other);
+        OUT = ot_tensor_new(dev, F32, 2, outs, NULL);
+        assert_int_equal(glc_session_begin(dev, GLC_SESSION_RECORDED, &s), GLC_OK);
+        must(dev, glc_op_copy(s, K.view, NULL, K16.view), "sequence copy");
+        must(dev, glc_op_set_rows(s, K16.view, I.view, C.view), "sequence set_rows");
+        must(dev, glc_op_get_rows(s, C.view, I2.view, R.view), "sequence get_rows");
+        must(dev, glc_op_concat(s, R.view, O.view, 1, OUT.view), "sequence concat");
+        assert_int_equal(glc_session_finish(s, &st), GLC_OK);
+        assert_int_equal(st.dispatches, 4);
+        assert_int_equal(st.barriers, 3);
+        ot_round(F16, k, N * D);
+        ref_set_rows(k, N, D, ids, cache, V);
+        ref_get_rows(cache, V, D, ids2, M, rows);
+        ot_round(BF16, rows, M * D);
+        ref_concat(rows, rs, other, os, 2, 1, want);
+        read_check("sequence cache", &C, cache);
+        read_check("sequence out", &OUT, want);
+        ot_free(&K);
+        ot_free(&K16);
+        ot_free(&C);
+        ot_free(&I);
+        ot_free(&I2);
+        ot_free(&R);
+        ot_free(&O);
+        ot_free(&OUT);
+        glc_device_destroy(dev);
+    }
 }
 
 /* ---- a graph ---- */
@@ -826,7 +908,8 @@ int main(void)
         cmocka_unit_test(test_copy),      cmocka_unit_test(test_slice),
         cmocka_unit_test(test_concat),    cmocka_unit_test(test_get_rows),
         cmocka_unit_test(test_set_rows),  cmocka_unit_test(test_folding),
-        cmocka_unit_test(test_big_grid),  cmocka_unit_test(test_graph),
+        cmocka_unit_test(test_big_grid),  cmocka_unit_test(test_sequence),
+        cmocka_unit_test(test_graph),
         cmocka_unit_test(test_graph_errors), cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,476 @@
+/*
+ * The llama-style decoder of examples/transformer.c (see llama.h): configs,
+ * weights (generation, GGML block quantization, the file format), and the
+ * graph of the prefill and decode plans, built with the public API only.
+ *
+ * Weights file (little-endian), read by bench/torch_ref.py too:
+ *   "GLCWTS01"; u32 d, layers, heads, kv_heads, head_dim, ffn, vocab,
+ *   max_seq; f32 rope_base, eps; u32 wdtype, seed, ntensors; then per
+ *   tensor: u32 name length, name, u32 dtype (glc_dtype), u32 rank, i64
+ *   shape[rank], u64 bytes, the bytes.
+ */
+#include "llama.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int llama_config(const char *name, llama_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->rope_base = 10000.0f;
+    c->eps = 1e-5f;
+    c->wdtype = GLC_DTYPE_F32;
+    c->cache = GLC_DTYPE_F32;
+    c->seed = 1234;
+    if (strcmp(name, "tiny") == 0) {
+        c->d = 256, c->layers = 4, c->heads = 8, c->kv_heads = 2, c->head_dim = 32;
+        c->ffn = 768, c->vocab = 2048, c->max_seq = 256;
+        return 1;
+    }
+    if (strcmp(name, "1b") == 0) {
+        c->d = 2048, c->layers = 16, c->heads = 32, c->kv_heads = 8, c->head_dim = 64;
+        c->ffn = 8192, c->vocab = 32000, c->max_seq = 2048;
+        c->cache = GLC_DTYPE_F16;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- f16 and GGML blocks ---- */
+
+static uint16_t f32_to_f16(float f)
+{
+    uint32_t x, sign, mant;
+    int32_t exp;
+    memcpy(&x, &f, 4);
+    sign = (x >> 16) & 0x8000u;
+    exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    mant = x & 0x7fffffu;
+    if (((x >> 23) & 0xff) == 0xff)
+        return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+    if (exp >= 31)
+        return (uint16_t)(sign | 0x7c00u);
+    if (exp <= 0) { /* subnormal or zero: round the shifted mantissa to nearest even */
+        uint32_t m = mant | 0x800000u, shift = (uint32_t)(14 - exp), half, r;
+        if (shift > 24)
+            return (uint16_t)sign;
+        half = 1u << (shift - 1);
+        r = m >> shift;
+        if ((m & ((half << 1) - 1)) > half || ((m & ((half << 1) - 1)) == half && (r & 1)))
+            r++;
+        return (uint16_t)(sign | r);
+    }
+    {
+        uint32_t r = ((uint32_t)exp << 10) | (mant >> 13), rest = mant & 0x1fffu;
+        if (rest > 0x1000u || (rest == 0x1000u && (r & 1)))
+            r++; /* may carry into the exponent: still right */
+        return (uint16_t)(sign | r);
+    }
+}
+
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, x;
+    float f;
+    if (exp == 0) {
+        f = ldexpf((float)mant, -24);
+        return sign ? -f : f;
+    }
+    x = exp == 31 ? sign | 0x7f800000u | (mant << 13) : sign | ((exp + 112) << 23) | (mant << 13);
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+float llama_f16_round(float v) { return f16_to_f32(f32_to_f16(v)); }
+
+/* 32 values into one block: Q8_0 = f16 d, 32 x int8 (d = max|x| / 127);
+ * Q4_0 = f16 d, 16 bytes of nibbles, value j low and j + 16 high
+ * (d = the value of largest magnitude / -8). */
+static void quantize_block(glc_dtype dt, const float *x, unsigned char *out)
+{
+    float amax = 0, m = 0, d, id;
+    uint16_t hd;
+    int j;
+    for (j = 0; j < 32; j++)
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            m = x[j];
+        }
+    if (dt == GLC_DTYPE_Q8_0) {
+        d = amax / 127.0f;
+        id = d != 0 ? 1.0f / d : 0;
+        hd = f32_to_f16(d);
+        memcpy(out, &hd, 2);
+        for (j = 0; j < 32; j++)
+            out[2 + j] = (unsigned char)(signed char)lrintf(x[j] * id);
+        return;
+    }
+    d = m / -8.0f;
+    id = d != 0 ? 1.0f / d : 0;
+    hd = f32_to_f16(d);
+    memcpy(out, &hd, 2);
+    for (j = 0; j < 16; j++) {
+        int lo = (int)(x[j] * id + 8.5f), hi = (int)(x[j + 16] * id + 8.5f);
+        lo = lo < 0 ? 0 : lo > 15 ? 15 : lo;
+        hi = hi < 0 ? 0 : hi > 15 ? 15 : hi;
+        out[2 + j] = (unsigned char)(lo | hi << 4);
+    }
+}
+
+static void dequantize_block(glc_dtype dt, const unsigned char *b, float *x)
+{
+    uint16_t hd;
+    float d;
+    int j;
+    memcpy(&hd, b, 2);
+    d = f16_to_f32(hd);
+    for (j = 0; j < 32; j++)
+        x[j] = dt == GLC_DTYPE_Q8_0 ? d * (float)(signed char)b[2 + j]
+               : d * (float)(((j < 16 ? b[2 + j] : b[2 + j - 16] >> 4) & 15) - 8);
+}
+
+static size_t row_bytes(glc_dtype dt, int64_t n)
+{
+    return dt == GLC_DTYPE_Q8_0   ? (size_t)n / 32 * 34
+           : dt == GLC_DTYPE_Q4_0 ? (size_t)n / 32 * 18
+           : dt == GLC_DTYPE_F16  ? (size_t)n * 2
+                                  : (size_t)n * 4;
+}
+
+/* ---- weights ---- */
+
+static llama_tensor *add(llama_weights *w, const char *name, int layer, glc_dtype dt, int64_t r,
+                         int64_t c)
+{
+    llama_tensor *t = &w->t[w->n++];
+    memset(t, 0, sizeof *t);
+    if (layer >= 0)
+        snprintf(t->name, sizeof t->name, "%s.%d", name, layer);
+    else
+        snprintf(t->name, sizeof t->name, "%s", name);
+    t->dtype = dt;
+    t->rank = c ? 2 : 1;
+    t->shape[0] = r;
+    t->shape[1] = c;
+    t->bytes = c ? (size_t)r * row_bytes(dt, c) : (size_t)r * 4;
+    return t;
+}
+
+/* The tensor list of a config, no data yet. */
+static int layout(const llama_cfg *c, llama_weights *w)
+{
+    int l, q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim;
+    glc_dtype m = c->wdtype;
+    w->cfg = *c;
+    w->n = 0;
+    w->t = calloc((size_t)(9 * c->layers + 3), sizeof *w->t);
+    if (!w->t)
+        return 0;
+    add(w, "tok_emb", -1, m, c->vocab, c->d);
+    for (l = 0; l < c->layers; l++) {
+        add(w, "attn_norm", l, GLC_DTYPE_F32, c->d, 0);
+        add(w, "wq", l, m, q, c->d);
+        add(w, "wk", l, m, kv, c->d);
+        add(w, "wv", l, m, kv, c->d);
+        add(w, "wo", l, m, c->d, q);
+        add(w, "ffn_norm", l, GLC_DTYPE_F32, c->d, 0);
+        add(w, "w1", l, m, c->ffn, c->d);
+        add(w, "w3", l, m, c->ffn, c->d);
+        add(w, "w2", l, m, c->d, c->ffn);
+    }
+    add(w, "out_norm", -1, GLC_DTYPE_F32, c->d, 0);
+    add(w, "out", -1, m, c->vocab, c->d);
+    return 1;
+}
+
+static uint64_t next_u64(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+
+int llama_generate(const llama_cfg *c, llama_weights *w)
+{
+    int i;
+    if (!layout(c, w))
+        return 0;
+    for (i = 0; i < w->n; i++) {
+        llama_tensor *t = &w->t[i];
+        int64_t rows = t->shape[0], cols = t->rank == 2 ? t->shape[1] : rows, r, j;
+        uint64_t s = ((uint64_t)c->seed << 20) ^ (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull;
+        /* matrices: std 1/sqrt(fan in); the embedding: std 0.5; norms: 1 +- 0.1 */
+        float a = t->rank == 1 ? 0.1f : i == 0 ? 0.866f : sqrtf(3.0f / (float)cols);
+        float row[65536];
+        if (!(t->data = malloc(t->bytes ? t->bytes : 1)))
+            return 0;
+        if (t->rank == 1)
+            rows = 1;
+        for (r = 0; r < rows; r++) {
+            unsigned char *dst = t->data + (size_t)r * row_bytes(t->dtype, cols);
+            for (j = 0; j < cols; j++) {
+                float u = (float)(next_u64(&s) >> 40) / (float)(1u << 24) * 2.0f - 1.0f;
+                row[j] = (t->rank == 1 ? 1.0f : 0.0f) + a * u;
+            }
+            if (t->dtype == GLC_DTYPE_F32)
+                memcpy(dst, row, (size_t)cols * 4);
+            else if (t->dtype == GLC_DTYPE_F16)
+                for (j = 0; j < cols; j++) {
+                    uint16_t h = f32_to_f16(row[j]);
+                    memcpy(dst + j * 2, &h, 2);
+                }
+            else
+                for (j = 0; j < cols; j += 32)
+                    quantize_block(t->dtype, row + j, dst + (size_t)j / 32 * row_bytes(t->dtype, 32));
+        }
+    }
+    return 1;
+}
+
+int llama_values(llama_weights *w)
+{
+    int i;
+    for (i = 0; i < w->n; i++) {
+        llama_tensor *t = &w->t[i];
+        size_t n = (size_t)t->shape[0] * (size_t)(t->rank == 2 ? t->shape[1] : 1), k;
+        if (t->values)
+            continue;
+        if (!(t->values = malloc(n * 4)))
+            return 0;
+        if (t->dtype == GLC_DTYPE_F32)
+            memcpy(t->values, t->data, n * 4);
+        else if (t->dtype == GLC_DTYPE_F16)
+            for (k = 0; k < n; k++) {
+                uint16_t h;
+                memcpy(&h, t->data + k * 2, 2);
+                t->values[k] = f16_to_f32(h);
+            }
+        else
+            for (k = 0; k < n; k += 32)
+                dequantize_block(t->dtype, t->data + k / 32 * row_bytes(t->dtype, 32), t->values + k);
+    }
+    return 1;
+}
+
+void llama_free(llama_weights *w)
+{
+    int i;
+    for (i = 0; w->t && i < w->n; i++) {
+        free(w->t[i].data);
+        free(w->t[i].values);
+    }
+    free(w->t);
+    w->t = NULL;
+    w->n = 0;
+}
+
+const llama_tensor *llama_find(const llama_weights *w, const char *name)
+{
+    int i;
+    for (i = 0; i < w->n; i++)
+        if (strcmp(w->t[i].name, name) == 0)
+            return &w->t[i];
+    return NULL;
+}
+
+int llama_save(const llama_weights *w, const char *path)
+{
+    const llama_cfg *c = &w->cfg;
+    FILE *f = fopen(path, "wb");
+    uint32_t h[11] = {(uint32_t)c->d, (uint32_t)c->layers, (uint32_t)c->heads,
+                      (uint32_t)c->kv_heads, (uint32_t)c->head_dim, (uint32_t)c->ffn,
+                      (uint32_t)c->vocab, (uint32_t)c->max_seq, 0, 0, 0};
+    float fl[2] = {c->rope_base, c->eps};
+    uint32_t tail[3] = {(uint32_t)c->wdtype, c->seed, (uint32_t)w->n};
+    int i, ok;
+    if (!f)
+        return 0;
+    ok = fwrite("GLCWTS01", 1, 8, f) == 8 && fwrite(h, 4, 8, f) == 8 && fwrite(fl, 4, 2, f) == 2 &&
+         fwrite(tail, 4, 3, f) == 3;
+    for (i = 0; ok && i < w->n; i++) {
+        const llama_tensor *t = &w->t[i];
+        uint32_t meta[3] = {(uint32_t)strlen(t->name), (uint32_t)t->dtype, (uint32_t)t->rank};
+        uint64_t bytes = t->bytes;
+        ok = fwrite(meta, 4, 1, f) == 1 && fwrite(t->name, 1, meta[0], f) == meta[0] &&
+             fwrite(meta + 1, 4, 2, f) == 2 &&
+             fwrite(t->shape, 8, (size_t)t->rank, f) == (size_t)t->rank &&
+             fwrite(&bytes, 8, 1, f) == 1 && fwrite(t->data, 1, t->bytes, f) == t->bytes;
+    }
+    return fclose(f) == 0 && ok;
+}
+
+int llama_load(const char *path, llama_weights *w)
+{
+    FILE *f = fopen(path, "rb");
+    char magic[8];
+    uint32_t h[8], tail[3];
+    float fl[2];
+    llama_cfg c;
+    int i, ok;
+    memset(w, 0, sizeof *w);
+    if (!f)
+        return 0;
+    ok = fread(magic, 1, 8, f) == 8 && memcmp(magic, "GLCWTS01", 8) == 0 &&
+         fread(h, 4, 8, f) == 8 && fread(fl, 4, 2, f) == 2 && fread(tail, 4, 3, f) == 3;
+    if (ok) {
+        memset(&c, 0, sizeof c);
+        c.d = (int)h[0], c.layers = (int)h[1], c.heads = (int)h[2], c.kv_heads = (int)h[3];
+        c.head_dim = (int)h[4], c.ffn = (int)h[5], c.vocab = (int)h[6], c.max_seq = (int)h[7];
+        c.rope_base = fl[0], c.eps = fl[1], c.wdtype = (glc_dtype)tail[0], c.seed = tail[1];
+        c.cache = c.d >= 1024 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
+        ok = layout(&c, w) && (int)tail[2] == w->n;
+    }
+    for (i = 0; ok && i < w->n; i++) {
+        llama_tensor *t = &w->t[i];
+        uint32_t len, meta[2];
+        int64_t shape[2] = {0, 0};
+        uint64_t bytes;
+        char name[32];
+        ok = fread(&len, 4, 1, f) == 1 && len < sizeof name && fread(name, 1, len, f) == len &&
+             fread(meta, 4, 2, f) == 2 && meta[1] >= 1 && meta[1] <= 2 &&
+             fread(shape, 8, meta[1], f) == meta[1] && fread(&bytes, 8, 1, f) == 1;
+        if (!ok)
+            break;
+        name[len] = '\0';
+        ok = strcmp(name, t->name) == 0 && meta[0] == (uint32_t)t->dtype &&
+             (int)meta[1] == t->rank && shape[0] == t->shape[0] && shape[1] == t->shape[1] &&
+             bytes == t->bytes && (t->data = malloc(t->bytes)) != NULL &&
+             fread(t->data, 1, t->bytes, f) == t->bytes;
+    }
+    fclose(f);
+    if (!ok)
+        llama_free(w);
+    return ok;
+}
+
+/* ---- plans ---- */
+
+static glc_tensor weight(glc_graph *g, const char *name, int layer, glc_dtype dt, int64_t r,
+                         int64_t c)
+{
+    char full[32];
+    int64_t s[2];
+    s[0] = r;
+    s[1] = c;
+    if (layer >= 0)
+        snprintf(full, sizeof full, "%s.%d", name, layer);
+    else
+        snprintf(full, sizeof full, "%s", name);
+    return glc_graph_param(g, full, dt, c ? 2 : 1, s);
+}
+
+/* x W^T for a weight of the model's dtype */
+static glc_tensor proj(glc_graph *g, const llama_cfg *c, glc_tensor x, glc_tensor w)
+{
+    glc_matmul_desc nt = {1};
+    if (c->wdtype == GLC_DTYPE_Q8_0 || c->wdtype == GLC_DTYPE_Q4_0)
+        return glc_matmul_q(g, x, w, glc_none());
+    return glc_matmul(g, x, w, glc_none(), &nt);
+}
+
+glc_status llama_plan(glc_device *dev, const llama_cfg *c, int decode, int max_prompt,
+                      uint32_t compile_flags, glc_plan **out)
+{
+    int64_t q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim, t, len, s2[2], s3[3];
+    int64_t one = 1;
+    glc_tensor tokens, pos, last, x, logits;
+    glc_rope_desc rope;
+    glc_compile_desc cd;
+    glc_graph *g;
+    glc_status st;
+    int l;
+    if ((st = glc_graph_create(dev, &g)) != GLC_OK)
+        return st;
+    t = decode ? 1 : glc_graph_var(g, "T", 1, max_prompt);
+    len = decode ? glc_graph_var(g, "L", 1, c->max_seq) : 0;
+    tokens = glc_graph_input(g, "tokens", GLC_DTYPE_I32, 1, &t);
+    pos = glc_graph_input(g, "pos", GLC_DTYPE_I32, 1, &t);
+    last = glc_graph_input(g, "last", GLC_DTYPE_I32, 1, &one);
+    memset(&rope, 0, sizeof rope);
+    rope.mode = GLC_ROPE_NEOX;
+    rope.base = c->rope_base;
+    x = glc_get_rows(g, weight(g, "tok_emb", -1, c->wdtype, c->vocab, c->d), tokens);
+    for (l = 0; l < c->layers; l++) {
+        glc_tensor h, qv, kvv, vv, kc, vc, a, f, h2;
+        glc_sdpa_desc sd;
+        char name[32];
+        s3[0] = c->max_seq;
+        s3[1] = c->kv_heads;
+        s3[2] = c->head_dim;
+        snprintf(name, sizeof name, "kcache.%d", l);
+        kc = glc_graph_handle(g, name, c->cache, 3, s3);
+        snprintf(name, sizeof name, "vcache.%d", l);
+        vc = glc_graph_handle(g, name, c->cache, 3, s3);
+        h = glc_rms_norm(g, x, weight(g, "attn_norm", l, GLC_DTYPE_F32, c->d, 0), c->eps);
+        s3[0] = t;
+        s3[1] = c->heads;
+        qv = glc_reshape(g, proj(g, c, h, weight(g, "wq", l, c->wdtype, q, c->d)), 3, s3);
+        s3[1] = c->kv_heads;
+        kvv = glc_reshape(g, proj(g, c, h, weight(g, "wk", l, c->wdtype, kv, c->d)), 3, s3);
+        vv = glc_reshape(g, proj(g, c, h, weight(g, "wv", l, c->wdtype, kv, c->d)), 3, s3);
+        qv = glc_rope(g, qv, pos, &rope, glc_none());
+        kvv = glc_rope(g, kvv, pos, &rope, glc_none());
+        kc = glc_set_rows(g, kc, kvv, pos);
+        vc = glc_set_rows(g, vc, vv, pos);
+        memset(&sd, 0, sizeof sd);
+        if (decode) {
+            sd.q_offset = -1;
+            sd.kv_len = len;
+            a = glc_sdpa_decode(g, qv, kc, vc, &sd);
+        } else {
+            sd.causal = 1;
+            a = glc_sdpa(g, qv, kvv, vv, &sd);
+        }
+        s2[0] = t;
+        s2[1] = q;
+        x = glc_add(g, x, proj(g, c, glc_reshape(g, a, 2, s2), weight(g, "wo", l, c->wdtype, c->d, q)));
+        h2 = glc_rms_norm(g, x, weight(g, "ffn_norm", l, GLC_DTYPE_F32, c->d, 0), c->eps);
+        f = glc_mul(g, glc_unary(g, GLC_UNARY_SILU,
+                                 proj(g, c, h2, weight(g, "w1", l, c->wdtype, c->ffn, c->d)), 0),
+                    proj(g, c, h2, weight(g, "w3", l, c->wdtype, c->ffn, c->d)));
+        x = glc_add(g, x, proj(g, c, f, weight(g, "w2", l, c->wdtype, c->d, c->ffn)));
+    }
+    x = glc_rms_norm(g, x, weight(g, "out_norm", -1, GLC_DTYPE_F32, c->d, 0), c->eps);
+    logits = proj(g, c, glc_get_rows(g, x, last), weight(g, "out", -1, c->wdtype, c->vocab, c->d));
+    glc_graph_output(g, "logits", logits);
+    glc_graph_output(g, "next", glc_argmax(g, logits));
+    cd.flags = compile_flags;
+    st = glc_graph_compile(g, &cd, out);
+    if (st != GLC_OK)
+        fprintf(stderr, "llama: %s\n", glc_graph_errmsg(g)[0] ? glc_graph_errmsg(g)
+                                                               : glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return st;
+}
+
+glc_status llama_set_params(glc_plan *p, const llama_weights *w)
+{
+    glc_status st;
+    int i;
+    for (i = 0; i < w->n; i++)
+        if ((st = glc_plan_set_param_typed(p, w->t[i].name, w->t[i].data, w->t[i].bytes,
+                                           w->t[i].dtype)) != GLC_OK)
+            return st;
+    return GLC_OK;
+}
+
+glc_status llama_reset_cache(glc_plan *p, const llama_cfg *c)
+{
+    size_t bytes = (size_t)c->max_seq * (size_t)(c->kv_heads * c->head_dim) *
+                   (c->cache == GLC_DTYPE_F16 ? 2 : 4);
+    void *zeros = calloc(1, bytes);
+    glc_status st = GLC_OK;
+    char name[32];
+    int l, kv;
+    if (!zeros)
+        return GLC_ERR_OUT_OF_MEMORY;
+    for (l = 0; l < c->layers && st == GLC_OK; l++)
+        for (kv = 0; kv < 2 && st == GLC_OK; kv++) {
+            snprintf(name, sizeof name, "%ccache.%d", kv ? 'v' : 'k', l);
+            st = glc_plan_bind_handle(p, name, zeros, bytes);
+        }
+    free(zeros);
+    return st;
+}

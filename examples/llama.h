@@ -1,0 +1,86 @@
+/*
+ * A llama-style decoder on glcompute, for examples/transformer.c: the
+ * config, weights (generated from a seed, saved to / loaded from a file
+ * that bench/torch_ref.py reads too), the two plans (prefill and decode)
+ * and a plain C reference of the same model.
+ *
+ * Model: x = tok_emb[tokens]; per layer: h = rms_norm(x) * attn_norm;
+ * q, k, v = h Wq^T, h Wk^T, h Wv^T as [T, heads, head_dim]; RoPE (NeoX) on
+ * q and k at the tokens' positions; k, v appended to the layer's KV cache
+ * (a plan handle); grouped-query causal attention; x += attn Wo^T; h2 =
+ * rms_norm(x) * ffn_norm; x += (silu(h2 W1^T) * (h2 W3^T)) W2^T. Logits =
+ * (rms_norm(x) * out_norm) Wout^T of the last position; next = argmax.
+ */
+#ifndef LLAMA_H
+#define LLAMA_H
+
+#include <glcompute.h>
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct llama_cfg {
+    int d, layers, heads, kv_heads, head_dim, ffn, vocab, max_seq;
+    float rope_base, eps;
+    glc_dtype wdtype;   /* embedding and matrices: F32, F16, Q8_0 or Q4_0 */
+    glc_dtype cache;    /* KV cache: F32 or F16 */
+    uint32_t seed;
+} llama_cfg;
+
+/* "tiny" or "1b"; 0 when the name is unknown. */
+int llama_config(const char *name, llama_cfg *c);
+
+/* One weight tensor: its storage bytes (what the GPU gets, and what the
+ * file holds) and the f32 values they stand for (what the reference uses). */
+typedef struct llama_tensor {
+    char name[32];
+    glc_dtype dtype;
+    int rank;
+    int64_t shape[2];
+    size_t bytes;
+    unsigned char *data;
+    float *values; /* NULL until llama_values() */
+} llama_tensor;
+
+typedef struct llama_weights {
+    llama_cfg cfg;
+    int n;
+    llama_tensor *t;
+} llama_weights;
+
+/* Generates every weight from cfg->seed (uniform, scaled by fan-in; norms
+ * near 1), stored in cfg->wdtype. Returns 0 on out of memory. */
+int llama_generate(const llama_cfg *cfg, llama_weights *w);
+int llama_save(const llama_weights *w, const char *path);
+/* Reads a file written by llama_save; the config comes from the file. */
+int llama_load(const char *path, llama_weights *w);
+void llama_free(llama_weights *w);
+const llama_tensor *llama_find(const llama_weights *w, const char *name);
+/* Fills every tensor's f32 values from its storage bytes. */
+int llama_values(llama_weights *w);
+
+/* The prefill (decode = 0: T tokens, a variable "T" up to max_prompt) or
+ * decode (one token, cache length variable "L" up to max_seq) plan.
+ * Inputs (slots in this order): tokens I32 [T], pos I32 [T], last I32 [1]
+ * (the row whose logits are wanted); outputs: logits F32 [1, vocab], next
+ * I32 [1]. Handles "kcache.<l>", "vcache.<l>". */
+glc_status llama_plan(glc_device *dev, const llama_cfg *c, int decode, int max_prompt,
+                      uint32_t compile_flags, glc_plan **out);
+/* Sets every param of p from w. */
+glc_status llama_set_params(glc_plan *p, const llama_weights *w);
+/* Zeroes the KV caches of p (binds them). */
+glc_status llama_reset_cache(glc_plan *p, const llama_cfg *c);
+
+/* v as stored in f16 (round to nearest even) and read back. */
+float llama_f16_round(float v);
+
+/* The plain C reference: one model state with its own f32 KV cache (held
+ * in the cache dtype's precision, as the GPU's). */
+typedef struct llama_ref llama_ref;
+llama_ref *llama_ref_create(const llama_weights *w);
+void llama_ref_destroy(llama_ref *r);
+/* Feeds n tokens at positions pos0.. and writes the logits after the last
+ * one into logits[vocab]. */
+void llama_ref_forward(llama_ref *r, const int32_t *tokens, int n, int pos0, float *logits);
+
+#endif

@@ -1,0 +1,410 @@
+/*
+ * transformer: the main job. A llama-style decoder (examples/llama.h) on
+ * glcompute: a prefill plan compiled for a maximum prompt length and run
+ * at the prompt's, then greedy decode with a second plan that shares the
+ * first one's params and KV-cache handles; the next token is the GPU's
+ * argmax. On the tiny config (the default, what `make demo` runs) every
+ * step's logits are checked against the plain C reference. Prints a report:
+ * device, config, prefill tokens/s, decode ms per token, dispatches and
+ * barriers per token, arena vs liveness bound, top kernels by GPU time.
+ *
+ * Usage: transformer [--config tiny|1b] [--wdtype f32|f16|q8_0|q4_0]
+ *   [--cache f32|f16] [--prompt N] [--decode N] [--max-prompt N] [--seed N]
+ *   [--save FILE] [--load FILE] [--logits FILE] [--report-json FILE]
+ *   [--verify | --no-verify] [--no-fuse]
+ */
+#include "llama.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct opts {
+    const char *config, *save, *load, *logits, *json;
+    glc_dtype wdtype, cache;
+    int prompt, decode, max_prompt, verify, no_fuse;
+    long seed;
+} opts;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int dtype_of(const char *s, glc_dtype *out)
+{
+    static const struct { const char *n; glc_dtype d; } names[] = {
+        {"f32", GLC_DTYPE_F32}, {"f16", GLC_DTYPE_F16}, {"q8_0", GLC_DTYPE_Q8_0}, {"q4_0", GLC_DTYPE_Q4_0}};
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].n) == 0) {
+            *out = names[i].d;
+            return 1;
+        }
+    return 0;
+}
+
+static int parse(int argc, char **argv, opts *o)
+{
+    int i;
+    memset(o, 0, sizeof *o);
+    o->config = "tiny";
+    o->prompt = -1, o->decode = -1, o->max_prompt = -1, o->verify = -1, o->seed = -1;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int used = 1;
+        if (strcmp(a, "--config") == 0 && v) o->config = v;
+        else if (strcmp(a, "--wdtype") == 0 && v && dtype_of(v, &o->wdtype)) ;
+        else if (strcmp(a, "--cache") == 0 && v && dtype_of(v, &o->cache) && o->cache <= GLC_DTYPE_F16) ;
+        else if (strcmp(a, "--prompt") == 0 && v) o->prompt = atoi(v);
+        else if (strcmp(a, "--decode") == 0 && v) o->decode = atoi(v);
+        else if (strcmp(a, "--max-prompt") == 0 && v) o->max_prompt = atoi(v);
+        else if (strcmp(a, "--seed") == 0 && v) o->seed = atol(v);
+        else if (strcmp(a, "--save") == 0 && v) o->save = v;
+        else if (strcmp(a, "--load") == 0 && v) o->load = v;
+        else if (strcmp(a, "--logits") == 0 && v) o->logits = v;
+        else if (strcmp(a, "--report-json") == 0 && v) o->json = v;
+        else {
+            used = 0;
+            if (strcmp(a, "--verify") == 0) o->verify = 1;
+            else if (strcmp(a, "--no-verify") == 0) o->verify = 0;
+            else if (strcmp(a, "--no-fuse") == 0) o->no_fuse = 1;
+            else {
+                fprintf(stderr, "transformer: bad argument %s (see the comment at the top of "
+                                "examples/transformer.c)\n", a);
+                return 0;
+            }
+        }
+        i += used;
+    }
+    return 1;
+}
+
+static const char *dtype_name(glc_dtype d) { return glc_dtype_name(d); }
+
+/* Progress on stderr when it is a terminal. */
+static void progress(const char *what, int done, int total)
+{
+    if (!isatty(2))
+        return;
+    fprintf(stderr, "\r%s %d/%d ", what, done, total);
+    if (done == total)
+        fprintf(stderr, "\r%*s\r", 40, "");
+    fflush(stderr);
+}
+
+static double nmse(const float *got, const float *ref, int n)
+{
+    double e = 0, s = 0;
+    int i;
+    for (i = 0; i < n; i++) {
+        if (!isfinite(got[i]))
+            return INFINITY;
+        e += ((double)got[i] - ref[i]) * ((double)got[i] - ref[i]);
+        s += (double)ref[i] * ref[i];
+    }
+    return s > 0 ? e / s : e;
+}
+
+static int argmax(const float *v, int n, float *margin)
+{
+    int i, best = 0, second = -1;
+    for (i = 1; i < n; i++)
+        if (v[i] > v[best]) {
+            second = best;
+            best = i;
+        } else if (second < 0 || v[i] > v[second]) {
+            second = i;
+        }
+    *margin = second >= 0 ? v[best] - v[second] : INFINITY;
+    return best;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One run of a plan with its variable, inputs by slot, outputs copied. */
+static glc_status step(glc_plan *p, const char *var, int64_t value, const int32_t *tokens,
+                       const int32_t *pos, int32_t last, float *logits, int32_t *next)
+{
+    glc_plan_var v;
+    const void *in[3];
+    const void *out[2];
+    glc_status st;
+    v.name = var;
+    v.value = value;
+    in[0] = tokens;
+    in[1] = pos;
+    in[2] = &last;
+    if ((st = glc_plan_set_vars(p, &v, 1)) != GLC_OK || (st = glc_plan_run_raw(p, in, out)) != GLC_OK)
+        return st;
+    memcpy(logits, out[0], glc_plan_output_bytes(p, 0));
+    memcpy(next, out[1], 4);
+    return GLC_OK;
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    llama_cfg cfg;
+    llama_weights w;
+    llama_ref *ref = NULL;
+    glc_device *dev = NULL;
+    glc_device_info info;
+    glc_plan *pre = NULL, *dec = NULL;
+    glc_plan_info pi, di;
+    float *logits = NULL, *rlogits = NULL;
+    double *times = NULL, t_pre = 0, worst = 0, t0;
+    int32_t *prompt = NULL, next = 0, tok;
+    FILE *lf = NULL;
+    int i, ok = 1, mismatches = 0, rc = 1;
+    glc_status st;
+    size_t wbytes = 0;
+
+    if (!parse(argc, argv, &o))
+        return 2;
+    if (o.load) {
+        if (!llama_load(o.load, &w)) {
+            fprintf(stderr, "transformer: cannot read weights from %s\n", o.load);
+            return 1;
+        }
+        cfg = w.cfg;
+    } else {
+        if (!llama_config(o.config, &cfg)) {
+            fprintf(stderr, "transformer: unknown config %s (tiny or 1b)\n", o.config);
+            return 2;
+        }
+        if (o.wdtype)
+            cfg.wdtype = o.wdtype;
+        if (o.seed >= 0)
+            cfg.seed = (uint32_t)o.seed;
+    }
+    if (o.cache)
+        cfg.cache = o.cache;
+    if (o.prompt < 0)
+        o.prompt = cfg.d >= 1024 ? 128 : 16;
+    if (o.decode < 0)
+        o.decode = cfg.d >= 1024 ? 64 : 24;
+    if (o.max_prompt < 0)
+        o.max_prompt = o.prompt > 64 ? o.prompt : 64;
+    if (o.verify < 0)
+        o.verify = cfg.d < 1024;
+    if (o.prompt < 1 || o.prompt > o.max_prompt || o.prompt + o.decode > cfg.max_seq) {
+        fprintf(stderr, "transformer: prompt %d + decode %d must fit max_seq %d (prompt <= "
+                        "max-prompt %d)\n", o.prompt, o.decode, cfg.max_seq, o.max_prompt);
+        return 2;
+    }
+    if (!o.load && !llama_generate(&cfg, &w)) {
+        fprintf(stderr, "transformer: out of memory generating weights\n");
+        return 1;
+    }
+    for (i = 0; i < w.n; i++)
+        wbytes += w.t[i].bytes;
+    if (o.save && !llama_save(&w, o.save)) {
+        fprintf(stderr, "transformer: cannot write %s\n", o.save);
+        goto out;
+    }
+    if ((st = glc_device_create(NULL, &dev)) != GLC_OK) {
+        fprintf(stderr, "transformer: no device: %s\n", glc_status_str(st));
+        goto out;
+    }
+    glc_device_get_info(dev, &info);
+    t0 = now_s();
+    if ((st = llama_plan(dev, &cfg, 0, o.max_prompt, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &pre)) != GLC_OK ||
+        (st = llama_plan(dev, &cfg, 1, 1, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &dec)) != GLC_OK ||
+        (st = glc_plan_share(dec, pre, GLC_SHARE_PARAMS | GLC_SHARE_HANDLES)) != GLC_OK ||
+        (st = llama_set_params(pre, &w)) != GLC_OK || (st = llama_reset_cache(pre, &cfg)) != GLC_OK) {
+        fprintf(stderr, "transformer: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
+        goto out;
+    }
+    printf("transformer on %s (%s)\n", info.renderer, info.version);
+    printf("config %s: d %d, %d layers, %d heads (%d kv), head %d, ffn %d, vocab %d; weights %s "
+           "(%.1f MB), cache %s; plans built in %.2f s\n",
+           o.load ? o.load : o.config, cfg.d, cfg.layers, cfg.heads, cfg.kv_heads, cfg.head_dim,
+           cfg.ffn, cfg.vocab, dtype_name(cfg.wdtype), (double)wbytes / 1e6, dtype_name(cfg.cache),
+           now_s() - t0);
+
+    logits = malloc((size_t)cfg.vocab * 4);
+    rlogits = malloc((size_t)cfg.vocab * 4);
+    prompt = malloc((size_t)o.prompt * 2 * 4);
+    times = malloc((size_t)(o.decode + 1) * sizeof *times);
+    if (!logits || !rlogits || !prompt || !times)
+        goto out;
+    {
+        uint64_t s = cfg.seed * 2654435761u + 1;
+        for (i = 0; i < o.prompt; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            prompt[i] = (int32_t)((s >> 33) % (uint64_t)cfg.vocab);
+            prompt[o.prompt + i] = i; /* positions */
+        }
+    }
+    if (o.verify) {
+        if (!llama_values(&w) || !(ref = llama_ref_create(&w))) {
+            fprintf(stderr, "transformer: out of memory for the reference\n");
+            goto out;
+        }
+    }
+    if (o.logits) {
+        uint32_t n = (uint32_t)o.prompt, steps = (uint32_t)o.decode + 1, v = (uint32_t)cfg.vocab;
+        if (!(lf = fopen(o.logits, "wb")) || fwrite("GLCLOG01", 1, 8, lf) != 8 ||
+            fwrite(&n, 4, 1, lf) != 1 || fwrite(prompt, 4, n, lf) != n ||
+            fwrite(&steps, 4, 1, lf) != 1 || fwrite(&v, 4, 1, lf) != 1) {
+            fprintf(stderr, "transformer: cannot write %s\n", o.logits);
+            goto out;
+        }
+    }
+
+    /* prefill: a warm-up run (first-use costs), then the timed one */
+    for (i = 0; i < 2; i++) {
+        progress("prefill", i, 2);
+        t0 = now_s();
+        if ((st = step(pre, "T", o.prompt, prompt, prompt + o.prompt, o.prompt - 1, logits, &next)) != GLC_OK) {
+            fprintf(stderr, "transformer: prefill: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
+            goto out;
+        }
+        t_pre = now_s() - t0;
+    }
+    progress("prefill", 2, 2);
+    tok = prompt[o.prompt - 1];
+    for (i = 0; i <= o.decode; i++) {
+        int pos = o.prompt - 1 + i;
+        if (i > 0) {
+            int32_t zero = 0;
+            progress("decode", i, o.decode);
+            tok = next;
+            t0 = now_s();
+            if ((st = step(dec, "L", pos + 1, &tok, &pos, zero, logits, &next)) != GLC_OK) {
+                fprintf(stderr, "transformer: decode: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
+                goto out;
+            }
+            times[i - 1] = now_s() - t0;
+        }
+        if (lf) {
+            int32_t rec[3] = {tok, pos, next};
+            if (fwrite(rec, 4, 3, lf) != 3 || fwrite(logits, 4, (size_t)cfg.vocab, lf) != (size_t)cfg.vocab)
+                ok = 0;
+        }
+        if (ref) {
+            float margin;
+            double e;
+            int r;
+            if (i == 0)
+                llama_ref_forward(ref, prompt, o.prompt, 0, rlogits);
+            else
+                llama_ref_forward(ref, &tok, 1, pos, rlogits);
+            e = nmse(logits, rlogits, cfg.vocab);
+            worst = e > worst ? e : worst;
+            r = argmax(rlogits, cfg.vocab, &margin);
+            /* a different token counts only where the reference's choice is clear */
+            if (!(e <= 1e-5) || (r != next && margin > 1e-3f)) {
+                mismatches++;
+                fprintf(stderr, "transformer: step %d: logits nmse %.3g vs the C reference, token %d "
+                                "(reference %d, margin %.3g)\n", i, e, next, r, (double)margin);
+            }
+        }
+    }
+    if (lf && (fclose(lf) != 0 || !ok)) {
+        lf = NULL;
+        fprintf(stderr, "transformer: cannot write %s\n", o.logits);
+        goto out;
+    }
+    lf = NULL;
+
+    glc_plan_stats(pre, &pi);
+    glc_plan_stats(dec, &di);
+    qsort(times, (size_t)o.decode, sizeof *times, cmp_double);
+    {
+        double med = o.decode ? times[o.decode / 2] : 0;
+        printf("prefill: %d tokens in %.2f ms (%.1f tokens/s); %u dispatches, %u barriers\n",
+               o.prompt, t_pre * 1e3, o.prompt / t_pre, pi.dispatches, pi.barriers);
+        printf("decode: %d tokens, %.3f ms per token (median; %.1f tokens/s)\n", o.decode,
+               med * 1e3, med > 0 ? 1.0 / med : 0);
+        printf("per token: %u dispatches, %u barriers (GLC_BARRIERS=always: %u), %u patterns fused\n",
+               di.dispatches, di.barriers, di.dispatches ? di.dispatches - 1 : 0, di.fused);
+        printf("memory: decode arena %.2f MB vs liveness bound %.2f MB (%.3fx); prefill %.2f MB vs "
+               "%.2f MB (%.3fx); params %.1f MB\n",
+               di.arena_bytes / 1e6, di.liveness_bound / 1e6,
+               di.liveness_bound ? (double)di.arena_bytes / di.liveness_bound : 0, pi.arena_bytes / 1e6,
+               pi.liveness_bound / 1e6, pi.liveness_bound ? (double)pi.arena_bytes / pi.liveness_bound : 0,
+               pi.params_bytes / 1e6);
+        if (ref)
+            printf("check: %d steps against the C reference, worst logits nmse %.2e (limit 1e-5), %s\n",
+                   o.decode + 1, worst, mismatches ? "FAILED" : "ok");
+        if (o.json) {
+            FILE *jf = fopen(o.json, "w");
+            if (jf) {
+                fprintf(jf, "{\"device\": \"%s\", \"config\": \"%s\", \"wdtype\": \"%s\", \"prompt\": %d, "
+                            "\"decode\": %d, \"prefill_tokens_per_s\": %.3f, \"decode_ms_per_token\": %.4f, "
+                            "\"dispatches_per_token\": %u, \"barriers_per_token\": %u, "
+                            "\"weight_bytes\": %zu, \"arena_bytes\": %zu, \"liveness_bound\": %zu}\n",
+                        info.renderer, o.load ? o.load : o.config, dtype_name(cfg.wdtype), o.prompt,
+                        o.decode, o.prompt / t_pre, med * 1e3, di.dispatches, di.barriers, wbytes,
+                        di.arena_bytes, di.liveness_bound);
+                fclose(jf);
+            }
+        }
+    }
+    /* one profiled decode step: where the time goes */
+    {
+        glc_plan_dispatch_time *e = calloc(di.dispatches + 1, sizeof *e);
+        glc_plan_slice outs[2];
+        glc_plan_profile prof;
+        int32_t pos = o.prompt + o.decode - 1, zero = 0;
+        const void *in[3];
+        glc_plan_var v = {"L", 0};
+        v.value = pos + 1;
+        in[0] = &next;
+        in[1] = &pos;
+        in[2] = &zero;
+        memset(&prof, 0, sizeof prof);
+        prof.entries = e;
+        prof.capacity = di.dispatches + 1;
+        if (e && o.decode > 0 && glc_plan_set_vars(dec, &v, 1) == GLC_OK &&
+            (st = glc_plan_run_profiled(dec, in, outs, &prof)) == GLC_OK && prof.total_ns > 0) {
+            uint32_t k, j, n = 0, shown;
+            /* summed per op (the kernel it ran), largest first */
+            for (k = 0; k < prof.count; k++) {
+                for (j = 0; j < n; j++)
+                    if (strcmp(e[j].op, prof.entries[k].op) == 0)
+                        break;
+                if (j == n)
+                    e[n++] = prof.entries[k], e[j].index = 0;
+                else
+                    e[j].gpu_ns += prof.entries[k].gpu_ns;
+                e[j].index++;
+            }
+            prof.count = n;
+            glc_plan_profile_sort(&prof);
+            printf("GPU time of one decode step: %.3f ms; by op:", prof.total_ns / 1e6);
+            for (shown = 0; shown < n && shown < 6; shown++)
+                printf(" %s x%u %.1f%%%s", e[shown].op, e[shown].index,
+                       100.0 * (double)e[shown].gpu_ns / (double)prof.total_ns,
+                       shown + 1 < n && shown < 5 ? "," : "");
+            printf("\n");
+        } else if (o.decode > 0) {
+            printf("profile: %s\n", glc_device_errmsg(dev));
+        }
+        free(e);
+    }
+    rc = mismatches ? 1 : 0;
+out:
+    if (lf)
+        fclose(lf);
+    free(logits);
+    free(rlogits);
+    free(prompt);
+    free(times);
+    llama_ref_destroy(ref);
+    glc_plan_destroy(dec);
+    glc_plan_destroy(pre);
+    glc_device_destroy(dev);
+    llama_free(&w);
+    return rc;
+}
