@@ -151,7 +151,7 @@ check: deps
 	@$(MAKE) --no-print-directory run-tests
 
 run-tests: all $(TESTS)
-	@bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello \
+	@SANITIZE=$(SANITIZE) bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello \
 	    $(BUILD)/examples/transformer \
 	    $(BUILD)/examples/embed
 

@@ -122,10 +122,10 @@ fi
 
 # ---- 3. the tables
 summary() {
-    python3 - "$out" "$config" "$commit" <<'EOF' | tee "$out/summary.md"
+    python3 - "$out" "$config" "$commit" "$wdtype" <<'EOF' | tee "$out/summary.md"
 import datetime, json, os, subprocess, sys
 
-out, config, commit = sys.argv[1:4]
+out, config, commit, wdtype = sys.argv[1:5]
 
 
 def load(name):
@@ -176,14 +176,15 @@ if cfg:
              cfg.get("head_dim"), cfg.get("ffn"), cfg.get("vocab"), cfg.get("wdtype"),
              (any_pt or {}).get("prompt_tokens", "?"), (any_pt or {}).get("decode_tokens", "?")))
 print("Floor: weight bytes one decode step reads (all but the embedding) / PyTorch device copy "
-      "%s GB/s (bytes read + written per second, measured in this run). PyTorch eager: one "
-      "prefill, then each token timed alone with its argmax and torch.cuda.synchronize, median."
+      "%s GB/s (bytes read + written per second, measured in this run). PyTorch eager (no "
+      "torch.compile, no CUDA graphs): prefill, then each token timed alone with its argmax and "
+      "torch.cuda.synchronize; median over 3 passes; the faster of its two attention paths."
       % f(copy, "%.0f"))
 print()
 glc_ms = num(glc, "decode_ms_per_token")
 file_bytes = num(any_pt, "weight_bytes_per_token_file")
 glc_floor = file_bytes / (copy * 1e9) * 1e3 if file_bytes and copy else None
-rows = [("glcompute", cfg.get("wdtype", "?"), glc_ms, num(glc, "prefill_tokens_per_s"), glc_floor)]
+rows = [("glcompute", (glc or {}).get("wdtype") or cfg.get("wdtype") or wdtype, glc_ms, num(glc, "prefill_tokens_per_s"), glc_floor)]
 for dt in ("f16", "f32", "bf16"):
     if dt in pt:
         r = pt[dt]

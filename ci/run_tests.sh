@@ -4,6 +4,16 @@
 # Exit status 1 when any test failed or any binary crashed.
 set -u
 passed=0 failed=0 skipped=0 crashed=0
+# Sanitizer builds (SANITIZE set by the Makefile): Mesa (22.3) leaks a small
+# allocation of its DRI driver at eglTerminate and then unloads the driver,
+# so LeakSanitizer reports it from an "unknown module" that no suppression
+# can name. Preloading the driver keeps it mapped: its memory stays
+# reachable and our own leaks are still reported.
+if [ -n "${SANITIZE:-}" ] && [ -z "${LD_PRELOAD:-}" ]; then
+    for drv in /usr/lib/*/dri/swrast_dri.so; do
+        [ -f "$drv" ] && export LD_PRELOAD="$drv" && break
+    done
+fi
 for t in "$@"; do
     echo "== $t"
     out=$("$t" 2>&1)

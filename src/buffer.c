@@ -101,7 +101,15 @@ glc_status glc_buffer_create(glc_device *dev, glc_dtype dtype, int rank, const i
     dev->gl.glGenBuffers(1, &b->name);
     dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, b->name);
     dev->gl.glBufferData(GL_COPY_WRITE_BUFFER, (GLsizeiptr)b->capacity, NULL, GL_DYNAMIC_COPY);
-    err = dev->gl.glGetError();
+    if (dev->adopted) {
+        /* glGetError would take the host's pending error for ours (and
+         * swallow it): ask the buffer for its size instead */
+        GLint64 got = 0;
+        dev->gl.glGetBufferParameteri64v(GL_COPY_WRITE_BUFFER, GL_BUFFER_SIZE, &got);
+        err = got == (GLint64)b->capacity ? GL_NO_ERROR : GL_OUT_OF_MEMORY;
+    } else {
+        err = dev->gl.glGetError();
+    }
     if (err != GL_NO_ERROR) {
         dev->gl.glDeleteBuffers(1, &b->name);
         glc__leave(dev, &gs);

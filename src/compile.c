@@ -131,11 +131,13 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
         mt[i].size = 0;
         mt[i].first = mt[i].last = 0;
         mt[i].kind = GLC__MEM_SHARED;
+        /* bytes even when unused: a param no live op reads is still set
+         * with its full size */
+        p->place[i].bytes = tensor_bytes_at(g, (int32_t)i, NULL);
         if (first[i] < 0 && t->kind != GLC__T_INPUT && t->kind != GLC__T_HANDLE)
             continue; /* unused */
         if (t->alias)
             continue; /* placed with what it is part of, below */
-        p->place[i].bytes = tensor_bytes_at(g, (int32_t)i, NULL);
         if (t->kind == GLC__T_PARAM) {
             p->place[i].region = GLC__REGION_PARAMS;
             continue;

@@ -111,6 +111,7 @@ int64_t glc__dim_value(const glc_graph *g, int64_t d, const int64_t *vals)
 int64_t glc_graph_var(glc_graph *g, const char *name, int64_t min, int64_t max)
 {
     glc__gvar *v;
+    int i;
     if (!g || g->status != GLC_OK)
         return 0;
     if (!name || min < 1 || max < min) {
@@ -118,6 +119,12 @@ int64_t glc_graph_var(glc_graph *g, const char *name, int64_t min, int64_t max)
              name ? name : "(null)", (long long)min, (long long)max);
         return 0;
     }
+    for (i = 0; i < g->nvars; i++)
+        if (strcmp(g->var[i].name, name) == 0) {
+            /* plans set variables by name: a second one could not be set */
+            fail(g, GLC_ERR_INVALID_ARG, "glc_graph_var(\"%s\"): the name is taken", name);
+            return 0;
+        }
     if (g->nvars == GLC__GRAPH_MAX_VARS) {
         fail(g, GLC_ERR_BOUNDS, "glc_graph_var(\"%s\"): at most %d variables", name,
              GLC__GRAPH_MAX_VARS);

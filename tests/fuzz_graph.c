@@ -31,6 +31,7 @@
  * `fuzz_graph -write_seeds=DIR` writes a seed corpus (a transformer block,
  * a decode step, small graphs of every builder) and exits.
  */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "alloc.h"
 #include "compile.h"
 #include "device.h"
@@ -38,6 +39,8 @@
 #include "hazard.h"
 #include "op_run.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,11 +53,25 @@
 
 static glc_device *dev;
 static long full_compiles;
+/* FUZZ_STATS=1 prints how far inputs got, at exit (to tune the format) */
+static struct {
+    long inputs, built, small, compiled, full, ran;
+} stats;
 
 #define CHECK(cond)                                                                  \
     do {                                                                             \
         if (!(cond)) {                                                               \
             fprintf(stderr, "fuzz_graph: check failed at line %d: %s\n", __LINE__, #cond); \
+            abort();                                                                 \
+        }                                                                            \
+    } while (0)
+
+/* A status the call may return; anything else aborts with the message. */
+#define CHECK_ST(st, ok)                                                             \
+    do {                                                                             \
+        if (!(ok)) {                                                                 \
+            fprintf(stderr, "fuzz_graph: line %d: unexpected %s: %s\n", __LINE__,   \
+                    glc_status_str(st), glc_device_errmsg(dev));                     \
             abort();                                                                 \
         }                                                                            \
     } while (0)
@@ -379,15 +396,30 @@ static void check_program(const glc__program *p)
     }
     for (i = 0; i < g->nout; i++)
         last[g->out[i].tensor] = (int32_t)p->nsteps;
+    /* a view (alias) lies inside its root and keeps it alive: compare roots */
+    for (i = 0; i < g->nt; i++) {
+        size_t off;
+        int32_t b = g->t[i].alias ? glc__alias_root(g, (int32_t)i, &off) : -1;
+        if (b < 0 || last[i] < 0)
+            continue;
+        CHECK(p->place[i].region == GLC__REGION_NONE ||
+              (p->place[i].buffer == p->place[b].buffer &&
+               p->place[i].offset >= p->place[b].offset &&
+               p->place[i].offset + p->place[i].bytes <= p->place[b].offset + p->place[b].bytes));
+        if (first[i] < first[b])
+            first[b] = first[i];
+        if (last[i] > last[b])
+            last[b] = last[i];
+    }
     for (i = 0; i < g->nt; i++) {
         const glc__place *a = &p->place[i];
-        if (a->region != GLC__REGION_ARENA || !a->bytes || last[i] < 0)
+        if (a->region != GLC__REGION_ARENA || !a->bytes || last[i] < 0 || g->t[i].alias)
             continue;
         CHECK(a->offset + a->bytes <= p->buffer_bytes[a->buffer]);
         for (j = i + 1; j < g->nt; j++) {
             const glc__place *b = &p->place[j];
             if (b->region != GLC__REGION_ARENA || !b->bytes || last[j] < 0 ||
-                b->buffer != a->buffer)
+                b->buffer != a->buffer || g->t[j].alias)
                 continue;
             if (last[i] < first[j] || last[j] < first[i])
                 continue; /* never live at once */
@@ -480,6 +512,7 @@ static void compile_gl_free(state *s, int which)
         CHECK(st == glc_graph_status(s->g));
     if (st != GLC_OK)
         return;
+    stats.compiled++;
     check_program(&p);
     /* other variable values: every one at its minimum, then alternating */
     for (v = 0; v < 2 && s->g->nvars; v++) {
@@ -493,6 +526,18 @@ static void compile_gl_free(state *s, int which)
     glc__program_free(&p);
 }
 
+/* Mesa's DRI driver leaks a few blocks each time the last EGL display
+ * goes and it is unloaded (swrast_dri.so, Mesa 22.3): kept loaded, they
+ * stay reachable, so renewing the device reports no leak of ours. */
+static int pin_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    if (strstr(info->dlpi_name, "_dri.so") || strstr(info->dlpi_name, "libgallium"))
+        dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    return 0;
+}
+
 static void device_renew(void)
 {
     glc_device_destroy(dev);
@@ -501,16 +546,57 @@ static void device_renew(void)
         fprintf(stderr, "fuzz_graph: no device\n");
         abort();
     }
+    dl_iterate_phdr(pin_one, NULL);
 }
 
-/* Zero params and handles, zero inputs, runs at two variable settings. */
-static void run_plan(state *s, glc_plan *p)
+/* Runs by name: every input (f32 or i32 values of zero) and every output,
+ * at the current variable values. */
+static void run_by_name(glc_plan *p, const glc_graph *g, const int64_t *vals, int injecting)
+{
+    static unsigned char zeros[4 * LIMIT_BYTES + 64], outbuf[4 * LIMIT_BYTES + 64];
+    glc_plan_input in[MAX_TENSORS];
+    glc_plan_output out[MAX_TENSORS];
+    size_t i, used = 0;
+    int nin = 0, nout = 0;
+    glc_status st;
+    for (i = 0; i < g->nt && nin < MAX_TENSORS; i++) {
+        glc__tensor t;
+        if (g->t[i].kind != GLC__T_INPUT)
+            continue;
+        glc__graph_tensor_at(g, (int32_t)i, vals, &t);
+        in[nin].name = g->t[i].name;
+        in[nin].data = zeros;
+        in[nin].count = (size_t)glc__numel(&t);
+        nin++;
+    }
+    for (i = 0; i < g->nout && nout < MAX_TENSORS; i++) {
+        glc__tensor t;
+        glc__graph_tensor_at(g, g->out[i].tensor, vals, &t);
+        if (used + 4 * (size_t)glc__numel(&t) > sizeof outbuf)
+            return;
+        out[nout].name = g->out[i].name;
+        out[nout].data = outbuf + used;
+        out[nout].count = (size_t)glc__numel(&t);
+        used += 4 * (size_t)glc__numel(&t);
+        nout++;
+    }
+    st = glc_plan_run(p, in, nin, out, nout);
+    /* quantized inputs or outputs have no f32 form; more than 64 inputs
+     * by name is refused */
+    CHECK_ST(st, st == GLC_OK || st == GLC_ERR_INVALID_ARG || st == GLC_ERR_UNSUPPORTED ||
+                     (injecting && (st == GLC_ERR_OUT_OF_MEMORY || st == GLC_ERR_STATE)));
+}
+
+/* Zero params and handles, zero inputs, runs by slots and by name at two
+ * variable settings, a handle fed from an output. */
+static void run_plan(state *s, glc_plan *p, int injecting)
 {
     const glc_graph *g = s->g;
     const void *inputs[MAX_TENSORS + 1];
     glc_plan_slice outs[MAX_TENSORS + 1];
     static unsigned char zeros[LIMIT_BYTES + 64];
     glc_plan_var vars[GLC__GRAPH_MAX_VARS];
+    int64_t vals[GLC__GRAPH_MAX_VARS];
     size_t i;
     int k, nin = 0;
     glc_status st;
@@ -520,10 +606,14 @@ static void run_plan(state *s, glc_plan *p)
         if (g->t[i].kind == GLC__T_PARAM) {
             st = glc_plan_set_param_typed(p, g->t[i].name, zeros, glc__tensor_bytes(&t),
                                           g->t[i].dtype);
-            CHECK(st == GLC_OK || st == GLC_ERR_OUT_OF_MEMORY);
+            CHECK_ST(st, st == GLC_OK || (injecting && st == GLC_ERR_OUT_OF_MEMORY));
         } else if (g->t[i].kind == GLC__T_HANDLE) {
             st = glc_plan_bind_handle(p, g->t[i].name, zeros, glc__tensor_bytes(&t));
-            CHECK(st == GLC_OK || st == GLC_ERR_OUT_OF_MEMORY);
+            CHECK_ST(st, st == GLC_OK || (injecting && st == GLC_ERR_OUT_OF_MEMORY));
+            if (g->nout) {
+                st = glc_plan_set_handle_feed(p, g->t[i].name, g->out[i % g->nout].name);
+                CHECK_ST(st, st == GLC_OK || st == GLC_ERR_INVALID_ARG || st == GLC_ERR_BOUNDS);
+            }
         } else if (g->t[i].kind == GLC__T_INPUT && nin < MAX_TENSORS) {
             inputs[nin++] = zeros;
         }
@@ -534,30 +624,56 @@ static void run_plan(state *s, glc_plan *p)
     for (k = 0; k < 2; k++) {
         int v;
         st = glc_plan_run_slots(p, inputs, outs);
-        CHECK(st == GLC_OK || st == GLC_ERR_OUT_OF_MEMORY || st == GLC_ERR_STATE);
+        CHECK_ST(st, st == GLC_OK || (injecting && (st == GLC_ERR_OUT_OF_MEMORY ||
+                                                    st == GLC_ERR_STATE)));
         for (v = 0; v < g->nvars; v++) {
             vars[v].name = g->var[v].name;
             vars[v].value = k ? g->var[v].max : g->var[v].min;
         }
         st = glc_plan_set_vars(p, vars, g->nvars);
-        CHECK(st == GLC_OK || st == GLC_ERR_OUT_OF_MEMORY || st == GLC_ERR_UNSUPPORTED ||
-              st == GLC_ERR_INVALID_ARG || st == GLC_ERR_BOUNDS);
+        /* a shape that is valid at the maxima need not be at the minima;
+         * a step may need more scratch there */
+        CHECK_ST(st, st == GLC_OK || st == GLC_ERR_UNSUPPORTED || st == GLC_ERR_INVALID_ARG ||
+                         (injecting && st == GLC_ERR_OUT_OF_MEMORY));
+        if (st != GLC_OK)
+            continue;
+        for (v = 0; v < g->nvars; v++)
+            vals[v] = vars[v].value;
+        run_by_name(p, g, vals, injecting);
     }
 }
 
-static void compile_full(state *s, int run)
+static void compile_full(state *s, int run, int injecting)
 {
-    glc_plan *p = NULL;
-    glc_status st;
+    glc_plan *p = NULL, *c = NULL;
+    glc__target tg;
+    glc__program prog;
+    char err[512];
+    glc_status st, gl_free;
+    /* what compile.c says for this device, first: the GL side must agree */
+    target_for(0, &tg);
+    gl_free = glc__compile(s->g, &tg, &prog, err, sizeof err);
+    if (gl_free == GLC_OK)
+        glc__program_free(&prog);
     st = glc_graph_compile(s->g, NULL, &p);
     if (glc_graph_status(s->g) != GLC_OK)
         CHECK(st == glc_graph_status(s->g));
+    if (gl_free == GLC_OK && !injecting)
+        CHECK_ST(st, st == GLC_OK);
     if (st != GLC_OK) {
         CHECK(p == NULL);
         return;
     }
-    if (run)
-        run_plan(s, p);
+    if (run && (st = glc_plan_clone(p, &c)) == GLC_OK) {
+        CHECK(glc_plan_input_count(c) == glc_plan_input_count(p));
+        glc_plan_destroy(c);
+    }
+    CHECK_ST(st, st == GLC_OK || injecting);
+    stats.full++;
+    if (run) {
+        stats.ran++;
+        run_plan(s, p, injecting);
+    }
     glc_plan_destroy(p);
 }
 
@@ -584,9 +700,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (records = 0; records < MAX_RECORDS && s.r.n; records++)
         record(&s);
+    stats.inputs++;
+    stats.built += glc_graph_status(s.g) == GLC_OK;
     if (small_enough(s.g)) {
+        stats.small++;
         if ((mode & 3) == 3)
-            compile_full(&s, (mode & 4) != 0);
+            compile_full(&s, (mode & 4) != 0, fail_after != 0);
         else
             compile_gl_free(&s, mode & 3);
     }
@@ -678,9 +797,19 @@ static void write_seeds(const char *dir)
     }
 }
 
+static void print_stats(void)
+{
+    fprintf(stderr,
+            "fuzz_graph: %ld inputs, %ld built without error, %ld small enough, %ld compiled "
+            "GL-free, %ld compiled on the device, %ld run\n",
+            stats.inputs, stats.built, stats.small, stats.compiled, stats.full, stats.ran);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     int i;
+    if (getenv("FUZZ_STATS"))
+        atexit(print_stats);
     for (i = 1; i < *argc; i++)
         if (strncmp((*argv)[i], "-write_seeds=", 13) == 0) {
             write_seeds((*argv)[i] + 13);

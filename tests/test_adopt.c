@@ -157,7 +157,10 @@ static void test_host_state_preserved(void **state)
     SAME(ref);
     glc_device_get_info(dev, &in);
     assert_int_equal(in.platform, GLC_PLATFORM_CURRENT);
+    /* a GL error the host has not read yet is neither ours nor lost */
+    glEnable(0xDEAD);
     assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &n, &b), GLC_OK);
+    assert_int_equal(glGetError(), GL_INVALID_ENUM);
     SAME(ref);
     for (i = 0; i < 300; i++)
         data[i] = (uint32_t)i * 7u;

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "alloc.h"
+#include "compile.h"
 #include "device.h"
 #include "graph.h"
 
@@ -87,6 +88,14 @@ static void test_sticky_error(void **state)
     glc_graph_var(g, "T", 8, 4);
     assert_string_equal(glc_graph_errmsg(g),
                         "glc_graph_var(\"T\"): bounds [8, 4] (need 1 <= min <= max)");
+    glc_graph_destroy(g);
+
+    /* found by the fuzzer: plans set variables by name, so a second "T"
+     * could never be set (its values went to the first, out of bounds) */
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    assert_true(glc_graph_var(g, "T", 1, 4) == GLC_DIM_VAR(0));
+    assert_true(glc_graph_var(g, "T", 1, 8) == 0);
+    assert_string_equal(glc_graph_errmsg(g), "glc_graph_var(\"T\"): the name is taken");
     glc_graph_destroy(g);
 
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
@@ -188,6 +197,39 @@ static void test_huge_shapes(void **state)
     glc_device_destroy(dev);
 }
 
+/* Found by the fuzzer: a param no live op reads got 0 bytes in the memory
+ * plan, so glc_plan_set_param refused its real size ("the param is 0
+ * bytes"). Every tensor's place now has its bytes. */
+static void test_unused_param_has_its_size(void **state)
+{
+    glc_device *dev = fake();
+    glc_graph *g;
+    glc__target tg;
+    glc__program prog;
+    char err[256];
+    int64_t xs[1] = {32}, ws[2] = {32, 32};
+    glc_tensor x, w;
+    (void)state;
+    memset(&tg, 0, sizeof tg);
+    tg.limits.max_group_count[0] = tg.limits.max_group_count[1] = 65535;
+    tg.limits.max_group_count[2] = 65535;
+    tg.limits.max_group_size[0] = tg.limits.max_invocations = 128;
+    tg.limits.max_shared_bytes = 16384;
+    tg.limits.max_ssbo_blocks = tg.limits.max_ssbo_bindings = 4;
+    tg.limits.max_ssbo_size = 1u << 27;
+    tg.limits.ssbo_offset_alignment = 16;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 1, xs);
+    w = glc_graph_param(g, "w", GLC_DTYPE_Q8_0, 2, ws); /* read by nothing */
+    glc_graph_output(g, "y", glc_scale(g, x, 2.0f, 0.0f));
+    assert_int_equal(glc__compile(g, &tg, &prog, err, sizeof err), GLC_OK);
+    assert_int_equal(prog.place[w.id].region, GLC__REGION_NONE);
+    assert_int_equal(prog.place[w.id].bytes, 32 * 34);
+    glc__program_free(&prog);
+    glc_graph_destroy(g);
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_sticky_error),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_huge_shapes),
+        cmocka_unit_test(test_unused_param_has_its_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,112 @@
+// matvec: out = a x W^T (+ bias, activation) for few rows of a (decode),
+// W [N, K] f32, f16 or bf16, read exactly once and coalesced.
+// A subgroup owns RN rows of W. Per step its lanes read UNROLL consecutive
+// 16-byte words of each row, lane-interleaved (a subgroup reads 512
+// contiguous bytes per load), so every load is fully coalesced and each
+// lane keeps RN * UNROLL loads in flight; the partial dot products are
+// summed with subgroupAdd. a (CM rows, f32) is read through the cache.
+// bindings: 0 a (vec4[]), 1 w (uvec4[]), 2 out (float[]), 3 bias (float[];
+//   a stands in when there is none)
+// params: 0 M (rows of a, <= CM), 1 N, 2 K, 3 words (uvec4) per row of W,
+//   4 flags (1: add bias), 5 activation param, SEG: 6 s1, 7 s12, 8, 9
+//   where segments 1 and 2 start in out (elements; see matmul.comp)
+// defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (subgroups per group), ACT,
+//   SEG
+// local size: GLC_LOCAL_SIZE_X = SLOTS x the subgroup size
+
+layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+
+#ifndef ACT
+#define ACT 0
+#endif
+
+layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
+layout(std430, binding = 1) readonly buffer W { uvec4 w4[]; };
+layout(std430, binding = 2) writeonly buffer O { float o[]; };
+layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
+
+// elements per 16-byte word
+#if TW == GLC_T_F32
+#define EPW 4u
+#else
+#define EPW 8u
+#endif
+
+float dot_word(uvec4 w, uint m, uint k)
+{
+    uint base = (m * glc_p[2] + k) >> 2; // a's vec4 index
+#if TW == GLC_T_F32
+    return dot(uintBitsToFloat(w), a4[base]);
+#elif TW == GLC_T_F16
+    return dot(vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), a4[base]) +
+           dot(vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w)), a4[base + 1u]);
+#else
+    vec4 lo = uintBitsToFloat(uvec4(w.x << 16, w.x & 0xffff0000u, w.y << 16, w.y & 0xffff0000u));
+    vec4 hi = uintBitsToFloat(uvec4(w.z << 16, w.z & 0xffff0000u, w.w << 16, w.w & 0xffff0000u));
+    return dot(lo, a4[base]) + dot(hi, a4[base + 1u]);
+#endif
+}
+
+void put(uint row, uint col, float v)
+{
+    uint N = glc_p[1];
+    if ((glc_p[4] & 1u) != 0u)
+        v += bias[col];
+    v = glc_act(v, ACT, glc_pf(5));
+#ifdef SEG
+    uint s1 = glc_p[6], s12 = glc_p[7];
+    if (col < s1)
+        o[row * s1 + col] = v;
+    else if (col < s12)
+        o[glc_p[8] + row * (s12 - s1) + col - s1] = v;
+    else
+        o[glc_p[9] + row * (N - s12) + col - s12] = v;
+#else
+    o[row * N + col] = v;
+#endif
+}
+
+void main()
+{
+    if (glc_group_out_of_range())
+        return;
+    uint M = glc_p[0], N = glc_p[1], words = glc_p[3];
+    uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+    for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
+        uint n0 = (glc_group_index() * uint(SLOTS) + slot) * uint(RN);
+        if (n0 >= N)
+            break;
+        uint rows[RN];
+        for (int r = 0; r < RN; r++)
+            rows[r] = min(n0 + uint(r), N - 1u) * words;
+        float acc[RN][CM];
+        for (int r = 0; r < RN; r++)
+            for (int m = 0; m < CM; m++)
+                acc[r][m] = 0.0;
+        for (uint w0 = lane; w0 < words; w0 += S * uint(UNROLL)) {
+            uvec4 wv[RN][UNROLL];
+            for (int u = 0; u < UNROLL; u++) {
+                uint w = w0 + uint(u) * S;
+                for (int r = 0; r < RN; r++)
+                    wv[r][u] = w < words ? w4[rows[r] + w] : uvec4(0u);
+            }
+            for (int u = 0; u < UNROLL; u++) {
+                uint w = w0 + uint(u) * S;
+                if (w >= words)
+                    break;
+                for (int m = 0; m < CM; m++) {
+                    uint mm = min(uint(m), M - 1u);
+                    for (int r = 0; r < RN; r++)
+                        acc[r][m] += dot_word(wv[r][u], mm, w * EPW);
+                }
+            }
+        }
+        for (int r = 0; r < RN; r++)
+            for (int m = 0; m < CM; m++) {
+                float v = subgroupAdd(acc[r][m]);
+                uint n = n0 + uint(r);
+                if (lane == uint(r * CM + m) % S && n < N && uint(m) < M)
+                    put(uint(m), n, v);
+            }
+    }
+}
