@@ -6,6 +6,7 @@
 
 #include "alloc.h"
 #include "memplan.h"
+#include "reorder.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -261,6 +262,49 @@ static int cmd_spans(const glc__ccmd *c, glc__span *sp)
     return n;
 }
 
+/* The session's reorder pass over the list: independent dispatches pulled
+ * together between barriers (dependencies keep their order, so results do
+ * not change; only barriers can drop). */
+#define REORDER_WINDOW 64
+
+static glc_status reorder_commands(glc__program *p, char *err, size_t len)
+{
+    glc__reorder r;
+    glc__reorder_item *items;
+    glc__span *spans;
+    glc__ccmd *sorted;
+    size_t *order, i;
+    glc_status st;
+    if (p->ncmd < 3)
+        return GLC_OK;
+    items = glc__malloc(p->ncmd * sizeof *items);
+    spans = glc__malloc(p->ncmd * GLC__OP_MAX_BIND * sizeof *spans);
+    sorted = glc__malloc(p->ncmd * sizeof *sorted);
+    order = glc__malloc(p->ncmd * sizeof *order);
+    st = items && spans && sorted && order ? GLC_OK : GLC_ERR_OUT_OF_MEMORY;
+    if (st == GLC_OK) {
+        for (i = 0; i < p->ncmd; i++) {
+            items[i].spans = spans + i * GLC__OP_MAX_BIND;
+            items[i].n = cmd_spans(&p->cmd[i], spans + i * GLC__OP_MAX_BIND);
+            items[i].fence = 0;
+        }
+        glc__reorder_init(&r);
+        st = glc__reorder_run(&r, items, p->ncmd, REORDER_WINDOW, order);
+        glc__reorder_finish(&r);
+    }
+    if (st == GLC_OK) {
+        for (i = 0; i < p->ncmd; i++)
+            sorted[i] = p->cmd[order[i]];
+        memcpy(p->cmd, sorted, p->ncmd * sizeof *sorted);
+    }
+    glc__free(items);
+    glc__free(spans);
+    glc__free(sorted);
+    glc__free(order);
+    return st == GLC_OK ? GLC_OK
+                        : cfail(err, len, st, "glc_graph_compile: out of memory (reorder)");
+}
+
 static glc_status build_commands(glc__program *p, char *err, size_t len)
 {
     const glc_graph *g = p->g;
@@ -313,6 +357,8 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
             }
         }
     }
+    if ((st = reorder_commands(p, err, len)) != GLC_OK)
+        return st;
     /* barriers: the tracker over the list (the run's start is the caller's) */
     glc__hazard_init(&h);
     p->barriers = 0;

@@ -15,7 +15,9 @@
  *     intermediates and op scratch share by liveness, over as many arena
  *     buffers as the device's SSBO size needs; params packed one after
  *     another into read-only buffers;
- *  4. commands: bindings resolved to (buffer, offset, size);
+ *  4. commands: bindings resolved to (buffer, offset, size), then the
+ *     session's reorder pass (reorder.c) pulls independent dispatches
+ *     together between barriers;
  *  5. barriers: the tracker walks the commands once.
  * With other variable values (glc__program_set_vars) the steps that
  * depend on a variable are planned again and steps 4-5 redone; offsets

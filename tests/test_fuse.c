@@ -1,12 +1,15 @@
 /*
- * Fusion passes: each pattern fires (glc_plan_info.fused, fewer
+ * The compiler's passes. Fusion: each pattern fires (glc_plan_info.fused, fewer
  * dispatches) and the fused plan's outputs equal the unfused plan's
  * (GLC_COMPILE_NO_FUSE) on the same inputs; patterns whose hidden value is
  * used elsewhere (another consumer, a graph output) are left alone.
+ * Reorder: independent chains share the stretch between barriers.
  */
 #include "testutil.h"
 
 #include "optest.h"
+
+#include <math.h>
 
 #define T 7
 #define D 36
@@ -395,6 +398,51 @@ static void test_fusion_qkv_share(void **state)
     glc_device_destroy(dev);
 }
 
+/* The compiler's reorder pass: two independent chains written one after
+ * the other (a1, a2, b1, b2) run as a1, b1 | a2, b2: one barrier, not two;
+ * the outputs are the same. */
+static void test_plan_reorder(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_graph *g;
+    glc_plan *p;
+    glc_plan_info info;
+    int64_t xs[1] = {100};
+    float x[100], y[100], a[100], b[100];
+    glc_tensor tx, ty;
+    glc_plan_input in[2] = {{"x", x, 100}, {"y", y, 100}};
+    glc_plan_output out[2] = {{"a", a, 100}, {"b", b, 100}};
+    uint64_t seed = 4;
+    int i;
+    (void)state;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    tx = glc_graph_input(g, "x", GLC_DTYPE_F32, 1, xs);
+    ty = glc_graph_input(g, "y", GLC_DTYPE_F32, 1, xs);
+    {   /* the first steps are outputs too: their own bytes, so the only
+         * order constraints are the data's (shared bytes would add some) */
+        glc_tensor a1 = glc_scale(g, tx, 2, 1), b1 = glc_scale(g, ty, 0.5f, 0);
+        glc_graph_output(g, "a", glc_unary(g, GLC_UNARY_RELU, a1, 0));
+        glc_graph_output(g, "a1", a1);
+        glc_graph_output(g, "b", glc_unary(g, GLC_UNARY_EXP, b1, 0));
+        glc_graph_output(g, "b1", b1);
+    }
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+    assert_int_equal(info.dispatches, 4);
+    assert_int_equal(info.barriers, 1);
+    ot_fill(&seed, x, 100, -2, 2);
+    ot_fill(&seed, y, 100, -2, 2);
+    assert_int_equal(glc_plan_run(p, in, 2, out, 2), GLC_OK);
+    for (i = 0; i < 100; i++) {
+        float ea = 2 * x[i] + 1, eb = expf(0.5f * y[i]);
+        assert_true(fabsf(a[i] - (ea > 0 ? ea : 0)) <= 1e-6f);
+        assert_true(fabsf(b[i] - eb) <= 1e-5f * eb);
+    }
+    glc_plan_destroy(p);
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_fusion_residual_norm),
         cmocka_unit_test(test_fusion_qkv),
         cmocka_unit_test(test_fusion_qkv_share),
+        cmocka_unit_test(test_plan_reorder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
