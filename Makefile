@@ -150,10 +150,15 @@ $(BUILD)/tests/test_header_cxx: tests/test_header.c include/glcompute.h $(STATIC
 check: deps
 	@$(MAKE) --no-print-directory run-tests
 
+# Every plan the suite builds is run once more with GLC_VALIDATE=1: the
+# oracle checks each emitted stream for a missing barrier.
+VALIDATED := $(addprefix GLC_VALIDATE=1:$(BUILD)/,tests/test_plan tests/test_plan_exec tests/test_fuse \
+             examples/hello examples/transformer)
+
 run-tests: all $(TESTS)
 	@SANITIZE=$(SANITIZE) bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello \
 	    $(BUILD)/examples/transformer \
-	    $(BUILD)/examples/embed
+	    $(BUILD)/examples/embed $(VALIDATED)
 
 demo: deps
 	@$(MAKE) --no-print-directory run-demo

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs each cmocka test binary given, prints its output, and closes with one
+# Runs each cmocka test binary given (VAR=value:binary runs it with VAR set),
+# prints its output, and closes with one
 # line "tests: N passed, N failed, N skipped" summed over all binaries.
 # Exit status 1 when any test failed or any binary crashed.
 set -u
@@ -16,7 +17,10 @@ if [ -n "${SANITIZE:-}" ] && [ -z "${LD_PRELOAD:-}" ]; then
 fi
 for t in "$@"; do
     echo "== $t"
-    out=$("$t" 2>&1)
+    case "$t" in
+    *=*:*) out=$(env "${t%%:*}" "${t#*:}" 2>&1) ;; # VAR=value:binary
+    *) out=$("$t" 2>&1) ;;
+    esac
     rc=$?
     printf '%s\n' "$out"
     p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n1)
