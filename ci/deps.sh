@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages glcompute needs to build and test, when
 # they are missing: as root it runs apt-get; otherwise it prints the exact
-# command and fails. `--ci` adds clang (CI builds with gcc and clang).
-# `make check` and `make demo` run this first.
+# command and fails. `--ci` adds clang (CI builds with gcc and clang) and
+# libclang-rt-14-dev (its ASan/UBSan runtimes and libFuzzer, only
+# recommended by clang, so not pulled in with --no-install-recommends).
+# `--bench` adds the benchmarks' references. `make check` and `make demo`
+# run this first (`make bench` with --bench).
 set -u
 pkgs="libegl-dev libgles-dev libgbm-dev mesa-common-dev libcmocka-dev libegl-mesa0 libgl1-mesa-dri pkg-config"
-[ "${1:-}" = "--ci" ] && pkgs="$pkgs clang"
+[ "${1:-}" = "--ci" ] && pkgs="$pkgs clang libclang-rt-14-dev"
+# `--bench` adds OpenBLAS: the SGEMM reference glc-bench-ops measures on llvmpipe's cores.
+[ "${1:-}" = "--bench" ] && pkgs="$pkgs libopenblas0-pthread"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     # Not Debian: trust pkg-config, say what is missing.

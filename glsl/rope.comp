@@ -10,14 +10,19 @@
 //           (read, when HAS_FF), then out (written); x, out uint-backed floats
 // params:   0 total units, 1 units per row, 2 rotation units per row (rot),
 //           3 H, 4 T, 5 D, 6 rope_dim, 7 -2 log2(base) / rope_dim (float bits)
-// defines:  TX, TO (GLC_T_*), NEOX (0/1), HAS_FF (0/1),
+// defines:  TX, TO (GLC_T_*), NEOX (0/1), HAS_FF (0/1), OUT_ROWS (0/1),
 //           ALIGNED: every unit's outputs are whole 16-bit words (D even,
 //           NEOX with rope_dim/2 even): RW = 1 + NEOX, TW = 2, word stores;
 //           else RW = TW = 1 and 16-bit outputs are stored half-word with
 //           atomics
+//           OUT_ROWS (the fused KV-cache append: row t goes to row pos[t] of
+//           out, a [p8, H, D] cache; param 8 its rows; D even when 16-bit)
 // local size: GLC_LOCAL_SIZE_X
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+#ifndef OUT_ROWS
+#define OUT_ROWS 0
+#endif
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) readonly buffer P { int pos[]; };
 #if HAS_FF
@@ -59,14 +64,23 @@ void main()
     uint units = glc_p[1], rot = glc_p[2], rd = glc_p[6];
     uint row = g / units, u = g - row * units;
     uint first = row * glc_p[5];
+#if OUT_ROWS
+    // the row goes to row pos[t] of a [p8, H, D] cache (rows past it: skipped)
+    uint dst = uint(pos[(row / glc_p[3]) % glc_p[4]]);
+    if (dst >= glc_p[8])
+        return;
+    uint sh = (dst * glc_p[3] + row % glc_p[3]) * glc_p[5] - first; // wraps: fine
+#else
+    const uint sh = 0u;
+#endif
     if (u < rot) {
         float p = float(pos[(row / glc_p[3]) % glc_p[4]]);
 #if ALIGNED && NEOX
         uint i = 2u * u, a = first + i, b = a + (rd >> 1);
         vec2 c0 = rot_of(p, i), c1 = rot_of(p, i + 1u);
         float xa0 = LOADX(a), xa1 = LOADX(a + 1u), xb0 = LOADX(b), xb1 = LOADX(b + 1u);
-        GLC_STORE2(o, TO, a, xa0 * c0.x - xb0 * c0.y, xa1 * c1.x - xb1 * c1.y, true)
-        GLC_STORE2(o, TO, b, xa0 * c0.y + xb0 * c0.x, xa1 * c1.y + xb1 * c1.x, true)
+        GLC_STORE2(o, TO, a + sh, xa0 * c0.x - xb0 * c0.y, xa1 * c1.x - xb1 * c1.y, true)
+        GLC_STORE2(o, TO, b + sh, xa0 * c0.y + xb0 * c0.x, xa1 * c1.y + xb1 * c1.x, true)
 #else
 #if NEOX
         uint a = first + u, b = a + (rd >> 1);
@@ -77,23 +91,23 @@ void main()
         float xa = LOADX(a), xb = LOADX(b);
         float ya = xa * c.x - xb * c.y, yb = xa * c.y + xb * c.x;
 #if ALIGNED
-        GLC_STORE2(o, TO, a, ya, yb, true)
+        GLC_STORE2(o, TO, a + sh, ya, yb, true)
 #else
-        store1(a, ya);
-        store1(b, yb);
+        store1(a + sh, ya);
+        store1(b + sh, yb);
 #endif
 #endif
     } else {
 #if ALIGNED
         uint e = first + rd + 2u * (u - rot);
 #if TX == TO && TX != GLC_T_F32
-        o[e >> 1] = x[e >> 1];
+        o[(e + sh) >> 1] = x[e >> 1];
 #else
-        GLC_STORE2(o, TO, e, LOADX(e), LOADX(e + 1u), true)
+        GLC_STORE2(o, TO, e + sh, LOADX(e), LOADX(e + 1u), true)
 #endif
 #else
         uint e = first + rd + (u - rot);
-        store1(e, LOADX(e));
+        store1(e + sh, LOADX(e));
 #endif
     }
 }

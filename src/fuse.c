@@ -11,6 +11,8 @@
  *  - swiglu:    mul(act(a), b), act a unary activation -> mul with act on a
  *  - mm_bias:   add(matmul(a, b), bias [N] f32)         -> matmul(a, b, bias)
  *  - mm_act:    act(matmul(a, b[, bias]))               -> matmul with act
+ *  - rope_rows: set_rows(cache, rope(x, pos), pos)      -> rope writing its
+ *               rows into the cache at the positions (KV-cache append)
  *  - add_norm:  h = x + r; rms_norm(h, w)               -> add_rms_norm writing
  *               h and the norm into one packed value (both become aliases
  *               of it: compile.c places them inside it)
@@ -152,6 +154,25 @@ static void swiglu(fctx *c, glc__gnode *m)
         if (replace(c, m, &cand))
             return;
     }
+}
+
+/* set_rows(cache, rope(x, pos), pos) -> rope_rows: the rotated rows are
+ * written straight into the cache (a KV-cache append in one dispatch) */
+static void rope_rows(fctx *c, glc__gnode *n)
+{
+    glc__gnode *r, cand;
+    int32_t in[4];
+    if (n->args.op != GLC__OP_SET_ROWS)
+        return;
+    r = single_use_producer(c, n->tensor[0], GLC__OP_ROPE);
+    if (!r || r->tensor[1] != n->tensor[1] || c->g->t[r->tensor[0]].rank != 3)
+        return;
+    in[0] = r->tensor[0];
+    in[1] = r->tensor[1];
+    in[2] = r->tensor[2];
+    in[3] = n->tensor[2];
+    cand = make(GLC__OP_ROPE_ROWS, in, 4, out_of(n), n->odt, r);
+    replace(c, n, &cand);
 }
 
 static glc__gnode *matmul_producer(fctx *c, int32_t t)
@@ -392,7 +413,8 @@ static glc_status qkv(fctx *c, size_t first)
 
 glc_status glc__fuse(glc_graph *g, size_t align, int *fused)
 {
-    static void (*const passes[])(fctx *, glc__gnode *) = {norm_mul, swiglu, mm_bias, mm_act};
+    static void (*const passes[])(fctx *, glc__gnode *) = {norm_mul, swiglu, mm_bias, mm_act,
+                                                           rope_rows};
     fctx c;
     size_t p, i;
     glc_status st = GLC_OK;

@@ -9,6 +9,7 @@
  */
 #include "graph.h"
 
+#include <stdint.h>
 #include <string.h>
 
 int32_t glc__alias_root(const glc_graph *g, int32_t t, size_t *offset)
@@ -27,13 +28,18 @@ static int valid(const glc_graph *g, glc_tensor t)
     return t.id >= 0 && (size_t)t.id < g->nt;
 }
 
-/* Elements of a graph shape at the variable values vals (NULL: maxima). */
+/* Elements of a graph shape at the variable values vals (NULL: maxima);
+ * -1 when the product overflows (a shape asked for, never a tensor's). */
 static int64_t numel_at(const glc_graph *g, int rank, const int64_t *shape, const int64_t *vals)
 {
     int64_t n = 1;
     int d;
-    for (d = 0; d < rank; d++)
-        n *= glc__dim_value(g, shape[d], vals);
+    for (d = 0; d < rank; d++) {
+        int64_t v = glc__dim_value(g, shape[d], vals);
+        if (v < 1 || n > INT64_MAX / v)
+            return -1;
+        n *= v;
+    }
     return n;
 }
 

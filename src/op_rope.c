@@ -67,8 +67,9 @@ static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
     return GLC_OK;
 }
 
-static glc_status rope_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
-                            char *err, size_t len)
+/* out: the output's tensor index; cache_rows: rows of the cache the rows
+ * go to (rope_rows), 0 for plain rope. */
+static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t cache_rows)
 {
     const glc__tensor *x = &a->t[0];
     int64_t d = x->shape[x->rank - 1], h = x->shape[x->rank - 2], t = x->shape[x->rank - 3];
@@ -79,12 +80,11 @@ static glc_status rope_plan(const glc__op_args *a, const glc__target *tg, glc__o
     int64_t rot = half / rw, units = rot + (d - rd) / tw;
     double base = a->f[0] != 0 ? a->f[0] : 10000.0;
     glc__dispatch_plan *dp;
-    (void)tg;
-    (void)err;
-    (void)len;
     dp = glc__plan_dispatch(p, "rope", LOCAL, (uint64_t)(rows * units));
     glc__define_int(dp, "TX", t_define(x->dtype));
-    glc__define_int(dp, "TO", t_define(a->t[3].dtype));
+    glc__define_int(dp, "TO", t_define(a->t[out].dtype));
+    if (cache_rows)
+        glc__define(dp, "OUT_ROWS", "1");
     glc__define_int(dp, "NEOX", neox);
     glc__define_int(dp, "ALIGNED", aligned);
     glc__define_int(dp, "HAS_FF", a->t[2].present);
@@ -92,7 +92,7 @@ static glc_status rope_plan(const glc__op_args *a, const glc__target *tg, glc__o
     glc__plan_bind(dp, 1, GLC_READ);
     if (a->t[2].present)
         glc__plan_bind(dp, 2, GLC_READ);
-    glc__plan_bind(dp, 3, GLC_WRITE);
+    glc__plan_bind(dp, out, GLC_WRITE);
     glc__plan_param(dp, (uint32_t)(rows * units));
     glc__plan_param(dp, (uint32_t)units);
     glc__plan_param(dp, (uint32_t)rot);
@@ -101,10 +101,57 @@ static glc_status rope_plan(const glc__op_args *a, const glc__target *tg, glc__o
     glc__plan_param(dp, (uint32_t)d);
     glc__plan_param(dp, (uint32_t)rd);
     glc__plan_paramf(dp, (float)(-2.0 * log2(base) / (double)rd));
+    if (cache_rows)
+        glc__plan_param(dp, (uint32_t)cache_rows);
+}
+
+static glc_status rope_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                            char *err, size_t len)
+{
+    (void)tg;
+    (void)err;
+    (void)len;
+    plan_rope(a, p, 3, 0);
+    return GLC_OK;
+}
+
+/* rope_rows (internal: the fusion of set_rows(cache, rope(x, pos), pos)):
+ * tensors x [T, H, D], pos, freq_factors, cache [S, H, D] (the state
+ * before), out (the state after: the same bytes); the rotated row of token
+ * t goes to cache row pos[t] (positions outside [0, S) are skipped, as
+ * set_rows skips them). Scalars as rope's. */
+static glc_status rope_rows_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc__op_args r = *a;
+    const glc__tensor *x = &a->t[0], *c = &a->t[3];
+    char sx[96], sc[96];
+    glc_status st;
+    r.nin = 3;
+    r.t[3] = a->t[4];
+    r.t[3].dtype = c->dtype;
+    if ((st = rope_infer(&r, err, len)) != GLC_OK)
+        return st;
+    if (x->rank != 3 || c->rank != 3 || c->shape[1] != x->shape[1] || c->shape[2] != x->shape[2] ||
+        !glc__is_float(c->dtype) || (c->dtype != GLC_DTYPE_F32 && x->shape[2] % 2))
+        return glc__op_error(err, len, "rope_rows", "x %s does not fit the rows of cache %s",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(c, sc, sizeof sc));
+    a->t[4] = *c;
+    a->t[4].present = 1;
+    return GLC_OK;
+}
+
+static glc_status rope_rows_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                                 char *err, size_t len)
+{
+    (void)tg;
+    (void)err;
+    (void)len;
+    plan_rope(a, p, 4, a->t[3].shape[0]);
     return GLC_OK;
 }
 
 const glc__op_desc glc__op_ROPE_desc = {"rope", rope_infer, rope_plan};
+const glc__op_desc glc__op_ROPE_ROWS_desc = {"rope_rows", rope_rows_infer, rope_rows_plan};
 
 glc_status glc_op_rope(glc_session *s, glc_view x, glc_view positions, const glc_rope_desc *desc,
                        glc_view out)

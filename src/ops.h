@@ -46,7 +46,8 @@
     X(COPY, "copy")                  \
     X(CONCAT, "concat")              \
     X(SLICE, "slice")                \
-    X(ADD_RMS_NORM, "add_rms_norm") /* internal: made by the fusion passes */
+    X(ADD_RMS_NORM, "add_rms_norm") /* internal: made by the fusion passes */ \
+    X(ROPE_ROWS, "rope_rows")       /* internal: made by the fusion passes */
 
 typedef enum glc__op {
 #define GLC__OP_ENUM(id, name) GLC__OP_##id,

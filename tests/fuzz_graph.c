@@ -178,7 +178,7 @@ enum {
     OP_VAR, OP_INPUT, OP_PARAM, OP_HANDLE, OP_OUTPUT, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SCALE,
     OP_UNARY, OP_SOFTMAX, OP_RMS_NORM, OP_LAYER_NORM, OP_SUM, OP_MEAN, OP_ARGMAX, OP_ROPE,
     OP_MATMUL, OP_MATMUL_AFFINE, OP_MATMUL_Q, OP_MATMUL_EXPERT, OP_SDPA, OP_SDPA_DECODE,
-    OP_GET_ROWS, OP_COPY, OP_CONCAT, OP_SLICE, OP_QUERY, OP_COUNT_
+    OP_GET_ROWS, OP_COPY, OP_CONCAT, OP_SLICE, OP_RESHAPE, OP_SET_ROWS, OP_QUERY, OP_COUNT_
 };
 
 static void record(state *s)
@@ -323,6 +323,20 @@ static void record(state *s)
         int axis = (int)(u8(r) % 7) - 2;
         int64_t start = num(r), len = num(r);
         keep(s, glc_slice(g, x, axis, start, len));
+        break;
+    }
+    case OP_RESHAPE: {
+        glc_tensor x = tensor(s);
+        int rank = (int)(u8(r) % 6), i;
+        int64_t shape[8];
+        for (i = 0; i < 8; i++)
+            shape[i] = i < rank ? num(r) : 1;
+        keep(s, glc_reshape(g, x, rank, u8(r) == 0xff ? NULL : shape));
+        break;
+    }
+    case OP_SET_ROWS: {
+        glc_tensor dst = tensor(s), src = tensor(s), ids = tensor(s);
+        keep(s, glc_set_rows(g, dst, src, ids));
         break;
     }
     default: { /* the read-only queries */
@@ -549,6 +563,12 @@ static void device_renew(void)
     dl_iterate_phdr(pin_one, NULL);
 }
 
+static void dump_sink(void *user, const char *text)
+{
+    (void)user;
+    CHECK(text != NULL);
+}
+
 /* Runs by name: every input (f32 or i32 values of zero) and every output,
  * at the current variable values. */
 static void run_by_name(glc_plan *p, const glc_graph *g, const int64_t *vals, int injecting)
@@ -641,6 +661,35 @@ static void run_plan(state *s, glc_plan *p, int injecting)
             vals[v] = vars[v].value;
         run_by_name(p, g, vals, injecting);
     }
+    /* the two halves of a run, two runs pipelined, the dump */
+    st = glc_plan_commit_no_wait(p, inputs);
+    CHECK_ST(st, st == GLC_OK || (injecting && (st == GLC_ERR_OUT_OF_MEMORY || st == GLC_ERR_STATE)));
+    if (st == GLC_OK) {
+        CHECK(glc_plan_is_pending(p));
+        st = glc_plan_sync_pending(p, outs);
+        CHECK_ST(st, st == GLC_OK);
+    }
+    {
+        static unsigned char outbuf[2][MAX_TENSORS][LIMIT_BYTES / 64];
+        const void *in2[2 * (MAX_TENSORS + 1)];
+        void *out2[2 * (MAX_TENSORS + 1)];
+        int j, nout = glc_plan_output_count(p), fits = 1;
+        for (j = 0; j < nout; j++)
+            fits &= glc_plan_output_bytes(p, j) <= sizeof outbuf[0][0];
+        for (k = 0; k < 2 && fits; k++) {
+            for (j = 0; j < nin; j++)
+                in2[k * nin + j] = zeros;
+            for (j = 0; j < nout; j++)
+                out2[k * nout + j] = outbuf[k][j];
+        }
+        if (fits) {
+            st = glc_plan_run_pipelined(p, 2, in2, out2);
+            CHECK_ST(st, st == GLC_OK || (injecting && (st == GLC_ERR_OUT_OF_MEMORY ||
+                                                        st == GLC_ERR_STATE)));
+        }
+    }
+    st = glc_plan_dump(p, GLC_PLAN_DUMP_SOURCE, dump_sink, NULL);
+    CHECK_ST(st, st == GLC_OK || (injecting && st == GLC_ERR_OUT_OF_MEMORY));
 }
 
 static void compile_full(state *s, int run, int injecting)

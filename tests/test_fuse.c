@@ -398,6 +398,61 @@ static void test_fusion_qkv_share(void **state)
     glc_device_destroy(dev);
 }
 
+/* set_rows(cache, rope(x, pos), pos): one rope_rows dispatch writing the
+ * rotated rows into the cache; a position past the cache is skipped, as
+ * set_rows skips it. f16 cache, f32 rows. */
+static void test_fusion_rope_rows(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_plan *pl[2];
+    glc_plan_info fi, pi;
+    int64_t cs[3] = {10, 2, 8}, xs[3] = {3, 2, 8}, ps[1] = {3};
+    int32_t pos[3] = {1, 7, 12};
+    float x[48];
+    uint16_t zero[160], got[2][160];
+    uint64_t seed = 8;
+    int i;
+    (void)state;
+    memset(zero, 0, sizeof zero);
+    ot_fill(&seed, x, 48, -1, 1);
+    for (i = 0; i < 2; i++) {
+        glc_graph *g;
+        glc_compile_desc cd;
+        glc_rope_desc rd;
+        glc_tensor c, k, tp, tx;
+        memset(&rd, 0, sizeof rd);
+        rd.mode = GLC_ROPE_NEOX;
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        c = glc_graph_handle(g, "cache", GLC_DTYPE_F16, 3, cs);
+        tx = glc_graph_input(g, "x", GLC_DTYPE_F32, 3, xs);
+        tp = glc_graph_input(g, "pos", GLC_DTYPE_I32, 1, ps);
+        k = glc_rope(g, tx, tp, &rd, glc_none());
+        glc_set_rows(g, c, k, tp);
+        glc_graph_output(g, "y", glc_scale(g, tx, 1, 0)); /* a graph needs an output */
+        cd.flags = i ? GLC_COMPILE_NO_FUSE : 0;
+        assert_int_equal(glc_graph_compile(g, &cd, &pl[i]), GLC_OK);
+        glc_graph_destroy(g);
+        assert_int_equal(glc_plan_bind_handle(pl[i], "cache", zero, sizeof zero), GLC_OK);
+        {
+            const void *in[2] = {x, pos};
+            glc_plan_slice out[1];
+            assert_int_equal(glc_plan_run_slots(pl[i], in, out), GLC_OK);
+        }
+        assert_int_equal(glc_plan_read_handle(pl[i], "cache", got[i], sizeof got[i]), GLC_OK);
+    }
+    assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+    assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
+    assert_int_equal(fi.fused, 1);
+    assert_int_equal(pi.dispatches - fi.dispatches, 1);
+    assert_memory_equal(got[0], got[1], sizeof got[0]);
+    for (i = 0; i < 160; i++) /* rows 1 and 7 written, the rest untouched */
+        if ((i / 16 != 1 && i / 16 != 7) != (got[0][i] == 0))
+            fail_msg("cache element %d: %04x", i, got[0][i]);
+    glc_plan_destroy(pl[0]);
+    glc_plan_destroy(pl[1]);
+    glc_device_destroy(dev);
+}
+
 /* The compiler's reorder pass: two independent chains written one after
  * the other (a1, a2, b1, b2) run as a1, b1 | a2, b2: one barrier, not two;
  * the outputs are the same. */
@@ -451,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_fusion_residual_norm),
         cmocka_unit_test(test_fusion_qkv),
         cmocka_unit_test(test_fusion_qkv_share),
+        cmocka_unit_test(test_fusion_rope_rows),
         cmocka_unit_test(test_plan_reorder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -194,6 +194,18 @@ static void test_huge_shapes(void **state)
     assert_true(a.id < 0);
     assert_int_equal(glc_graph_status(g), GLC_ERR_INVALID_ARG);
     glc_graph_destroy(g);
+
+    /* a reshape to a shape whose product overflows (UB before: the
+     * element counts were multiplied unchecked) */
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, col);
+    {
+        int64_t bad[3] = {1ll << 62, 29, 2};
+        assert_true(glc_reshape(g, a, 3, bad).id < 0);
+    }
+    assert_int_equal(glc_graph_status(g), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_graph_errmsg(g), "reshape:");
+    glc_graph_destroy(g);
     glc_device_destroy(dev);
 }
 
