@@ -15,7 +15,7 @@
 // neighbouring shared vec4s and write neighbouring outputs.
 //
 // bindings: 0 a (vec4[] when AVEC else float[]), 1 b (uint[]: any float
-//   dtype), 2 out (float[]), 3 bias (float[]; the plan binds a in its
+//   dtype; vec4[] for f32 with BVEC), 2 out (float[]), 3 bias (float[]; the plan binds a in its
 //   place when there is none)
 // params: 0 M, 1 N, 2 K, 3 m-tiles, 4 n-tiles, 5 batches, 6 inner batch
 //   count (z = z_hi * p6 + z_lo), 7 b's stride for z_hi, 8 for z_lo
@@ -46,20 +46,29 @@ layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
 #else
 layout(std430, binding = 0) readonly buffer A { float a1[]; };
 #endif
+#if TB == GLC_T_F32 && BVEC
+// f32 b read four at a time as vec4s (one load, not four: llvmpipe gathers)
+layout(std430, binding = 1) readonly buffer B { vec4 b4[]; };
+#else
 layout(std430, binding = 1) readonly buffer B { uint bw[]; };
+#endif
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
 
+#if !(TB == GLC_T_F32 && BVEC)
 // b element i (any dtype)
 float b_at(uint i)
 {
     return GLC_LOAD(bw, TB, i);
 }
+#endif
 
 // b elements i .. i + 3, i a multiple of 4 (BVEC)
 vec4 b_vec(uint i)
 {
-#if TB == GLC_T_F32
+#if TB == GLC_T_F32 && BVEC
+    return b4[i >> 2];
+#elif TB == GLC_T_F32
     return vec4(uintBitsToFloat(bw[i]), uintBitsToFloat(bw[i + 1u]), uintBitsToFloat(bw[i + 2u]),
                 uintBitsToFloat(bw[i + 3u]));
 #elif TB == GLC_T_F16
@@ -271,6 +280,34 @@ void main()
     vec4 acc[RM];
     for (int r = 0; r < RM; r++)
         acc[r] = vec4(0.0);
+#if AVEC && BVEC
+    // whole quads of k and of columns: no bounds checks in the loop (what
+    // llvmpipe's SIMD code is fastest with)
+    if (n0 + 4u <= N) {
+        uint ar[RM];
+        for (int r = 0; r < RM; r++)
+            ar[r] = (a0 + rows[r] * K) >> 2;
+        for (uint k = 0u; k < K; k += 4u) {
+#if NT
+            vec4 b0v = b_vec(b0 + n0 * K + k), b1v = b_vec(b0 + (n0 + 1u) * K + k);
+            vec4 b2v = b_vec(b0 + (n0 + 2u) * K + k), b3v = b_vec(b0 + (n0 + 3u) * K + k);
+            for (int r = 0; r < RM; r++) {
+                vec4 av = a4[ar[r] + (k >> 2)];
+                acc[r] += vec4(dot(av, b0v), dot(av, b1v), dot(av, b2v), dot(av, b3v));
+            }
+#else
+            uint bi = b0 + k * N + n0;
+            vec4 bk0 = b_vec(bi), bk1 = b_vec(bi + N), bk2 = b_vec(bi + 2u * N),
+                 bk3 = b_vec(bi + 3u * N);
+            for (int r = 0; r < RM; r++) {
+                vec4 av = a4[ar[r] + (k >> 2)];
+                acc[r] += av.x * bk0 + av.y * bk1 + av.z * bk2 + av.w * bk3;
+            }
+#endif
+        }
+    } else
+#endif
+    {
 #if NT
     uint c[4];
     for (int j = 0; j < 4; j++)
@@ -295,6 +332,7 @@ void main()
         }
     }
 #endif
+    }
     for (int r = 0; r < RM; r++) {
         uint row = m0 + uint(r);
         put(o0, row, n0, acc[r].x);
