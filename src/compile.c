@@ -460,23 +460,51 @@ out:
     return st;
 }
 
+/* 1 when plan b is plan a with other params only: the same kernels,
+ * defines, grids and bindings (what the command list and its barriers are
+ * made of). */
+static int same_but_params(const glc__op_plan *a, const glc__op_plan *b)
+{
+    int j;
+    if (a->ndisp != b->ndisp || a->scratch_bytes != b->scratch_bytes)
+        return 0;
+    for (j = 0; j < a->ndisp; j++) {
+        const glc__dispatch_plan *x = &a->disp[j], *y = &b->disp[j];
+        if (strcmp(x->kernel, y->kernel) || strcmp(x->defines, y->defines) ||
+            x->local_size != y->local_size || x->groups != y->groups || x->nbind != y->nbind ||
+            x->nparams != y->nparams || memcmp(x->bind, y->bind, sizeof x->bind))
+            return 0;
+    }
+    return 1;
+}
+
 static glc_status replan(glc__program *p, const int64_t *vals, char *err, size_t len)
 {
     size_t i;
     glc_status st;
+    int same = 1;
     for (i = 0; i < p->nsteps; i++) {
         glc__cstep *s = &p->step[i];
+        glc__op_plan before;
+        glc__op_args args_before;
         if (!s->vars)
             continue;
+        before = s->plan;
+        args_before = s->args;
         if ((st = plan_step(p, s, vals, err, len)) != GLC_OK)
             return st;
+        same &= same_but_params(&before, &s->plan) &&
+                memcmp(args_before.t, s->args.t, sizeof s->args.t) == 0;
         if (s->plan.scratch_bytes > p->scratch[i].bytes)
             return cfail(err, len, GLC_ERR_UNSUPPORTED,
                          "%s: needs %zu bytes of scratch at these sizes, %zu were planned at "
                          "the maxima",
                          glc__ops[s->args.op]->name, s->plan.scratch_bytes, p->scratch[i].bytes);
     }
-    return build_commands(p, err, len);
+    /* only params moved (a KV length, say): the commands point at the
+     * steps' plans, so they are current; keep the list and its barriers */
+    p->params_only = same;
+    return same ? GLC_OK : build_commands(p, err, len);
 }
 
 glc_status glc__program_set_vars(glc__program *p, const int64_t *vals, char *err, size_t len)

@@ -84,6 +84,8 @@ typedef struct glc__program {
     int64_t vals[GLC__GRAPH_MAX_VARS]; /* the variable values of the commands */
     uint32_t barriers;
     uint32_t fused; /* patterns the fusion passes rewrote (set by the caller) */
+    int params_only;  /* the last set_vars changed params only: commands and
+                       * barriers as they were */
 } glc__program;
 
 /* Compiles g for a target (GL-free). On failure err holds a message. */

@@ -294,6 +294,7 @@ glc_status glc__kernel_get(struct glc_device *dev, const char *name, const char 
         return st;
     if (!defines)
         defines = "";
+    glc__use_device(dev); /* callers may allocate for it before any GL call */
     if (!dev->kcache && !(dev->kcache = glc__calloc(1, sizeof *dev->kcache)))
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "kernel %s: out of memory", name);
     for (k = dev->kcache->head; k; k = k->next) {

@@ -252,6 +252,7 @@ glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_pla
                          desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE);
     if (g->status != GLC_OK)
         return glc__fail(dev, g->status, "%s", g->errmsg);
+    glc__use_device(dev);
     p = glc__calloc(1, sizeof *p);
     if (!p)
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
@@ -389,6 +390,7 @@ glc_status glc_plan_set_param(glc_plan *p, const char *name, const float *data, 
     size_t n;
     if ((id = find_param(p, name, data)) < 0)
         return GLC_ERR_INVALID_ARG;
+    glc__use_device(p->dev);
     dt = p->g->t[id].dtype;
     n = numel_now(p, id);
     if (!glc__is_float(dt) || count != n)
@@ -666,6 +668,7 @@ glc_status glc_plan_set_vars(glc_plan *p, const glc_plan_var *vars, int n)
         return GLC_ERR_INVALID_ARG;
     if (n < 0 || (n && !vars))
         return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_vars: %d variables", n);
+    glc__use_device(p->dev); /* replanning allocates */
     memcpy(vals, p->prog.vals, sizeof vals);
     memcpy(old, p->prog.vals, sizeof old);
     for (i = 0; i < n; i++) {
@@ -684,8 +687,16 @@ glc_status glc_plan_set_vars(glc_plan *p, const glc_plan_var *vars, int n)
         vals[v - 1] = vars[i].value;
     }
     err[0] = '\0';
+    if (memcmp(vals, old, sizeof vals) == 0)
+        return GLC_OK;
     if ((st = glc__program_set_vars(&p->prog, vals, err, sizeof err)) != GLC_OK)
         return glc__fail(p->dev, st, "%s", err);
+    if (p->prog.params_only) { /* the commands stand; refresh their params */
+        size_t k;
+        for (k = 0; k < p->prog.ncmd; k++)
+            memcpy(p->cmds[k].params, p->prog.cmd[k].plan->params, sizeof p->cmds[k].params);
+        return GLC_OK;
+    }
     if ((st = rebuild(p)) != GLC_OK) {
         /* back to the values that built before */
         if (glc__program_set_vars(&p->prog, old, err, sizeof err) == GLC_OK)
@@ -825,6 +836,7 @@ glc_status glc_plan_share(glc_plan *dst, const glc_plan *src, unsigned what)
     if (src->dev != dst->dev)
         return glc__fail(dst->dev, GLC_ERR_INVALID_ARG,
                          "glc_plan_share: the plans belong to different devices");
+    glc__use_device(dst->dev);
     ext = glc__malloc((dst->g->nt + 1) * sizeof *ext);
     if (!ext)
         return glc__fail(dst->dev, GLC_ERR_OUT_OF_MEMORY, "glc_plan_share: out of memory");

@@ -212,6 +212,7 @@ glc_status glc_session_dispatch(glc_session *s, const glc_dispatch_desc *d)
     glc_status st;
     if (!s)
         return GLC_ERR_INVALID_ARG;
+    glc__use_device(s->dev); /* a recorded list grows before any GL call */
     st = validate(s, d, &c);
     if (st != GLC_OK)
         return st;
@@ -296,6 +297,7 @@ static glc_status encode_recorded(glc_session *s)
     int p, nbind = 0;
     if (n == 0)
         return GLC_OK;
+    glc__use_device(s->dev); /* the passes allocate before any GL call */
     for (p = 0; p < s->npasses && st == GLC_OK; p++)
         st = s->pass[p].fn(s, s->cmds, &n, s->pass[p].user);
     if (st == GLC_OK)

@@ -14,10 +14,14 @@
  *    minimums, a GPU with subgroups), also after replanning at other
  *    variable values;
  *  - the whole glc_graph_compile on the llvmpipe device (one per process,
- *    renewed now and then so its kernel cache stays small), optionally
- *    followed by runs with zero params, handles and inputs;
+ *    renewed now and then so its kernel cache stays small) succeeds
+ *    whenever compile.c alone does; optionally followed by a clone and
+ *    runs with zero params, handles and inputs: by slots, by name, at the
+ *    variables' minima and maxima, commit + sync, two runs pipelined, a
+ *    handle fed from an output, the dump;
  *  - with failure injection on, every failure is GLC_ERR_OUT_OF_MEMORY
- *    (or the graph's own error) and nothing leaks.
+ *    (or the graph's own error, or a state error after an earlier failed
+ *    call) and nothing leaks.
  *
  * Input format: byte 0 is the mode (bits 0-1: 0/1/2 the GL-free targets
  * above, 3 the device; bit 2: run the plan; bit 3: fail the k-th
@@ -28,8 +32,9 @@
  * Graphs whose tensors would take more than LIMIT_BYTES are built but not
  * compiled, so no input allocates much.
  *
- * `fuzz_graph -write_seeds=DIR` writes a seed corpus (a transformer block,
- * a decode step, small graphs of every builder) and exits.
+ * `fuzz_graph -write_seeds=DIR` writes a seed corpus (an attention block
+ * in every mode, a small graph around each builder) and exits;
+ * FUZZ_STATS=1 prints at exit how far the inputs got.
  */
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include "alloc.h"

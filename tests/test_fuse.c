@@ -453,6 +453,67 @@ static void test_fusion_rope_rows(void **state)
     glc_device_destroy(dev);
 }
 
+static size_t n_allocs;
+static void *count_alloc(void *u, size_t n) { (void)u; n_allocs++; return malloc(n); }
+static void *count_realloc(void *u, void *p, size_t o, size_t n)
+{
+    (void)u;
+    (void)o;
+    n_allocs++;
+    return realloc(p, n);
+}
+static void count_free(void *u, void *p, size_t n) { (void)u; (void)n; free(p); }
+
+/* A variable that moves only params (a decode's KV length within one
+ * chunk of keys): set_vars keeps the command list and its barriers and
+ * just refreshes params, no allocation, no replanning of the list. */
+static void test_vars_params_only(void **state)
+{
+    glc_device_desc dd = tu_desc(NULL);
+    glc_device *dev;
+    glc_graph *g;
+    glc_plan *p;
+    glc_sdpa_desc sd;
+    int64_t qs[3] = {1, 4, 16}, cs[3] = {64, 2, 16};
+    float q[64], kv[2048], out[2][64];
+    uint64_t seed = 21;
+    glc_plan_var v = {"L", 0};
+    glc_plan_input in = {"q", q, 64};
+    glc_plan_output o = {"o", out[0], 64};
+    int i;
+    (void)state;
+    dd.allocator.alloc = count_alloc;
+    dd.allocator.realloc = count_realloc;
+    dd.allocator.free = count_free;
+    dev = tu_device_desc(&dd);
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    memset(&sd, 0, sizeof sd);
+    sd.q_offset = -1;
+    sd.kv_len = glc_graph_var(g, "L", 1, 64);
+    glc_graph_output(g, "o", glc_sdpa_decode(g, glc_graph_input(g, "q", GLC_DTYPE_F32, 3, qs),
+                                             glc_graph_handle(g, "k", GLC_DTYPE_F32, 3, cs),
+                                             glc_graph_handle(g, "v", GLC_DTYPE_F32, 3, cs), &sd));
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    ot_fill(&seed, q, 64, -1, 1);
+    ot_fill(&seed, kv, 2048, -1, 1);
+    assert_int_equal(glc_plan_bind_handle(p, "k", kv, sizeof kv), GLC_OK);
+    assert_int_equal(glc_plan_bind_handle(p, "v", kv, sizeof kv), GLC_OK);
+    v.value = 9;
+    assert_int_equal(glc_plan_run_with_vars(p, &v, 1, &in, 1, &o, 1), GLC_OK);
+    v.value = 5;
+    o.data = out[1];
+    assert_int_equal(glc_plan_run_with_vars(p, &v, 1, &in, 1, &o, 1), GLC_OK);
+    v.value = 9;
+    n_allocs = 0;
+    assert_int_equal(glc_plan_run_with_vars(p, &v, 1, &in, 1, &o, 1), GLC_OK);
+    assert_int_equal(n_allocs, 0);
+    for (i = 0; i < 64; i++) /* the same value as the first run at 9 */
+        assert_true(out[1][i] == out[0][i] || fabsf(out[1][i] - out[0][i]) < 1e-6f);
+    glc_plan_destroy(p);
+    glc_device_destroy(dev);
+}
+
 /* The compiler's reorder pass: two independent chains written one after
  * the other (a1, a2, b1, b2) run as a1, b1 | a2, b2: one barrier, not two;
  * the outputs are the same. */
@@ -508,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_fusion_qkv_share),
         cmocka_unit_test(test_fusion_rope_rows),
         cmocka_unit_test(test_plan_reorder),
+        cmocka_unit_test(test_vars_params_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
