@@ -161,7 +161,7 @@ int main(int argc, char **argv)
     glc_plan *pre = NULL, *dec = NULL;
     glc_plan_info pi, di;
     float *logits = NULL, *rlogits = NULL;
-    double *times = NULL, t_pre = 0, worst = 0, t0;
+    double *times = NULL, t_pre = 0, worst = 0, t0, cpu_us = 0;
     int32_t *prompt = NULL, next = 0, tok;
     FILE *lf = NULL;
     int i, ok = 1, mismatches = 0, rc = 1;
@@ -349,6 +349,30 @@ int main(int argc, char **argv)
                         di.arena_bytes, di.liveness_bound);
                 fclose(jf);
             }
+        }
+    }
+    /* the CPU side of a replay: encoding one decode step (commit without
+     * waiting), per dispatch; median of 9 */
+    if (o.decode > 0) {
+        int32_t pos = o.prompt + o.decode - 1, zero = 0;
+        const void *in[3];
+        double enc[9];
+        glc_plan_slice outs[2];
+        int r, okc = 1;
+        in[0] = &next;
+        in[1] = &pos;
+        in[2] = &zero;
+        for (r = 0; r < 9 && okc; r++) {
+            t0 = now_s();
+            okc = glc_plan_commit_no_wait(dec, in) == GLC_OK;
+            enc[r] = now_s() - t0;
+            okc = okc && glc_plan_sync_pending(dec, outs) == GLC_OK;
+        }
+        if (okc) {
+            qsort(enc, 9, sizeof enc[0], cmp_double);
+            cpu_us = enc[4] * 1e6 / (di.dispatches ? di.dispatches : 1);
+            printf("replay CPU cost: %.2f us per dispatch (encoding one decode step: %.3f ms)\n",
+                   cpu_us, enc[4] * 1e3);
         }
     }
     /* one profiled decode step: where the time goes */
