@@ -18,22 +18,7 @@ static const glc_tensor no_tensor = {-1};
 
 glc_tensor glc_none(void) { return no_tensor; }
 
-static glc_tensor fail(glc_graph *g, glc_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static glc_tensor fail(glc_graph *g, glc_status st, const char *fmt, ...)
-{
-    va_list ap;
-    if (g->status != GLC_OK)
-        return no_tensor;
-    g->status = st;
-    va_start(ap, fmt);
-    vsnprintf(g->errmsg, sizeof g->errmsg, fmt, ap);
-    va_end(ap);
-    return no_tensor;
-}
+#define fail glc__graph_fail
 
 glc_tensor glc__graph_fail(glc_graph *g, glc_status st, const char *fmt, ...)
 {

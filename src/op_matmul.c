@@ -108,6 +108,26 @@ static int t_define(glc_dtype d)
     return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
 }
 
+/* The bindings every dense variant takes (a, b, out, bias or a in its
+ * place) and, for the fused Q/K/V projection, the segments: their params
+ * and an out binding through the last segment's end. */
+static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, int64_t n)
+{
+    if (a->i[2]) {
+        glc__define(d, "SEG", "1");
+        glc__plan_param(d, (uint32_t)a->i[2]);
+        glc__plan_param(d, (uint32_t)a->i[3]);
+        glc__plan_param(d, (uint32_t)a->i[4]);
+        glc__plan_param(d, (uint32_t)a->i[5]);
+    }
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
+    if (a->i[2])
+        d->bind[2].size = (size_t)(a->i[5] + m * (n - a->i[3])) * 4;
+}
+
 /* The decode path: glsl/matvec.comp, a subgroup per RN rows of b, 16-byte
  * coalesced loads, UNROLL of them in flight per row and lane. */
 static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -126,26 +146,13 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     glc__define_int(d, "SLOTS", slots);
     if (a->i[1])
         glc__define_int(d, "ACT", a->i[1]);
-    if (a->i[2])
-        glc__define(d, "SEG", "1");
     glc__plan_param(d, (uint32_t)m);
     glc__plan_param(d, (uint32_t)n);
     glc__plan_param(d, (uint32_t)k);
     glc__plan_param(d, (uint32_t)(k / epw));
     glc__plan_param(d, a->t[2].present ? 1u : 0u);
     glc__plan_paramf(d, a->f[0]);
-    if (a->i[2]) {
-        glc__plan_param(d, (uint32_t)a->i[2]);
-        glc__plan_param(d, (uint32_t)a->i[3]);
-        glc__plan_param(d, (uint32_t)a->i[4]);
-        glc__plan_param(d, (uint32_t)a->i[5]);
-    }
-    glc__plan_bind(d, 0, GLC_READ);
-    glc__plan_bind(d, 1, GLC_READ);
-    glc__plan_bind(d, 3, GLC_WRITE);
-    glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
-    if (a->i[2])
-        d->bind[2].size = (size_t)(a->i[5] + m * (n - a->i[3])) * 4;
+    bind_dense(d, a, m, n);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return GLC_OK;
@@ -244,19 +251,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__plan_param(d, s_lo);
     glc__plan_param(d, a->t[2].present ? 1u : 0u);
     glc__plan_paramf(d, a->f[0]);
-    if (a->i[2]) {
-        glc__define(d, "SEG", "1");
-        glc__plan_param(d, (uint32_t)a->i[2]);
-        glc__plan_param(d, (uint32_t)a->i[3]);
-        glc__plan_param(d, (uint32_t)a->i[4]);
-        glc__plan_param(d, (uint32_t)a->i[5]);
-    }
-    glc__plan_bind(d, 0, GLC_READ);
-    glc__plan_bind(d, 1, GLC_READ);
-    glc__plan_bind(d, 3, GLC_WRITE);
-    glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
-    if (a->i[2]) /* segments start at fixed places: bind through the last one's end */
-        d->bind[2].size = (size_t)(a->i[5] + m * (n - a->i[3])) * 4;
+    bind_dense(d, a, m, n);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return GLC_OK;
