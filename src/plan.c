@@ -426,6 +426,8 @@ static glc_status params_ready(glc_plan *p, const char *fn)
     return GLC_OK;
 }
 
+#define EARLY_FLUSH_AT 16
+
 static void replay(glc_plan *p)
 {
     glc_device *dev = p->dev;
@@ -446,6 +448,10 @@ static void replay(glc_plan *p)
         glc__replay(dev, &p->cmds[i]);
         if (p->exec.probe)
             p->exec.probe(p, i, 1);
+        /* long lists: hand the first commands to the GPU early, so it
+         * works while the CPU encodes the rest (a flush costs ~us) */
+        if (i + 1 == EARLY_FLUSH_AT && p->prog.ncmd >= 2 * EARLY_FLUSH_AT)
+            dev->gl.glFlush();
     }
     if (p->ntail) {
         /* the tracker keeps its capacity: no allocation after the first runs */
