@@ -39,6 +39,7 @@
 #define LLVMPIPE_LOOP_BUDGET 60000 /* with a margin: the count is estimated */
 #define COMBINE_LOCAL 64
 #define SPLIT_MAX_HEADS 8 /* query heads per split-variant group */
+#define SPLIT_MIN_GROUPS 64
 #define LOG2E 1.4426950408889634
 
 /* The resolved scalars of one call (desc defaults filled in). */
@@ -315,6 +316,10 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     uint32_t budget = tg->limits.max_shared_bytes;
     uint64_t nhb;
     glc__dispatch_plan *d;
+    /* few keys: a group per query head rather than per kv head, or the
+     * GPU runs a handful of groups (8 for 8 kv heads and one chunk) */
+    if ((uint64_t)c->hkv * nused * (uint64_t)ceil_div64(group, gb) < SPLIT_MIN_GROUPS)
+        gb = rg = 1;
     while (split_bytes(c, gb, rg) > budget) {
         if (rg > 1)
             rg--;
