@@ -292,6 +292,9 @@ static void node_args(const glc_graph *g, glc__op op, const int32_t *ids, int ni
 {
     int i;
     glc__op_args_init(a, op, nin, 1);
+    /* every slot, used or not: the compiler compares args bytewise to see
+     * whether a replan changed anything */
+    memset(a->t, 0, sizeof a->t);
     for (i = 0; i < 4; i++)
         a->f[i] = f[i];
     for (i = 0; i < 8; i++)
