@@ -175,6 +175,7 @@ run-bench: all
 	GLC_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) $(BUILD)/glc-bench
 	$(BUILD)/glc-bench-ops
 	$(BUILD)/bench_hazard
+	$(BUILD)/examples/transformer --config tiny --decode 64
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin

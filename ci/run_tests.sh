@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs each cmocka test binary given (VAR=value:binary runs it with VAR set),
-# prints its output, and closes with one
-# line "tests: N passed, N failed, N skipped" summed over all binaries.
+# Runs each cmocka test binary given (VAR=value:binary runs it with VAR
+# set), prints its output, and closes with one line "tests: N passed,
+# N failed, N skipped" summed over all binaries.
 # Exit status 1 when any test failed or any binary crashed.
 set -u
 passed=0 failed=0 skipped=0 crashed=0
@@ -10,16 +10,27 @@ passed=0 failed=0 skipped=0 crashed=0
 # so LeakSanitizer reports it from an "unknown module" that no suppression
 # can name. Preloading the driver keeps it mapped: its memory stays
 # reachable and our own leaks are still reported.
+# (gcc links ASan's shared runtime, which must come first in the list.)
+drv=""
 if [ -n "${SANITIZE:-}" ] && [ -z "${LD_PRELOAD:-}" ]; then
-    for drv in /usr/lib/*/dri/swrast_dri.so; do
-        [ -f "$drv" ] && export LD_PRELOAD="$drv" && break
+    for d in /usr/lib/*/dri/swrast_dri.so; do
+        [ -f "$d" ] && drv=$d && break
     done
 fi
+preload() { # binary -> the LD_PRELOAD list for it
+    local asan
+    [ -n "$drv" ] || return 0
+    asan=$(ldd "$1" 2>/dev/null | sed -n 's/.*libasan[^ ]* => \([^ ]*\).*/\1/p' | head -n1)
+    echo "${asan:+$asan:}$drv"
+}
 for t in "$@"; do
     echo "== $t"
+    bin=$t
+    case "$t" in *=*:*) bin=${t#*:} ;; esac
+    pl=$(preload "$bin")
     case "$t" in
-    *=*:*) out=$(env "${t%%:*}" "${t#*:}" 2>&1) ;; # VAR=value:binary
-    *) out=$("$t" 2>&1) ;;
+    *=*:*) out=$(env ${pl:+LD_PRELOAD=$pl} "${t%%:*}" "$bin" 2>&1) ;; # VAR=value:binary
+    *) out=$(env ${pl:+LD_PRELOAD=$pl} "$t" 2>&1) ;;
     esac
     rc=$?
     printf '%s\n' "$out"
