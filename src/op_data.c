@@ -215,20 +215,30 @@ static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int o
 
 /* ---- copy ---- */
 
-static glc_status copy_infer(glc__op_args *a, char *err, size_t len)
+/* x float of rank 1..4; out float, x's dtype when not given. */
+static glc_status float_in_out(const glc__tensor *x, glc__tensor *o, const char *op, char *err,
+                               size_t len)
 {
-    glc__tensor *x = &a->t[0], *o = &a->t[1];
-    char sx[96], so[96], sp[64];
-    int seen = 0, i;
-    glc_status st;
+    char sx[96], so[96];
     if (!is_float_rank(x, 1, GLC_MAX_DIMS))
-        return glc__op_error(err, len, "copy", "x %s: must be f32, f16 or bf16 of rank 1 to %d",
+        return glc__op_error(err, len, op, "x %s: must be f32, f16 or bf16 of rank 1 to %d",
                              glc__shape_str(x, sx, sizeof sx), GLC_MAX_DIMS);
     if (o->dtype == 0)
         o->dtype = x->dtype;
     if (!glc__is_float(o->dtype))
-        return glc__op_error(err, len, "copy", "x %s, out %s: storage must be f32, f16 or bf16",
+        return glc__op_error(err, len, op, "x %s, out %s: storage must be f32, f16 or bf16",
                              glc__shape_str(x, sx, sizeof sx), glc__shape_str(o, so, sizeof so));
+    return GLC_OK;
+}
+
+static glc_status copy_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc__tensor *x = &a->t[0], *o = &a->t[1];
+    char sx[96], sp[64];
+    int seen = 0, i;
+    glc_status st;
+    if ((st = float_in_out(x, o, "copy", err, len)) != GLC_OK)
+        return st;
     if (a->i[0]) {
         sp[0] = '\0';
         for (i = 0; i < x->rank; i++) {
@@ -280,17 +290,11 @@ static glc_status copy_plan(const glc__op_args *a, const glc__target *tg, glc__o
 static glc_status slice_infer(glc__op_args *a, char *err, size_t len)
 {
     glc__tensor *x = &a->t[0], *o = &a->t[1];
-    char sx[96], so[96];
+    char sx[96];
     int ax;
     glc_status st;
-    if (!is_float_rank(x, 1, GLC_MAX_DIMS))
-        return glc__op_error(err, len, "slice", "x %s: must be f32, f16 or bf16 of rank 1 to %d",
-                             glc__shape_str(x, sx, sizeof sx), GLC_MAX_DIMS);
-    if (o->dtype == 0)
-        o->dtype = x->dtype;
-    if (!glc__is_float(o->dtype))
-        return glc__op_error(err, len, "slice", "x %s, out %s: storage must be f32, f16 or bf16",
-                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(o, so, sizeof so));
+    if ((st = float_in_out(x, o, "slice", err, len)) != GLC_OK)
+        return st;
     if ((ax = norm_axis(a->i[0], x->rank)) < 0)
         return glc__op_error(err, len, "slice", "axis %lld is out of range for x %s",
                              (long long)a->i[0], glc__shape_str(x, sx, sizeof sx));
