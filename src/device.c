@@ -108,6 +108,7 @@ static _Thread_local struct glc_device *tls_checked;
 glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st)
 {
     glc__use_device(dev); /* what the call allocates is the device's */
+    dev->bound.valid = 0;
     if (dev->egl) {
         glc_status s = glc__egl_ensure_current(dev, dev->egl);
         tls_checked = s == GLC_OK ? dev : NULL;
@@ -124,6 +125,7 @@ glc_status glc__enter_hot(struct glc_device *dev, unsigned touch, int nssbo, glc
 {
     if (tls_checked == dev && !dev->adopted && !(dev->flags & GLC_DEVICE_DEBUG)) {
         glc__use_device(dev);
+        dev->bound.valid = 0;
         st->mask = 0;
         return GLC_OK;
     }

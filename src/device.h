@@ -54,6 +54,20 @@ struct glc_device {
     long live_objects;           /* buffers, kernels, sessions not destroyed */
     int skip_restore;            /* test hook: show the state test can fail */
 
+    /* What the last dispatches bound, so a run of them skips GL calls that
+     * would set what is already set. Valid within one API call only (the
+     * host may change bindings between calls on an adopted context):
+     * glc__enter clears it. */
+    struct glc__bound {
+        int valid;
+        GLuint program;
+        struct {
+            GLuint name;
+            GLintptr offset;
+            GLsizeiptr size;
+        } ssbo[16];
+    } bound;
+
 };
 
 enum { GLC__BARRIERS_TRACKED = 0, GLC__BARRIERS_ALWAYS, GLC__BARRIERS_NEVER /* race test only */ };

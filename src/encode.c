@@ -22,6 +22,7 @@
 #include "kernel.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 /* Names of the dispatches since the last barrier, for validate and trace. */
@@ -170,21 +171,55 @@ static glc_status validate_emitted(glc_session *s, const glc__cmd *c, const glc_
                         : glc__fail(dev, st, "GLC_VALIDATE: out of memory in the oracle");
 }
 
+/* Sets what differs from what the last dispatch of this API call set
+ * (dev->bound) and from the uniforms the program already holds: a plan's
+ * replay of consecutive dispatches skips most GL calls. */
 static void bind_and_dispatch(glc_device *dev, const glc__cmd *c)
 {
+    struct glc__bound *b = &dev->bound;
+    glc_kernel *k = c->kernel;
     GLuint ssbo = 0, ubo = 0;
     int i;
-    dev->gl.glUseProgram(c->kernel->program);
-    for (i = 0; i < c->nbind; i++) {
-        int uniform = c->bind[i].kind == GLC_BIND_UNIFORM;
-        dev->gl.glBindBufferRange(uniform ? GL_UNIFORM_BUFFER : GL_SHADER_STORAGE_BUFFER,
-                                  uniform ? ubo++ : ssbo++, c->bind[i].buffer->name,
-                                  (GLintptr)c->bind[i].offset, (GLsizeiptr)c->bind[i].size);
+    if (!b->valid) {
+        memset(b, 0, sizeof *b);
+        b->valid = 1;
     }
-    if (c->kernel->params_loc >= 0 && c->nparams)
-        dev->gl.glUniform1uiv(c->kernel->params_loc, c->nparams, c->params);
-    if (c->kernel->total_loc >= 0)
-        dev->gl.glUniform1ui(c->kernel->total_loc, c->total_groups);
+    if (b->program != k->program) {
+        dev->gl.glUseProgram(k->program);
+        b->program = k->program;
+    }
+    for (i = 0; i < c->nbind; i++) {
+        GLuint name = c->bind[i].buffer->name;
+        GLintptr off = (GLintptr)c->bind[i].offset;
+        GLsizeiptr size = (GLsizeiptr)c->bind[i].size;
+        if (c->bind[i].kind == GLC_BIND_UNIFORM) {
+            dev->gl.glBindBufferRange(GL_UNIFORM_BUFFER, ubo++, name, off, size);
+            continue;
+        }
+        if (ssbo < 16 && b->ssbo[ssbo].name == name && b->ssbo[ssbo].offset == off &&
+            b->ssbo[ssbo].size == size) {
+            ssbo++;
+            continue;
+        }
+        if (ssbo < 16) {
+            b->ssbo[ssbo].name = name;
+            b->ssbo[ssbo].offset = off;
+            b->ssbo[ssbo].size = size;
+        }
+        dev->gl.glBindBufferRange(GL_SHADER_STORAGE_BUFFER, ssbo++, name, off, size);
+    }
+    if (k->params_loc >= 0 && c->nparams &&
+        (k->last_nparams != c->nparams ||
+         memcmp(k->last_params, c->params, (size_t)c->nparams * sizeof c->params[0]))) {
+        dev->gl.glUniform1uiv(k->params_loc, c->nparams, c->params);
+        memcpy(k->last_params, c->params, (size_t)c->nparams * sizeof c->params[0]);
+        k->last_nparams = c->nparams;
+    }
+    if (k->total_loc >= 0 && (!k->total_set || k->last_total != c->total_groups)) {
+        dev->gl.glUniform1ui(k->total_loc, c->total_groups);
+        k->last_total = c->total_groups;
+        k->total_set = 1;
+    }
     if (c->indirect) {
         dev->gl.glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, c->indirect->name);
         dev->gl.glDispatchComputeIndirect((GLintptr)c->indirect_offset);

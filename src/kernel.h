@@ -31,6 +31,13 @@ struct glc_kernel {
     uint32_t local_size_x;
     GLint params_loc;       /* glc_p, or -1 when the kernel reads no params */
     GLint total_loc;        /* glc_total_groups, or -1 */
+    /* the uniform values the program holds (uniforms are program state and
+     * only dispatches set ours): a dispatch with the same values skips the
+     * upload */
+    uint32_t last_params[GLC_MAX_PARAMS];
+    int last_nparams;       /* 0: none uploaded yet */
+    uint32_t last_total;
+    int total_set;
     int builtin;            /* owned by the device's cache, not by the user */
     struct glc_kernel *next;
 };
