@@ -125,3 +125,25 @@ float glc_act(float v, int op, float param)
         return param * glc_safe_tanh(v / param);
     return v;
 }
+
+// The gated input of a fused SwiGLU-style matmul: act(gate) * up, per
+// component (GLU names the glc_act op; compile-time).
+#ifdef GLU
+// The two halves sit `delta` elements apart in one binding that starts at
+// the first of them: the gate's and the up half's vec4 shifts.
+uint glc_glu_gate_shift(uint delta)
+{
+    return int(delta) < 0 ? uint(-int(delta)) >> 2 : 0u;
+}
+
+uint glc_glu_up_shift(uint delta)
+{
+    return int(delta) < 0 ? 0u : delta >> 2;
+}
+
+vec4 glc_glu4(vec4 g, vec4 u)
+{
+    return vec4(glc_act(g.x, GLU, 0.0), glc_act(g.y, GLU, 0.0), glc_act(g.z, GLU, 0.0),
+                glc_act(g.w, GLU, 0.0)) * u;
+}
+#endif

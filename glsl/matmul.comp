@@ -21,12 +21,14 @@
 //   count (z = z_hi * p6 + z_lo), 7 b's stride for z_hi, 8 for z_lo
 //   (elements; 0 broadcasts), 9 flags (1: add bias), 10 activation param,
 //   SEG: 11 s1, 12 s12 (column bounds of the segments), 13, 14 where
-//   segments 1 and 2 start in out (elements)
+//   segments 1 and 2 start in out (elements); GLU: 15 the up half's offset
+//   from the gate half (elements, signed; a's binding starts at the first)
 // defines: TB (GLC_T_* of b), NT, TILED, AVEC (K % 4 == 0 for a, and b's
 //   vector dim % 4 == 0), BVEC (b readable as 4-element vectors); TILED:
 //   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_act op
 //   applied after the bias, param 10; 0 none); SEG (the fused Q/K/V
-//   projection: one batch, out is three row-major matrices)
+//   projection: one batch, out is three row-major matrices); GLU (direct
+//   only, AVEC: a row is act(gate) * up, the fused SwiGLU input)
 // local size: GLC_LOCAL_SIZE_X (TILED: (BM / TM) * (BN / TN))
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -84,7 +86,11 @@ vec4 b_vec(uint i)
 vec4 a_vec(uint a0, uint row, uint k)
 {
     uint K = glc_p[2];
-#if AVEC
+#if defined(GLU)
+    uint i = (a0 + row * K + k) >> 2; // AVEC: the plan asks it of GLU
+    return k < K ? glc_glu4(a4[i + glc_glu_gate_shift(glc_p[15])], a4[i + glc_glu_up_shift(glc_p[15])])
+                 : vec4(0.0);
+#elif AVEC
     return k < K ? a4[(a0 + row * K + k) >> 2] : vec4(0.0);
 #else
     uint i = a0 + row * K + k;
@@ -292,7 +298,12 @@ void main()
             vec4 b0v = b_vec(b0 + n0 * K + k), b1v = b_vec(b0 + (n0 + 1u) * K + k);
             vec4 b2v = b_vec(b0 + (n0 + 2u) * K + k), b3v = b_vec(b0 + (n0 + 3u) * K + k);
             for (int r = 0; r < RM; r++) {
+#ifdef GLU
+                vec4 av = glc_glu4(a4[ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[15])],
+                                   a4[ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[15])]);
+#else
                 vec4 av = a4[ar[r] + (k >> 2)];
+#endif
                 acc[r] += vec4(dot(av, b0v), dot(av, b1v), dot(av, b2v), dot(av, b3v));
             }
 #else
@@ -300,7 +311,12 @@ void main()
             vec4 bk0 = b_vec(bi), bk1 = b_vec(bi + N), bk2 = b_vec(bi + 2u * N),
                  bk3 = b_vec(bi + 3u * N);
             for (int r = 0; r < RM; r++) {
+#ifdef GLU
+                vec4 av = glc_glu4(a4[ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[15])],
+                                   a4[ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[15])]);
+#else
                 vec4 av = a4[ar[r] + (k >> 2)];
+#endif
                 acc[r] += av.x * bk0 + av.y * bk1 + av.z * bk2 + av.w * bk3;
             }
 #endif

@@ -9,9 +9,11 @@
 //   a stands in when there is none)
 // params: 0 M (rows of a, <= CM), 1 N, 2 K, 3 words (uvec4) per row of W,
 //   4 flags (1: add bias), 5 activation param, SEG: 6 s1, 7 s12, 8, 9
-//   where segments 1 and 2 start in out (elements; see matmul.comp)
+//   where segments 1 and 2 start in out (elements; see matmul.comp);
+//   GLU: 10 the up half's offset from the gate half (elements, signed; the
+//   binding starts at the first of the two)
 // defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (subgroups per group), ACT,
-//   SEG
+//   SEG, GLU (the fused SwiGLU input: a row is act(gate) * up)
 // local size: GLC_LOCAL_SIZE_X = SLOTS x the subgroup size
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -32,18 +34,28 @@ layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
 #define EPW 8u
 #endif
 
+// a's vec4 i (with GLU: the gate's, times act, times the up part's)
+vec4 a_at(uint i)
+{
+#ifdef GLU
+    return glc_glu4(a4[i + glc_glu_gate_shift(glc_p[10])], a4[i + glc_glu_up_shift(glc_p[10])]);
+#else
+    return a4[i];
+#endif
+}
+
 float dot_word(uvec4 w, uint m, uint k)
 {
     uint base = (m * glc_p[2] + k) >> 2; // a's vec4 index
 #if TW == GLC_T_F32
-    return dot(uintBitsToFloat(w), a4[base]);
+    return dot(uintBitsToFloat(w), a_at(base));
 #elif TW == GLC_T_F16
-    return dot(vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), a4[base]) +
-           dot(vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w)), a4[base + 1u]);
+    return dot(vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), a_at(base)) +
+           dot(vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w)), a_at(base + 1u));
 #else
     vec4 lo = uintBitsToFloat(uvec4(w.x << 16, w.x & 0xffff0000u, w.y << 16, w.y & 0xffff0000u));
     vec4 hi = uintBitsToFloat(uvec4(w.z << 16, w.z & 0xffff0000u, w.w << 16, w.w & 0xffff0000u));
-    return dot(lo, a4[base]) + dot(hi, a4[base + 1u]);
+    return dot(lo, a_at(base)) + dot(hi, a_at(base + 1u));
 #endif
 }
 

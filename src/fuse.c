@@ -20,6 +20,9 @@
  *               own (Q, K, V)                            -> one matmul over
  *               the weights packed as one param, writing the outputs as
  *               parts of one packed value
+ *  - glu:       matmul(act(gate) * up) where gate | up is such a pack (w1 | w3)
+ *                                                       -> the matmul reads
+ *               the pack and gates its input as it loads it (decode shapes)
  * The later node of a pattern takes the fused op (its output tensor stays
  * the one the rest of the graph reads); inputs all come from before the
  * earlier node, so graph order stays topological.
@@ -411,6 +414,45 @@ static glc_status qkv(fctx *c, size_t first)
     return GLC_OK;
 }
 
+/* matmul(act(gate) * up, W) where gate and up are the two halves of one
+ * packed value (the qkv pass packs w1 | w3): the matmul reads the pack and
+ * applies act(gate) * up as it loads its input, and the elementwise
+ * dispatch goes. Decode shapes only (at most 8 rows): the kernels that
+ * read a gated input are the mat-vec and the direct one. */
+#define GLU_MAX_ROWS 8
+
+static void glu(fctx *c, glc__gnode *m)
+{
+    glc_graph *g = c->g;
+    glc__gnode *u, cand;
+    glc__tensor gt;
+    int32_t gate, up, pack, in[3];
+    int64_t k;
+    if (m->dead || m->args.op != GLC__OP_MATMUL || !m->args.i[0] || m->args.i[2] ||
+        m->args.i[6] || g->t[m->tensor[1]].rank != 2)
+        return;
+    u = single_use_producer(c, m->tensor[0], GLC__OP_MUL);
+    if (!u || u->args.i[0] < GLC_UNARY_GELU || u->args.i[0] > GLC_UNARY_RELU)
+        return;
+    gate = u->tensor[0];
+    up = u->tensor[1];
+    pack = g->t[gate].alias - 1;
+    k = g->t[m->tensor[1]].shape[1];
+    if (pack < 0 || g->t[up].alias != pack + 1 || g->t[pack].shape[g->t[pack].rank - 1] != 2 * k)
+        return;
+    glc__graph_tensor_at(g, gate, NULL, &gt);
+    if (!glc__same_shape(&gt, &u->args.t[1]) || glc__numel(&gt) / k > GLU_MAX_ROWS)
+        return;
+    in[0] = pack;
+    in[1] = m->tensor[1];
+    in[2] = m->tensor[2];
+    cand = make(GLC__OP_MATMUL, in, 3, out_of(m), GLC_DTYPE_F32, m);
+    cand.iraw[6] = u->args.i[0];
+    cand.iraw[7] = (int64_t)(g->t[gate].alias_offset / 4) |
+                   (int64_t)(g->t[up].alias_offset / 4) << 32;
+    replace(c, m, &cand);
+}
+
 glc_status glc__fuse(glc_graph *g, size_t align, int *fused)
 {
     static void (*const passes[])(fctx *, glc__gnode *) = {norm_mul, swiglu, mm_bias, mm_act,
@@ -438,6 +480,8 @@ glc_status glc__fuse(glc_graph *g, size_t align, int *fused)
     count_uses(&c);
     for (i = 0; i < g->nn && st == GLC_OK; i++)
         st = qkv(&c, i);
+    for (i = 0; i < g->nn && st == GLC_OK; i++)
+        glu(&c, &g->n[i]);
     glc__free(c.uses);
     *fused = c.fused;
     return st;

@@ -7,7 +7,10 @@
  * activation applied after the bias (glc_unary_op numbering; set by the
  * compiler's fusion pass), f[0] its param; i[2..5] (fused Q/K/V, rank-2
  * shared b only): columns [0, i[2]), [i[2], i[3]), [i[3], N) of the product
- * go to three row-major matrices in out, at elements 0, i[4] and i[5].
+ * go to three row-major matrices in out, at elements 0, i[4] and i[5];
+ * i[6] (fused SwiGLU, rank-2 transposed b): a holds a gate matrix and an
+ * up matrix, [M, K] each, at the element offsets in i[7] (gate low 32
+ * bits, up high); the product reads act(gate) * up (a's last dim is 2K).
  * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
@@ -57,6 +60,15 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
         return glc__op_error(err, len, "matmul", "b %s: must be f32, f16 or bf16 %s",
                              glc__shape_str(b, sb, sizeof sb), nt ? "[.., N, K]" : "[.., K, N]");
     k = x->shape[x->rank - 1];
+    if (a->i[6]) { /* fused SwiGLU input: a row is gate | up, K each */
+        int64_t g0 = a->i[7] & 0xffffffffll, u0 = a->i[7] >> 32, lo = g0 < u0 ? g0 : u0;
+        int64_t hi = g0 < u0 ? u0 : g0;
+        if (!nt || b->rank != 2 || k % 8 || g0 % 4 || u0 % 4 || hi - lo < k / 2 ||
+            hi + k / 2 > glc__numel(x) || a->i[6] < GLC_UNARY_GELU || a->i[6] > GLC_UNARY_RELU)
+            return glc__op_error(err, len, "matmul", "a %s: not a gated input this matmul takes",
+                                 glc__shape_str(x, sx, sizeof sx));
+        k /= 2;
+    }
     kb = nt ? b->shape[b->rank - 1] : b->shape[b->rank - 2];
     n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
     if (k != kb)
@@ -128,6 +140,21 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
         d->bind[2].size = (size_t)(a->i[5] + m * (n - a->i[3])) * 4;
 }
 
+/* The fused SwiGLU input (i[6] the activation; i[7] where the gate and up
+ * halves start in a, elements, low and high 32 bits): the define, a bound
+ * from the first half on, and the signed distance as param `at`. */
+static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at)
+{
+    int64_t g0 = a->i[7] & 0xffffffffll, u0 = a->i[7] >> 32;
+    if (!a->i[6])
+        return;
+    glc__define_int(d, "GLU", a->i[6]);
+    while (d->nparams < at)
+        glc__plan_param(d, 0);
+    glc__plan_param(d, (uint32_t)(int32_t)(u0 - g0));
+    d->bind[0].offset = (size_t)(g0 < u0 ? g0 : u0) * 4; /* a from the first half on */
+}
+
 /* The decode path: glsl/matvec.comp, a subgroup per RN rows of b, 16-byte
  * coalesced loads, UNROLL of them in flight per row and lane. */
 static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -153,6 +180,7 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     glc__plan_param(d, a->t[2].present ? 1u : 0u);
     glc__plan_paramf(d, a->f[0]);
     bind_dense(d, a, m, n);
+    glu_params(d, a, 10);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return GLC_OK;
@@ -163,7 +191,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1];
     int nt = a->i[0] != 0, shared_b = 1, i, v;
-    int64_t k = x->shape[x->rank - 1];
+    int glu = a->i[6] != 0;
+    int64_t alast = x->shape[x->rank - 1], k = glu ? alast / 2 : alast;
     int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
     int64_t m, batches = 1, inner = 1;
     uint32_t s_hi = 0, s_lo = 0;
@@ -175,7 +204,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         if (b->shape[i] != 1)
             shared_b = 0;
     if (shared_b) {
-        m = x->rank >= 2 ? glc__numel(x) / k : 1;
+        m = x->rank >= 2 ? glc__numel(x) / alast : 1;
     } else {
         int r = x->rank, rb = b->rank;
         m = x->shape[r - 2];
@@ -204,6 +233,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         else
             v = V_TILED64;
     }
+    if (glu && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0))
+        v = V_DIRECT; /* the kernels that read a gated input */
     if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0)
         return plan_matvec(a, tg, p, m, n, k, err, len);
     if (v == V_MATVEC)
@@ -252,6 +283,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__plan_param(d, a->t[2].present ? 1u : 0u);
     glc__plan_paramf(d, a->f[0]);
     bind_dense(d, a, m, n);
+    glu_params(d, a, 15);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return GLC_OK;

@@ -453,6 +453,73 @@ static void test_fusion_rope_rows(void **state)
     glc_device_destroy(dev);
 }
 
+/* y = (act(x W1^T) * (x W3^T)) W2^T at decode shapes (2 rows): w1 | w3 are
+ * packed (qkv pass), the elementwise product is folded into the w2
+ * matmul's input (glu pass): 5 dispatches become 2. Both orders of the
+ * projections (the gate half first or second in the pack). */
+static glc_plan *glu_plan(glc_device *dev, int up_first, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_matmul_desc nt = {1};
+    glc_compile_desc cd;
+    int64_t xs[2] = {2, D};
+    glc_tensor x, gate, up;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    if (up_first) {
+        up = glc_matmul(g, x, param(g, "w3", GLC_DTYPE_F16, 2, 64, D), glc_none(), &nt);
+        gate = glc_matmul(g, x, param(g, "w1", GLC_DTYPE_F16, 2, 64, D), glc_none(), &nt);
+    } else {
+        gate = glc_matmul(g, x, param(g, "w1", GLC_DTYPE_F16, 2, 64, D), glc_none(), &nt);
+        up = glc_matmul(g, x, param(g, "w3", GLC_DTYPE_F16, 2, 64, D), glc_none(), &nt);
+    }
+    glc_graph_output(g, "y", glc_matmul(g, glc_mul(g, glc_unary(g, GLC_UNARY_SILU, gate, 0), up),
+                                        param(g, "w2", GLC_DTYPE_F32, 2, D, 64), glc_none(), &nt));
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static void test_fusion_glu(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    int order;
+    (void)state;
+    for (order = 0; order < 2; order++) {
+        glc_plan *pl[2];
+        glc_plan_info fi, pi;
+        float x[2 * D], w1[64 * D], w3[64 * D], w2[D * 64], y[2][2 * D];
+        uint64_t seed = 70 + (uint64_t)order;
+        int i;
+        pl[0] = glu_plan(dev, order, 0);
+        pl[1] = glu_plan(dev, order, GLC_COMPILE_NO_FUSE);
+        assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+        assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
+        if (fi.fused != 3 || pi.dispatches != 5 || fi.dispatches != 2)
+            fail_msg("glu order %d: fused %u, %u -> %u dispatches", order, fi.fused, pi.dispatches,
+                     fi.dispatches);
+        ot_fill(&seed, x, 2 * D, -1, 1);
+        ot_fill(&seed, w1, 64 * D, -0.3f, 0.3f);
+        ot_fill(&seed, w3, 64 * D, -0.3f, 0.3f);
+        ot_fill(&seed, w2, D * 64, -0.3f, 0.3f);
+        for (i = 0; i < 2; i++) {
+            glc_plan_input in = {"x", x, 2 * D};
+            glc_plan_output out = {"y", y[i], 2 * D};
+            assert_int_equal(glc_plan_set_param(pl[i], "w1", w1, 64 * D), GLC_OK);
+            assert_int_equal(glc_plan_set_param(pl[i], "w3", w3, 64 * D), GLC_OK);
+            assert_int_equal(glc_plan_set_param(pl[i], "w2", w2, D * 64), GLC_OK);
+            assert_int_equal(glc_plan_run(pl[i], &in, 1, &out, 1), GLC_OK);
+        }
+        ot_check("glu", y[0], y[1], 2 * D, 1e-10);
+        glc_plan_destroy(pl[0]);
+        glc_plan_destroy(pl[1]);
+    }
+    glc_device_destroy(dev);
+}
+
 static size_t n_allocs;
 static void *count_alloc(void *u, size_t n) { (void)u; n_allocs++; return malloc(n); }
 static void *count_realloc(void *u, void *p, size_t o, size_t n)
@@ -568,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_fusion_qkv),
         cmocka_unit_test(test_fusion_qkv_share),
         cmocka_unit_test(test_fusion_rope_rows),
+        cmocka_unit_test(test_fusion_glu),
         cmocka_unit_test(test_plan_reorder),
         cmocka_unit_test(test_vars_params_only),
     };
