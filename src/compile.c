@@ -478,6 +478,20 @@ static int same_but_params(const glc__op_plan *a, const glc__op_plan *b)
     return 1;
 }
 
+/* 1 when the ops' tensors have the same presence, dtypes and shapes. */
+static int same_tensors(const glc__op_args *a, const glc__op_args *b)
+{
+    int i;
+    if (a->nin + a->nout != b->nin + b->nout)
+        return 0;
+    for (i = 0; i < a->nin + a->nout; i++) {
+        const glc__tensor *x = &a->t[i], *y = &b->t[i];
+        if (x->present != y->present || x->dtype != y->dtype || !glc__same_shape(x, y))
+            return 0;
+    }
+    return 1;
+}
+
 static glc_status replan(glc__program *p, const int64_t *vals, char *err, size_t len)
 {
     size_t i;
@@ -493,8 +507,7 @@ static glc_status replan(glc__program *p, const int64_t *vals, char *err, size_t
         args_before = s->args;
         if ((st = plan_step(p, s, vals, err, len)) != GLC_OK)
             return st;
-        same &= same_but_params(&before, &s->plan) &&
-                memcmp(args_before.t, s->args.t, sizeof s->args.t) == 0;
+        same &= same_but_params(&before, &s->plan) && same_tensors(&args_before, &s->args);
         if (s->plan.scratch_bytes > p->scratch[i].bytes)
             return cfail(err, len, GLC_ERR_UNSUPPORTED,
                          "%s: needs %zu bytes of scratch at these sizes, %zu were planned at "

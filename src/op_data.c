@@ -257,9 +257,7 @@ static glc_status copy_infer(glc__op_args *a, char *err, size_t len)
     o->rank = x->rank;
     for (i = 0; i < GLC_MAX_DIMS; i++)
         o->shape[i] = i < x->rank ? x->shape[a->i[0] ? a->i[1 + i] : i] : 1;
-    if ((st = check_count(err, len, "copy", x, "x")) != GLC_OK)
-        return st;
-    return GLC_OK;
+    return check_count(err, len, "copy", x, "x");
 }
 
 static glc_status copy_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -308,9 +306,7 @@ static glc_status slice_infer(glc__op_args *a, char *err, size_t len)
     o->rank = x->rank;
     memcpy(o->shape, x->shape, sizeof o->shape);
     o->shape[ax] = a->i[2];
-    if ((st = check_count(err, len, "slice", x, "x")) != GLC_OK)
-        return st;
-    return GLC_OK;
+    return check_count(err, len, "slice", x, "x");
 }
 
 static glc_status slice_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -343,7 +339,6 @@ static glc_status concat_infer(glc__op_args *a, char *err, size_t len)
     glc__tensor *x = &a->t[0], *y = &a->t[1], *o = &a->t[2];
     char sx[96], sy[96], so[96];
     int ax, i;
-    glc_status st;
     if (!is_float_rank(x, 1, GLC_MAX_DIMS) || !is_float_rank(y, 1, GLC_MAX_DIMS))
         return glc__op_error(err, len, "concat",
                              "a %s, b %s: must be f32, f16 or bf16 of rank 1 to %d",
@@ -371,9 +366,7 @@ static glc_status concat_infer(glc__op_args *a, char *err, size_t len)
     o->rank = x->rank;
     memcpy(o->shape, x->shape, sizeof o->shape);
     o->shape[ax] = x->shape[ax] + y->shape[ax];
-    if ((st = check_count(err, len, "concat", o, "out")) != GLC_OK)
-        return st;
-    return GLC_OK;
+    return check_count(err, len, "concat", o, "out");
 }
 
 static glc_status concat_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -440,10 +433,9 @@ static glc_status get_rows_infer(glc__op_args *a, char *err, size_t len)
     o->rank = ids->rank + 1;
     for (i = 0; i < GLC_MAX_DIMS; i++)
         o->shape[i] = i < ids->rank ? ids->shape[i] : i == ids->rank ? t->shape[1] : 1;
-    if ((st = check_count(err, len, "get_rows", t, "table")) != GLC_OK ||
-        (st = check_count(err, len, "get_rows", o, "out")) != GLC_OK)
+    if ((st = check_count(err, len, "get_rows", t, "table")) != GLC_OK)
         return st;
-    return GLC_OK;
+    return check_count(err, len, "get_rows", o, "out");
 }
 
 static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
