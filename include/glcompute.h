@@ -191,6 +191,11 @@ typedef struct glc_device_limits {
     uint64_t max_ssbo_size;         /* bytes one binding may span */
     uint32_t ssbo_offset_alignment; /* binding offsets are multiples of this */
     uint32_t max_uniform_block_size;
+    /* Loop iterations one shader invocation may run, all its loops together;
+     * 0 = no limit. No GL query gives it: Mesa llvmpipe ends an invocation
+     * silently after 65535 iterations, so the kernels' planners keep every
+     * invocation under this number. GLC_LIMITS=min sets it to 65535. */
+    uint32_t max_loop_iterations;
 } glc_device_limits;
 
 typedef struct glc_device_features {
@@ -213,7 +218,11 @@ typedef struct glc_device_info {
     const char *version;    /* GL_VERSION */
     const char *glsl_version; /* GL_SHADING_LANGUAGE_VERSION */
     int gl_major, gl_minor;
-    int limits_clamped;     /* limits were clamped to the ES 3.1 minimums */
+    int limits_clamped;     /* limits were clamped to the ES 3.1 minimums (GLC_LIMITS=min) */
+    /* The knobs in force, read once at glc_device_create from the desc and
+     * the environment. */
+    const char *barriers;   /* "tracked" or "always" (GLC_BARRIERS) */
+    int validate;           /* GLC_VALIDATE=1 or GLC_DEVICE_VALIDATE: emitted streams checked */
     glc_device_limits limits;
     glc_device_features features;
 } glc_device_info;

@@ -212,6 +212,8 @@ static void clamp_to_minimums(glc_device_limits *l)
     if (l->ssbo_offset_alignment < 256)
         l->ssbo_offset_alignment = 256;
     l->max_uniform_block_size = min_u32(l->max_uniform_block_size, 16384);
+    if (l->max_loop_iterations == 0 || l->max_loop_iterations > 65535)
+        l->max_loop_iterations = 65535; /* the smallest cap seen (llvmpipe) */
 }
 
 static void query_limits(glc_device *dev)
@@ -239,6 +241,8 @@ static void query_limits(glc_device *dev)
     if (l->ssbo_offset_alignment == 0)
         l->ssbo_offset_alignment = 256;
     l->max_uniform_block_size = get_u32(dev, GL_MAX_UNIFORM_BLOCK_SIZE);
+    /* gallivm (llvmpipe) caps each invocation's loop iterations at 65535 */
+    l->max_loop_iterations = strstr(dev->renderer, "llvmpipe") ? 65535 : 0;
 
     if (glc__has_ext(dev->extensions, "GL_KHR_shader_subgroup")) {
         uint32_t stages = get_u32(dev, GL_SUBGROUP_SUPPORTED_STAGES_KHR);
@@ -368,6 +372,8 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     sscanf(dev->version, "OpenGL ES %d.%d", &dev->info.gl_major, &dev->info.gl_minor);
     dev->info.features.robust_context = glc__egl_robust(dev->egl);
     query_limits(dev);
+    dev->info.barriers = env_is("GLC_BARRIERS", "always") ? "always" : "tracked";
+    dev->info.validate = env_is("GLC_VALIDATE", "1") || (dev->flags & GLC_DEVICE_VALIDATE);
     glc__log(dev, GLC_LOG_INFO, "device: %s on %s (%s platform, %s)", dev->renderer,
              dev->vendor, glc_platform_name(dev->info.platform), dev->info.egl_device);
     dev->errmsg[0] = '\0';
@@ -395,6 +401,7 @@ glc_status glc__device_create_fake(const glc__gl *gl, const glc_device_limits *l
     dev->info.gl_major = 3;
     dev->info.gl_minor = 1;
     dev->info.limits = *limits;
+    dev->info.barriers = "tracked";
     *out = dev;
     return GLC_OK;
 }
