@@ -59,12 +59,11 @@ static double cpu_per_dispatch(cpu_case c, int m, glc_buffer *buf, double *track
     uint64_t t0, t1;
     int i;
     memset(&st, 0, sizeof st);
-    if (c == DIRECT_ALWAYS)
-        setenv("GLC_BARRIERS", "always", 1);
+    /* GLC_BARRIERS=always, which a device takes at creation */
+    dev->barrier_policy = c == DIRECT_ALWAYS ? GLC__BARRIERS_ALWAYS : GLC__BARRIERS_TRACKED;
     if (c != RAW_GL)
         check(glc_session_begin(dev, c == RECORDED ? GLC_SESSION_RECORDED : GLC_SESSION_DIRECT, &s),
               "begin");
-    unsetenv("GLC_BARRIERS");
     t0 = glc__now_ns();
     for (i = 0; i < m; i++) {
         size_t off = c == CHAIN ? 0 : (size_t)i * 256;
@@ -104,10 +103,8 @@ static double overlap_ms(int n, int chain, int always, uint32_t elems, uint32_t 
     glc_dispatch_stats st;
     uint64_t t0;
     int i;
-    if (always)
-        setenv("GLC_BARRIERS", "always", 1);
+    dev->barrier_policy = always ? GLC__BARRIERS_ALWAYS : GLC__BARRIERS_TRACKED;
     check(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), "begin");
-    unsetenv("GLC_BARRIERS");
     check(glc_session_barrier(s), "barrier"); /* start clean */
     t0 = glc__now_ns();
     for (i = 0; i < n; i++) {

@@ -10,7 +10,9 @@
  * Conventions
  *  - Every fallible call returns glc_status (GLC_OK == 0, errors < 0). The
  *    detail (which call, which value, which limit) goes to the device's log
- *    callback and to glc_device_errmsg(); there is no global error state.
+ *    callback and to glc_device_errmsg(); there is no global error state
+ *    (a failed glc_device_create leaves its message for the calling thread:
+ *    glc_device_errmsg(NULL)).
  *  - Creation takes a const desc struct whose zero value means "default";
  *    it is read only during the call.
  *  - Outputs (out pointers, destination memory) are untouched on failure.
@@ -166,15 +168,21 @@ typedef struct glc_device_desc {
      * A decimal index into the ranked EGL device list (see glc_device_list),
      * or a /dev/dri path (matched against EGL devices, else opened by GBM). */
     const char *device;
-    /* Optional log callback; messages up to log_level (0: GLC_LOG_INFO). */
+    /* Optional log callback; messages up to log_level (0: GLC_LOG_INFO).
+     * Without one, messages up to GLC_LOG's level go to stderr (by default
+     * errors and warnings; GLC_LOG=off: none). */
     glc_log_fn log;
     void *log_user;
     glc_log_level log_level;
     /* glc_device_flags; the environment adds GLC_LIMITS=min, GLC_DEBUG=1,
-     * GLC_VALIDATE=1. */
+     * GLC_VALIDATE=1 (read here, once: they hold for every session and plan
+     * of the device, and a bad value of any GLC_* variable fails the call
+     * with GLC_ERR_INVALID_ARG; README, "Environment"). */
     uint32_t flags;
     /* Directory of the on-disk program-binary cache. NULL: the environment's
-     * GLC_SHADER_CACHE, else no cache. The directory must exist. */
+     * GLC_SHADER_CACHE, else no cache. A missing directory is created (mode
+     * 0700, with its parents); when that fails, a warning is logged and the
+     * device has no cache. */
     const char *shader_cache_dir;
     /* Host memory of the device and its objects (see glc_allocator); all
      * zero: malloc and free. Copied during the call. */
@@ -233,11 +241,14 @@ typedef struct glc_device_info {
  * and restores the GL state it changes. `desc` may be NULL (all defaults).
  * Errors: GLC_ERR_NO_DEVICE (no EGL library, no display initialised, no
  * current context for CURRENT), GLC_ERR_UNSUPPORTED (no ES 3.1 context),
- * GLC_ERR_INVALID_ARG (bad desc or a malformed GLC_DEVICE / GLC_PLATFORM),
- * GLC_ERR_OUT_OF_MEMORY (desc->allocator or malloc failed).
- * Each platform tried logs why it failed; when none works, the messages are
- * joined in the message passed to the log callback. On failure *out is
- * untouched. */
+ * GLC_ERR_INVALID_ARG (bad desc, a bad value of any GLC_* variable, or a
+ * device selector the platform cannot take, such as GLC_DEVICE=0 with
+ * GLC_PLATFORM=surfaceless), GLC_ERR_OUT_OF_MEMORY (desc->allocator or
+ * malloc failed). Each platform tried logs why it failed; when none works,
+ * the messages are joined in the message passed to the log callback and
+ * returned by glc_device_errmsg(NULL). A device index (desc.device or
+ * GLC_DEVICE) with platform AUTO tries only the device platform. On failure
+ * *out is untouched. */
 GLC_API glc_status glc_device_create(const glc_device_desc *desc, glc_device **out);
 
 /* Destroys the device (owned contexts are destroyed, adopted ones kept).
@@ -245,7 +256,11 @@ GLC_API glc_status glc_device_create(const glc_device_desc *desc, glc_device **o
 GLC_API void glc_device_destroy(glc_device *dev);
 
 /* The message of the last failed call on this device (or "" when none
- * failed). Valid until the next call on the device. NULL dev: "". */
+ * failed). Valid until the next call on the device.
+ * NULL dev: the message of this thread's last glc_device_create if it
+ * failed ("" if it succeeded): why no device was made (a bad GLC_*
+ * variable, each platform tried and why it failed). Valid until the next
+ * glc_device_create on this thread. */
 GLC_API const char *glc_device_errmsg(const glc_device *dev);
 
 /* Fills *out; its strings are owned by the device and live as long as it. */

@@ -14,9 +14,11 @@
 #include "kernel.h"
 #include "select.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *level_name(glc_log_level level)
 {
@@ -29,19 +31,6 @@ static const char *level_name(glc_log_level level)
     return "?";
 }
 
-/* GLC_LOG=error|warn|info|debug prints to stderr when no callback is set. */
-static glc_log_level env_log_level(void)
-{
-    const char *s = getenv("GLC_LOG");
-    glc_log_level l;
-    if (!s || !*s)
-        return (glc_log_level)0;
-    for (l = GLC_LOG_ERROR; l <= GLC_LOG_DEBUG; l++)
-        if (strcmp(s, level_name(l)) == 0)
-            return l;
-    return GLC_LOG_INFO;
-}
-
 void glc__vlog(struct glc_device *dev, glc_log_level level, glc_status status,
                const char *fmt, va_list ap)
 {
@@ -49,7 +38,7 @@ void glc__vlog(struct glc_device *dev, glc_log_level level, glc_status status,
     glc_log_level limit;
     if (!dev)
         return;
-    limit = dev->log ? dev->log_level : env_log_level();
+    limit = dev->log ? dev->log_level : (glc_log_level)dev->env.log; /* GLC_LOG */
     if (level > limit)
         return;
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -87,7 +76,14 @@ glc_status glc__fail(struct glc_device *dev, glc_status status, const char *fmt,
     return status;
 }
 
-const char *glc_device_errmsg(const glc_device *dev) { return dev ? dev->errmsg : ""; }
+/* The message of this thread's last failed glc_device_create ("" after one
+ * that succeeded): a failed creation leaves no device to ask. */
+static _Thread_local char tls_create_errmsg[2048];
+
+const char *glc_device_errmsg(const glc_device *dev)
+{
+    return dev ? dev->errmsg : tls_create_errmsg;
+}
 
 glc_status glc__check_gl(struct glc_device *dev, const char *where)
 {
@@ -280,6 +276,7 @@ static glc_status device_alloc(const glc_device_desc *desc, glc_device **out)
         return GLC_ERR_OUT_OF_MEMORY;
     }
     dev->heap = heap;
+    glc__env_defaults(&dev->env);
     if (desc) {
         dev->log = desc->log;
         dev->log_user = desc->log_user;
@@ -307,47 +304,147 @@ static void device_free(glc_device *dev)
 
 void glc__use_device(const struct glc_device *dev) { glc__heap_use(dev ? dev->heap : NULL); }
 
-static int env_is(const char *name, const char *value)
+/* The policies the environment and the flags set, for every session and
+ * plan of the device from its creation on. */
+static void apply_policies(glc_device *dev)
 {
-    const char *s = getenv(name);
-    return s && strcmp(s, value) == 0;
+    dev->barrier_policy = dev->env.barriers == GLC__ENV_BARRIERS_ALWAYS ? GLC__BARRIERS_ALWAYS
+                                                                         : GLC__BARRIERS_TRACKED;
+    dev->validate = dev->env.validate || (dev->flags & GLC_DEVICE_VALIDATE);
+    dev->trace = dev->env.trace == GLC__TRACE_BARRIERS;
+    dev->info.barriers = glc__env_word_of(GLC__ENV_BARRIERS, dev->env.barriers);
+    dev->info.validate = dev->validate;
+}
+
+/* Creates `path` and its missing parents, mode 0700 (the cache holds
+ * programs the library loads back: not for other users to write). */
+static int make_dirs(const char *path, char *why, size_t len)
+{
+    char buf[1024];
+    struct stat sb;
+    size_t i, n = strlen(path);
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return 0;
+    if (n >= sizeof buf) {
+        snprintf(why, len, "path too long");
+        return -1;
+    }
+    memcpy(buf, path, n + 1);
+    for (i = 1; i <= n; i++) {
+        char c = buf[i];
+        if (c != '/' && c != '\0')
+            continue;
+        buf[i] = '\0';
+        if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
+            snprintf(why, len, "cannot create %s: %s", buf, strerror(errno));
+            return -1;
+        }
+        buf[i] = c;
+    }
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(why, len, "not a directory");
+        return -1;
+    }
+    return 1;
+}
+
+/* The shader cache directory: created when missing; when that fails, one
+ * warning and no cache (rather than a failed write per program). */
+static glc_status set_cache_dir(glc_device *dev, const char *dir, const char *source)
+{
+    char why[1200];
+    int made;
+    if (!dir || !*dir)
+        return GLC_OK;
+    made = make_dirs(dir, why, sizeof why);
+    if (made < 0) {
+        glc__log(dev, GLC_LOG_WARN, "%s \"%s\": %s; the program cache is off", source, dir, why);
+        return GLC_OK;
+    }
+    if (made)
+        glc__log(dev, GLC_LOG_INFO, "%s: created %s", source, dir);
+    if (!(dev->cache_dir = glc__strdup(dir)))
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "device: out of memory");
+    return GLC_OK;
+}
+
+/* The platform and device selector from the desc, else the environment,
+ * checked together: a selector names an EGL device or a DRM node, which the
+ * surfaceless and default platforms (and an adopted context) do not have,
+ * and an index names an EGL device, which only the device platform lists
+ * (so AUTO with an index tries only that platform). */
+static glc_status choose_platform(glc_device *dev, const glc_device_desc *desc,
+                                  glc_platform *platform, const char **device)
+{
+    int from_desc = desc && desc->platform != GLC_PLATFORM_AUTO;
+    const char *dsrc = desc && desc->device ? "desc.device " : "GLC_DEVICE=";
+    glc__device_sel sel;
+    *platform = desc ? desc->platform : GLC_PLATFORM_AUTO;
+    if ((unsigned)*platform > GLC_PLATFORM_CURRENT)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                         "device: desc.platform %d is not a glc_platform", (int)*platform);
+    if (*platform == GLC_PLATFORM_AUTO)
+        *platform = (glc_platform)dev->env.platform;
+    *device = desc && desc->device ? desc->device : dev->env.device[0] ? dev->env.device : NULL;
+    if (glc__parse_device(*device, &sel) != GLC_OK)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                         "desc.device \"%s\": expected an EGL device index or a "
+                         "/dev/dri path",
+                         *device);
+    if (sel.kind == GLC__SEL_NONE)
+        return GLC_OK;
+    if (*platform == GLC_PLATFORM_SURFACELESS || *platform == GLC_PLATFORM_DEFAULT ||
+        *platform == GLC_PLATFORM_CURRENT)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                         "%s\"%s\" selects an EGL device, but %s%s has none to select: drop "
+                         "one of the two, or use the device or gbm platform",
+                         dsrc, *device, from_desc ? "desc.platform " : "GLC_PLATFORM=",
+                         glc_platform_name(*platform));
+    if (*platform == GLC_PLATFORM_GBM && sel.kind == GLC__SEL_INDEX)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                         "%s\"%s\" is an EGL device index, but %sgbm takes a /dev/dri path "
+                         "(or use the device platform)",
+                         dsrc, *device, from_desc ? "desc.platform " : "GLC_PLATFORM=");
+    if (*platform == GLC_PLATFORM_AUTO && sel.kind == GLC__SEL_INDEX)
+        *platform = GLC_PLATFORM_DEVICE;
+    return GLC_OK;
 }
 
 glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
 {
     glc_device *dev;
     glc__heap *prev_heap = glc__heap_current();
-    glc_platform platform = desc ? desc->platform : GLC_PLATFORM_AUTO;
-    const char *device = desc && desc->device ? desc->device : getenv("GLC_DEVICE");
-    const char *cache = desc && desc->shader_cache_dir ? desc->shader_cache_dir
-                                                       : getenv("GLC_SHADER_CACHE");
+    glc_platform platform = GLC_PLATFORM_AUTO;
+    const char *device = NULL;
+    char err[1200];
     glc_status st;
-    if (!out)
+    tls_create_errmsg[0] = '\0';
+    if (!out) {
+        snprintf(tls_create_errmsg, sizeof tls_create_errmsg,
+                 "glc_device_create: invalid argument: out is NULL");
         return GLC_ERR_INVALID_ARG;
+    }
     if ((st = device_alloc(desc, &dev)) != GLC_OK) {
         glc__heap_use(prev_heap);
+        snprintf(tls_create_errmsg, sizeof tls_create_errmsg,
+                 "glc_device_create: out of memory (the desc's allocator failed)");
         return st;
     }
-    if ((unsigned)platform > GLC_PLATFORM_CURRENT) {
-        st = glc__fail(dev, GLC_ERR_INVALID_ARG, "device: desc.platform %d is not a glc_platform",
-                       (int)platform);
+    if ((st = glc__env_read(&dev->env, err, sizeof err)) != GLC_OK) {
+        st = glc__fail(dev, st, "%s", err);
         goto fail;
     }
-    if (platform == GLC_PLATFORM_AUTO &&
-        glc__parse_platform(getenv("GLC_PLATFORM"), &platform) != GLC_OK) {
-        st = glc__fail(dev, GLC_ERR_INVALID_ARG,
-                       "GLC_PLATFORM=\"%s\": expected device, gbm, surfaceless, default or "
-                       "current", getenv("GLC_PLATFORM"));
+    if ((st = choose_platform(dev, desc, &platform, &device)) != GLC_OK)
         goto fail;
-    }
-    if (env_is("GLC_LIMITS", "min"))
+    if (dev->env.limits == GLC__LIMITS_MIN)
         dev->flags |= GLC_DEVICE_LIMITS_MIN;
-    if (env_is("GLC_DEBUG", "1"))
+    if (dev->env.debug)
         dev->flags |= GLC_DEVICE_DEBUG;
-    if (cache && *cache && !(dev->cache_dir = glc__strdup(cache))) {
-        st = glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "device: out of memory");
+    st = desc && desc->shader_cache_dir
+             ? set_cache_dir(dev, desc->shader_cache_dir, "desc.shader_cache_dir")
+             : set_cache_dir(dev, dev->env.shader_cache, "GLC_SHADER_CACHE");
+    if (st != GLC_OK)
         goto fail;
-    }
     st = glc__egl_open(dev, platform, device, dev->flags, &dev->egl);
     if (st != GLC_OK)
         goto fail;
@@ -372,8 +469,7 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     sscanf(dev->version, "OpenGL ES %d.%d", &dev->info.gl_major, &dev->info.gl_minor);
     dev->info.features.robust_context = glc__egl_robust(dev->egl);
     query_limits(dev);
-    dev->info.barriers = env_is("GLC_BARRIERS", "always") ? "always" : "tracked";
-    dev->info.validate = env_is("GLC_VALIDATE", "1") || (dev->flags & GLC_DEVICE_VALIDATE);
+    apply_policies(dev);
     glc__log(dev, GLC_LOG_INFO, "device: %s on %s (%s platform, %s)", dev->renderer,
              dev->vendor, glc_platform_name(dev->info.platform), dev->info.egl_device);
     dev->errmsg[0] = '\0';
@@ -381,6 +477,8 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     *out = dev;
     return GLC_OK;
 fail:
+    snprintf(tls_create_errmsg, sizeof tls_create_errmsg, "%s",
+             dev->errmsg[0] ? dev->errmsg : glc_status_str(st));
     glc__egl_close(dev->egl);
     device_free(dev);
     glc__heap_use(prev_heap);
@@ -401,7 +499,13 @@ glc_status glc__device_create_fake(const glc__gl *gl, const glc_device_limits *l
     dev->info.gl_major = 3;
     dev->info.gl_minor = 1;
     dev->info.limits = *limits;
-    dev->info.barriers = "tracked";
+    /* the policies as a real device gets them (tests and GLC_VALIDATE=1
+     * runs); the flags that need GL (GLC_DEBUG, GLC_LIMITS) are left out */
+    if ((st = glc__env_read(&dev->env, dev->errmsg, sizeof dev->errmsg)) != GLC_OK) {
+        device_free(dev);
+        return st;
+    }
+    apply_policies(dev);
     *out = dev;
     return GLC_OK;
 }

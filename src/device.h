@@ -11,6 +11,7 @@
 #include "glcompute.h"
 #include "glstate.h"
 #include "egl.h"
+#include "env.h"
 #include "hazard.h"
 
 #include <stdarg.h>
@@ -24,6 +25,7 @@ struct glc_device {
     glc__egl *egl;         /* NULL for a fake (recording) device */
     int adopted;           /* platform CURRENT: save/restore host state */
     uint32_t flags;        /* glc_device_flags */
+    glc__env env;          /* the GLC_* variables, read once at create (env.c) */
     glc_device_info info;  /* strings point into the arrays below */
     char vendor[128], renderer[256], version[128], glsl_version[128];
     char *extensions;      /* GL extensions joined by spaces */
@@ -45,8 +47,8 @@ struct glc_device {
      * next session can depend on one of the last. */
     glc__hazard haz;              /* storage ranges since the last barrier */
     size_t since_barrier;         /* dispatches encoded since the last barrier */
-    int barrier_policy;           /* GLC__BARRIERS_* */
-    int validate, trace;          /* GLC_VALIDATE=1, GLC_TRACE=barriers */
+    int barrier_policy;           /* GLC__BARRIERS_*, from GLC_BARRIERS at create */
+    int validate, trace;          /* GLC_VALIDATE or GLC_DEVICE_VALIDATE, GLC_TRACE=barriers */
     glc__oracle oracle;           /* validate: the brute-force check of what is emitted */
     struct glc__named *named;     /* validate/trace: names of dispatches since the barrier */
     size_t nnamed, named_cap;

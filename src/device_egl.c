@@ -153,11 +153,9 @@ static const char *egl_err_name(EGLint e)
     }
 }
 
-static glc_status load_egl(egl_api *a, char *err, size_t errlen)
+/* `name`: GLC_EGL_LIBRARY (for tests and odd installs), by default libEGL.so.1 */
+static glc_status load_egl(egl_api *a, const char *name, char *err, size_t errlen)
 {
-    const char *name = getenv("GLC_EGL_LIBRARY"); /* for tests and odd installs */
-    if (!name || !*name)
-        name = "libEGL.so.1";
     memset(a, 0, sizeof *a);
     a->lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!a->lib) {
@@ -573,7 +571,7 @@ glc_status glc__egl_open(struct glc_device *dev, glc_platform platform, const ch
     e->ctx = EGL_NO_CONTEXT;
     e->surf = EGL_NO_SURFACE;
     e->drm_fd = -1;
-    st = load_egl(&e->api, e->why, sizeof e->why);
+    st = load_egl(&e->api, dev->env.egl_library, e->why, sizeof e->why);
     if (st != GLC_OK) {
         st = glc__fail(dev, st, "%s", e->why);
         glc__free(e);
@@ -675,14 +673,16 @@ glc_status glc_device_list(glc_device_entry *entries, int max, int *count)
     egl_api a;
     ranked_dev *list;
     int n, i;
-    char err[256];
+    char err[1200];
+    glc__env env;
     glc_status st;
     if (!count || max < 0 || (max > 0 && !entries))
         return GLC_ERR_INVALID_ARG;
     *count = 0;
     glc__heap_use(NULL); /* no device: malloc */
-    st = load_egl(&a, err, sizeof err);
-    if (st != GLC_OK)
+    glc__env_defaults(&env);
+    if ((st = glc__env_read_one(&env, GLC__ENV_EGL_LIBRARY, err, sizeof err)) != GLC_OK ||
+        (st = load_egl(&a, env.egl_library, err, sizeof err)) != GLC_OK)
         return st;
     st = list_devices(&a, &list, &n);
     if (st != GLC_OK)

@@ -33,6 +33,7 @@
  *   no shared memory: llvmpipe, where barrier() costs more than the reuse
  *   gains (measured: DESIGN.md).
  */
+#include "env.h"
 #include "op_run.h"
 
 #include <stdio.h>
@@ -102,17 +103,16 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
 
 enum { V_AUTO, V_MATVEC, V_TILED128, V_TILED64, V_DIRECT };
 
-static int forced_variant(void)
+/* GLC_MATMUL, read at device creation (env.c) */
+static int forced_variant(const glc__target *tg)
 {
-    const char *e = getenv("GLC_MATMUL");
-    if (!e || !*e)
-        return V_AUTO;
-    return strcmp(e, "matvec") == 0      ? V_MATVEC
-           : strcmp(e, "tiled128") == 0  ? V_TILED128
-           : strcmp(e, "tiled") == 0 ||
-                     strcmp(e, "tiled64") == 0 ? V_TILED64
-           : strcmp(e, "direct") == 0    ? V_DIRECT
-                                         : V_AUTO;
+    switch (tg->matmul) {
+    case GLC__MATMUL_MATVEC: return V_MATVEC;
+    case GLC__MATMUL_TILED128: return V_TILED128;
+    case GLC__MATMUL_TILED64: return V_TILED64;
+    case GLC__MATMUL_DIRECT: return V_DIRECT;
+    default: return V_AUTO;
+    }
 }
 
 static int t_define(glc_dtype d)
@@ -215,7 +215,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
             s_hi = (uint32_t)(b->shape[1] * k * n);
     }
 
-    v = forced_variant();
+    v = forced_variant(tg);
     if (v == V_MATVEC && !(nt && b->rank == 2 && b->dtype != GLC_DTYPE_BF16))
         v = V_AUTO;
     if (v == V_TILED128 && tg->limits.max_invocations < 256)

@@ -94,6 +94,7 @@ void glc__target_of(glc_device *dev, glc__target *tg)
     tg->limits = dev->info.limits;
     tg->features = dev->info.features;
     tg->is_llvmpipe = strstr(dev->renderer, "llvmpipe") != NULL;
+    tg->matmul = dev->env.matmul;
 }
 
 glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,

@@ -101,6 +101,7 @@ typedef struct glc__target {
     glc_device_limits limits;
     glc_device_features features;
     int is_llvmpipe;     /* some variants are chosen by measurement per driver */
+    int matmul;          /* GLC__MATMUL_* (env.h): a dense matmul variant forced by GLC_MATMUL */
 } glc__target;
 
 typedef struct glc__op_desc {

@@ -26,38 +26,6 @@ int glc__has_ext(const char *exts, const char *name)
     return 0;
 }
 
-static int ieq(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
-            return 0;
-    return *a == *b;
-}
-
-glc_status glc__parse_platform(const char *s, glc_platform *out)
-{
-    static const struct { const char *name; glc_platform p; } names[] = {
-        {"auto", GLC_PLATFORM_AUTO},
-        {"device", GLC_PLATFORM_DEVICE},
-        {"gbm", GLC_PLATFORM_GBM},
-        {"surfaceless", GLC_PLATFORM_SURFACELESS},
-        {"default", GLC_PLATFORM_DEFAULT},
-        {"current", GLC_PLATFORM_CURRENT},
-    };
-    size_t i;
-    if (!s || !*s) {
-        *out = GLC_PLATFORM_AUTO;
-        return GLC_OK;
-    }
-    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (ieq(s, names[i].name)) {
-            *out = names[i].p;
-            return GLC_OK;
-        }
-    }
-    return GLC_ERR_INVALID_ARG;
-}
-
 glc_status glc__parse_device(const char *s, glc__device_sel *out)
 {
     glc__device_sel sel = {GLC__SEL_NONE, 0, NULL};

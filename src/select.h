@@ -1,6 +1,6 @@
 /*
  * Device selection rules, GL-free so they are unit-tested without a GPU:
- * parsing GLC_PLATFORM / GLC_DEVICE values and ranking EGL devices by their
+ * parsing GLC_DEVICE values (platform names are env.c's) and ranking EGL devices by their
  * extension strings (hardware first, Mesa's software device last).
  */
 #ifndef GLC_SELECT_H
@@ -19,10 +19,6 @@ typedef struct glc__device_sel {
     int index;
     const char *path; /* points into the parsed string */
 } glc__device_sel;
-
-/* "device", "gbm", "surfaceless", "default", "current" (case-insensitive);
- * NULL or "" or "auto": AUTO. Else GLC_ERR_INVALID_ARG, *out untouched. */
-glc_status glc__parse_platform(const char *s, glc_platform *out);
 
 /* NULL or "": NONE; decimal digits: INDEX; a string starting with '/': PATH.
  * Anything else (negative, trailing junk, overflow): GLC_ERR_INVALID_ARG. */

@@ -29,12 +29,6 @@ struct glc_fence {
     glc_session *session; /* whose gpu_wait_ns a wait adds to, or NULL */
 };
 
-static int env_is(const char *name, const char *value)
-{
-    const char *v = getenv(name);
-    return v && strcmp(v, value) == 0;
-}
-
 static glc_status reorder_pass(glc_session *s, glc__cmd *cmds, size_t *n, void *user);
 
 glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
@@ -64,13 +58,6 @@ glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
     s->mode = mode;
     s->reorder_window = REORDER_WINDOW;
     glc__reorder_init(&s->reorder);
-    /* the environment is read here, per session, so tests and tools can
-     * switch policies without a new device */
-    dev->barrier_policy = env_is("GLC_BARRIERS", "always") ? GLC__BARRIERS_ALWAYS
-                          : dev->barrier_policy == GLC__BARRIERS_NEVER ? GLC__BARRIERS_NEVER
-                                                                       : GLC__BARRIERS_TRACKED;
-    dev->validate = env_is("GLC_VALIDATE", "1") || (dev->flags & GLC_DEVICE_VALIDATE);
-    dev->trace = env_is("GLC_TRACE", "barriers");
     dev->live_objects++;
     *out = s;
     return GLC_OK;

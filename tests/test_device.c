@@ -6,10 +6,14 @@
 #include "testutil.h"
 
 #include "device.h"
+#include "env.h"
 #include "grid.h"
 #include "select.h"
 
+#include <dirent.h>
 #include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void test_status_table(void **state)
 {
@@ -26,16 +30,21 @@ static void test_status_table(void **state)
 
 static void test_select_rules(void **state)
 {
-    glc_platform p = GLC_PLATFORM_CURRENT;
+    glc__env env;
     glc__device_sel sel;
+    char err[256];
     (void)state;
-    assert_int_equal(glc__parse_platform(NULL, &p), GLC_OK);
-    assert_int_equal(p, GLC_PLATFORM_AUTO);
-    assert_int_equal(glc__parse_platform("Surfaceless", &p), GLC_OK);
-    assert_int_equal(p, GLC_PLATFORM_SURFACELESS);
-    p = GLC_PLATFORM_GBM;
-    assert_int_equal(glc__parse_platform("vulkan", &p), GLC_ERR_INVALID_ARG);
-    assert_int_equal(p, GLC_PLATFORM_GBM); /* untouched on failure */
+    glc__env_defaults(&env);
+    env.platform = GLC_PLATFORM_CURRENT;
+    assert_int_equal(glc__env_set(&env, GLC__ENV_PLATFORM, NULL, err, sizeof err), GLC_OK);
+    assert_int_equal(env.platform, GLC_PLATFORM_AUTO);
+    assert_int_equal(glc__env_set(&env, GLC__ENV_PLATFORM, "Surfaceless", err, sizeof err),
+                     GLC_OK);
+    assert_int_equal(env.platform, GLC_PLATFORM_SURFACELESS);
+    env.platform = GLC_PLATFORM_GBM;
+    assert_int_equal(glc__env_set(&env, GLC__ENV_PLATFORM, "vulkan", err, sizeof err),
+                     GLC_ERR_INVALID_ARG);
+    assert_int_equal(env.platform, GLC_PLATFORM_GBM); /* untouched on failure */
 
     assert_int_equal(glc__parse_device("", &sel), GLC_OK);
     assert_int_equal(sel.kind, GLC__SEL_NONE);
@@ -217,7 +226,7 @@ static void test_bad_env_and_desc(void **state)
     setenv("GLC_DEVICE", "abc", 1);
     d = tu_desc(&log);
     assert_int_equal(glc_device_create(&d, &dev), GLC_ERR_INVALID_ARG);
-    tu_assert_contains(log.last, "device \"abc\"");
+    tu_assert_contains(log.last, "GLC_DEVICE=\"abc\": expected an EGL device index or a /dev/dri");
     unsetenv("GLC_DEVICE");
 
     /* CURRENT with no current context */
@@ -356,6 +365,301 @@ static void test_null_args(void **state)
     glc_device_destroy(dev);
 }
 
+/* Sets (value non-NULL) or clears one variable. */
+static void env_put(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+/* glc_device_create(desc) under GLC_PLATFORM and GLC_DEVICE; on success the
+ * device is destroyed at once. */
+static glc_status create_under(const char *platform, const char *device,
+                               const glc_device_desc *desc)
+{
+    glc_device *dev = NULL;
+    glc_status st;
+    env_put("GLC_PLATFORM", platform);
+    env_put("GLC_DEVICE", device);
+    st = glc_device_create(desc, &dev);
+    env_put("GLC_PLATFORM", NULL);
+    env_put("GLC_DEVICE", NULL);
+    if (st == GLC_OK)
+        glc_device_destroy(dev);
+    return st;
+}
+
+/* Found from outside: GLC_DEVICE=0 was silently ignored under
+ * GLC_PLATFORM=surfaceless, and GLC_DEVICE=1 on a one-device machine said
+ * "no usable gbm EGL platform: device platform: ...". A selector the
+ * platform cannot take is an error naming both; AUTO with an index tries
+ * the device platform only, and the message leads with it. */
+static void test_device_selector_and_platform(void **state)
+{
+    static const struct {
+        const char *platform, *device, *want;
+    } bad[] = {
+        {"surfaceless", "0",
+         "GLC_DEVICE=\"0\" selects an EGL device, but GLC_PLATFORM=surfaceless has none"},
+        {"SURFACELESS", "/dev/dri/renderD128",
+         "GLC_DEVICE=\"/dev/dri/renderD128\" selects an EGL device, but "
+         "GLC_PLATFORM=surfaceless"},
+        {"default", "0", "GLC_DEVICE=\"0\" selects an EGL device, but GLC_PLATFORM=default"},
+        {"current", "0", "GLC_DEVICE=\"0\" selects an EGL device, but GLC_PLATFORM=current"},
+        {"gbm", "0", "GLC_DEVICE=\"0\" is an EGL device index, but GLC_PLATFORM=gbm takes a "
+                     "/dev/dri path"},
+    };
+    tu_log log;
+    glc_device_desc d;
+    glc_device_entry e[8];
+    char idx[16], want[160];
+    int n = 0;
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        d = tu_desc(&log);
+        assert_int_equal(create_under(bad[i].platform, bad[i].device, &d), GLC_ERR_INVALID_ARG);
+        tu_assert_contains(glc_device_errmsg(NULL), bad[i].want);
+        assert_string_equal(log.last, glc_device_errmsg(NULL));
+    }
+    /* the same through the desc names the desc's fields */
+    d = tu_desc(&log);
+    d.platform = GLC_PLATFORM_SURFACELESS;
+    d.device = "0";
+    assert_int_equal(create_under(NULL, NULL, &d), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(NULL),
+                       "desc.device \"0\" selects an EGL device, but desc.platform surfaceless");
+    /* the desc's platform overrides the environment's, the selector too */
+    d = tu_desc(&log);
+    d.platform = GLC_PLATFORM_DEVICE;
+    d.device = "0";
+    if (glc_device_list(e, 8, &n) != GLC_OK || n == 0)
+        return; /* no EGL device platform here: the rest needs one */
+    assert_int_equal(create_under("surfaceless", "5", &d), GLC_OK);
+
+    /* one past the last device, AUTO: only the device platform is tried */
+    snprintf(idx, sizeof idx, "%d", n);
+    d = tu_desc(&log);
+    assert_int_equal(create_under(NULL, idx, &d), GLC_ERR_NO_DEVICE);
+    snprintf(want, sizeof want,
+             "no usable device EGL platform: device platform: GLC_DEVICE index %d, but there "
+             "are %d EGL devices",
+             n, n);
+    assert_string_equal(glc_device_errmsg(NULL), want);
+    assert_null(strstr(log.all, "gbm"));
+}
+
+typedef struct create_arg {
+    const char *device;
+    glc_status st;
+    char msg[2048];
+} create_arg;
+
+static void *create_in_thread(void *p)
+{
+    create_arg *a = p;
+    glc_device_desc d;
+    glc_device *dev = NULL;
+    memset(&d, 0, sizeof d);
+    d.device = a->device;
+    d.log = tu_log_cb; /* quiet: the message is read back below */
+    d.log_user = calloc(1, sizeof(tu_log));
+    a->st = glc_device_create(&d, &dev);
+    snprintf(a->msg, sizeof a->msg, "%s", glc_device_errmsg(NULL));
+    if (a->st == GLC_OK)
+        glc_device_destroy(dev);
+    free(d.log_user);
+    return NULL;
+}
+
+/* Reads what `fn` writes to stderr. */
+static void capture_stderr(void (*fn)(void), char *out, size_t len)
+{
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    size_t got;
+    assert_non_null(tmp);
+    fflush(stderr);
+    dup2(fileno(tmp), 2);
+    fn();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    got = fread(out, 1, len - 1, tmp);
+    out[got] = '\0';
+    fclose(tmp);
+}
+
+static void create_bad_platform(void)
+{
+    glc_device *dev = NULL;
+    setenv("GLC_PLATFORM", "vulkan", 1);
+    assert_int_equal(glc_device_create(NULL, &dev), GLC_ERR_INVALID_ARG);
+    unsetenv("GLC_PLATFORM");
+}
+
+static void create_bad_platform_log_off(void)
+{
+    setenv("GLC_LOG", "off", 1);
+    create_bad_platform();
+    unsetenv("GLC_LOG");
+}
+
+/* Found from outside: a failed creation said only "no usable EGL display
+ * or device"; the reason showed only with GLC_LOG=error. It is this
+ * thread's glc_device_errmsg(NULL) now, and the default log prints it. */
+static void test_create_failure_message(void **state)
+{
+    create_arg a;
+    pthread_t t;
+    char err[4096];
+    glc_device *dev;
+    (void)state;
+    assert_int_equal(glc_device_create(NULL, NULL), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(NULL), "out is NULL");
+
+    capture_stderr(create_bad_platform, err, sizeof err);
+    tu_assert_contains(glc_device_errmsg(NULL), "GLC_PLATFORM=\"vulkan\": expected auto, device");
+    tu_assert_contains(err, "glcompute error: GLC_PLATFORM=\"vulkan\": expected");
+    capture_stderr(create_bad_platform_log_off, err, sizeof err);
+    assert_string_equal(err, "");
+    tu_assert_contains(glc_device_errmsg(NULL), "GLC_PLATFORM=\"vulkan\"");
+
+    /* per thread: another thread's failure is its own */
+    dev = tu_device(NULL);
+    assert_string_equal(glc_device_errmsg(NULL), ""); /* the last creation worked */
+    memset(&a, 0, sizeof a);
+    a.device = "gpu0";
+    assert_int_equal(pthread_create(&t, NULL, create_in_thread, &a), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(a.st, GLC_ERR_INVALID_ARG);
+    tu_assert_contains(a.msg, "desc.device \"gpu0\"");
+    assert_string_equal(glc_device_errmsg(NULL), "");
+    glc_device_destroy(dev);
+}
+
+/* Removes dir/name files and then the directories from `leaf` up to and
+ * including `top` (test cleanup). */
+static void remove_tree(const char *top, const char *leaf)
+{
+    char path[600];
+    DIR *d = opendir(leaf);
+    struct dirent *ent;
+    size_t n;
+    if (d) {
+        while ((ent = readdir(d)) != NULL) {
+            if (ent->d_name[0] == '.')
+                continue;
+            snprintf(path, sizeof path, "%s/%s", leaf, ent->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    snprintf(path, sizeof path, "%s", leaf);
+    for (;;) {
+        char *slash;
+        rmdir(path);
+        n = strlen(top);
+        if (strlen(path) <= n || !(slash = strrchr(path, '/')))
+            break;
+        *slash = '\0';
+    }
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    const char *p = hay;
+    while ((p = strstr(p, needle)) != NULL) {
+        n++;
+        p += strlen(needle);
+    }
+    return n;
+}
+
+static int cache_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    int n = 0;
+    if (!d)
+        return -1;
+    while ((ent = readdir(d)) != NULL)
+        n += strncmp(ent->d_name, "glc-", 4) == 0;
+    closedir(d);
+    return n;
+}
+
+/* Found from outside: GLC_SHADER_CACHE=<a directory that does not exist>
+ * failed every cache write. The directory is created now (0700, parents
+ * too); where that is impossible one warning says so and the cache is off. */
+static void test_shader_cache_dir_created(void **state)
+{
+    char top[] = "/tmp/glc-cache-XXXXXX", dir[256], file[256], under[300];
+    tu_log log;
+    glc_device_desc d;
+    glc_device *dev;
+    glc_device_info in;
+    glc_kernel *k;
+    struct stat sb;
+    FILE *f;
+    (void)state;
+    assert_non_null(mkdtemp(top));
+    snprintf(dir, sizeof dir, "%s/a/b/cache", top);
+    setenv("GLC_SHADER_CACHE", dir, 1);
+    d = tu_desc(&log);
+    dev = tu_device_desc(&d);
+    unsetenv("GLC_SHADER_CACHE");
+    assert_int_equal(stat(dir, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    snprintf(under, sizeof under, "%s/a", top);
+    assert_int_equal(stat(under, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    glc_device_get_info(dev, &in);
+    assert_int_equal(glc__kernel_get(dev, "fill", NULL, 64, &k), GLC_OK);
+    if (in.features.program_binary_formats > 0)
+        assert_true(cache_files(dir) >= 1); /* the cache works there */
+    assert_int_equal(count_of(log.all, "cache is off"), 0);
+    assert_int_equal(count_of(log.all, "cannot"), 0);
+    glc_device_destroy(dev);
+
+    /* under a regular file: impossible; one warning, no cache, no failure */
+    snprintf(file, sizeof file, "%s/file", top);
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(under, sizeof under, "%s/sub", file);
+    setenv("GLC_SHADER_CACHE", under, 1);
+    d = tu_desc(&log);
+    dev = tu_device_desc(&d);
+    unsetenv("GLC_SHADER_CACHE");
+    tu_assert_contains(log.all, "GLC_SHADER_CACHE \"");
+    tu_assert_contains(log.all, "the program cache is off");
+    assert_int_equal(count_of(log.all, "the program cache is off"), 1);
+    assert_null(dev->cache_dir);
+    assert_int_equal(glc__kernel_get(dev, "fill", NULL, 128, &k), GLC_OK);
+    assert_int_equal(count_of(log.all, "program cache"), 1); /* once, not per program */
+    glc_device_destroy(dev);
+
+    /* the desc's directory is created the same way */
+    snprintf(under, sizeof under, "%s/desc", top);
+    d = tu_desc(&log);
+    d.shader_cache_dir = under;
+    dev = tu_device_desc(&d);
+    assert_int_equal(stat(under, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
+    glc_device_destroy(dev);
+
+    unlink(file);
+    remove_tree(top, under);
+    remove_tree(top, dir);
+    assert_int_equal(stat(top, &sb), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +675,9 @@ int main(void)
         cmocka_unit_test(test_device_list),
         cmocka_unit_test(test_wrong_thread),
         cmocka_unit_test(test_null_args),
+        cmocka_unit_test(test_device_selector_and_platform),
+        cmocka_unit_test(test_create_failure_message),
+        cmocka_unit_test(test_shader_cache_dir_created),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

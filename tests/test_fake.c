@@ -219,10 +219,10 @@ static void test_dispatch_barriers(void **state)
     dispatch_writes(dev, b, same, 2, 16); /* WAW on the same bytes: one */
     assert_string_equal(calls, "use(3) bind0(1,64,16) dispatch(1,1,1) BARRIER(ssbo) use(3) "
                                "bind0(1,64,16) dispatch(1,1,1) fence flush wait ");
-    setenv("GLC_BARRIERS", "always", 1);
+    dev->barrier_policy = GLC__BARRIERS_ALWAYS; /* GLC_BARRIERS=always at creation */
     calls[0] = '\0';
     dispatch_writes(dev, b, disjoint, 3, 16);
-    unsetenv("GLC_BARRIERS");
+    dev->barrier_policy = GLC__BARRIERS_TRACKED;
     /* the first one too: the last session's dispatch came before it */
     assert_string_equal(calls, "BARRIER(ssbo) use(3) bind0(1,0,16) dispatch(1,1,1) BARRIER(ssbo) "
                                "use(3) bind0(1,16,16) dispatch(1,1,1) BARRIER(ssbo) use(3) "

@@ -65,13 +65,14 @@ static void run_mm(glc_device *dev, uint64_t *seed, const mm_case *c)
     BI = ot_tensor_new(dev, GLC_DTYPE_F32, 1, &ns, bias);
     O = ot_tensor_new(dev, GLC_DTYPE_F32, arank, os, NULL);
     desc.transpose_b = c->nt;
-    if (c->variant)
-        setenv("GLC_MATMUL", c->variant, 1);
+    /* GLC_MATMUL as the device read it at creation */
+    assert_int_equal(glc__env_set(&dev->env, GLC__ENV_MATMUL, c->variant, what, sizeof what),
+                     GLC_OK);
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
     if (glc_op_matmul(s, A.view, B.view, c->bias ? BI.view : ot_none(), &desc, O.view) != GLC_OK)
         fail_msg("matmul: %s", glc_device_errmsg(dev));
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
-    unsetenv("GLC_MATMUL");
+    glc__env_set(&dev->env, GLC__ENV_MATMUL, NULL, what, sizeof what);
     snprintf(what, sizeof what,
              "matmul%s a [%lld, %lld | %lld x %lld] b%s [%lld, %lld] %s, N %lld%s, %s",
              c->nt ? " nt" : "", (long long)c->ab[0], (long long)c->ab[1], (long long)c->m,

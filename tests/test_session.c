@@ -164,10 +164,10 @@ static void test_modes_agree_bit_for_bit(void **state)
         init_host(ref);
         reference(ops, n, ref);
         for (m = 0; m < 4; m++) {
-            if (m == 3)
-                setenv("GLC_BARRIERS", "always", 1);
+            /* GLC_BARRIERS=always sets this at creation (test_env_policies) */
+            dev->barrier_policy = m == 3 ? GLC__BARRIERS_ALWAYS : GLC__BARRIERS_TRACKED;
             run_stream(dev, k, ops, n, modes[m], got, &st[m]);
-            unsetenv("GLC_BARRIERS");
+            dev->barrier_policy = GLC__BARRIERS_TRACKED;
             if (m == 0) {
                 /* the GPU may fuse a*b+c where C rounds twice: a tolerance */
                 assert_true(max_rel_err(got, ref) < 1e-5);
@@ -212,57 +212,146 @@ static void chain(glc_device *dev, glc_kernel *k, glc_buffer *x, glc_buffer *y, 
     glc_session_finish(s, NULL);
 }
 
-static void test_validate_catches_dropped_barrier(void **state)
+/* A device made under `var`=`value` (NULL: the plain environment). */
+static glc_device *device_under(const char *var, const char *value, tu_log *log)
+{
+    glc_device *dev;
+    if (var)
+        setenv(var, value, 1);
+    dev = tu_device(log);
+    if (var)
+        unsetenv(var);
+    return dev;
+}
+
+/* The dropped-barrier chain on a device made under GLC_VALIDATE=`value`. */
+static void dropped_barrier(const char *value, glc_status want)
 {
     tu_log log;
-    glc_device *dev = tu_device(&log);
+    glc_device *dev = device_under(value ? "GLC_VALIDATE" : NULL, value, &log);
     glc_kernel *k = axpy(dev);
     glc_buffer *x, *y;
     int64_t n = 64;
-    (void)state;
     assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &x), GLC_OK);
     assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &y), GLC_OK);
-    setenv("GLC_VALIDATE", "1", 1);
     chain(dev, k, x, y, GLC_OK); /* the tracker puts the barrier in */
     /* now lose the second barrier it asks for: the first orders this
      * chain after the last one, the second falls between its two links */
     dev->test_drop_barrier = 2;
-    chain(dev, k, x, y, GLC_ERR_HAZARD);
-    unsetenv("GLC_VALIDATE");
-    tu_assert_contains(glc_device_errmsg(dev), "GLC_VALIDATE: missing barrier: dispatch");
-    tu_assert_contains(glc_device_errmsg(dev), "(axpy \"second\") RAW bytes [0, 256) of buffer");
-    tu_assert_contains(glc_device_errmsg(dev), "(axpy \"first\") with no barrier between");
-    assert_int_equal(log.last_status, GLC_ERR_HAZARD);
-    /* without validation the same fault passes silently: that is what the
-     * validator is for */
-    dev->test_drop_barrier = 2;
-    chain(dev, k, x, y, GLC_OK);
+    chain(dev, k, x, y, want);
+    if (want == GLC_ERR_HAZARD) {
+        tu_assert_contains(glc_device_errmsg(dev), "GLC_VALIDATE: missing barrier: dispatch");
+        tu_assert_contains(glc_device_errmsg(dev),
+                           "(axpy \"second\") RAW bytes [0, 256) of buffer");
+        tu_assert_contains(glc_device_errmsg(dev), "(axpy \"first\") with no barrier between");
+        assert_int_equal(log.last_status, GLC_ERR_HAZARD);
+    }
     glc_buffer_destroy(x);
     glc_buffer_destroy(y);
     glc_kernel_destroy(k);
     glc_device_destroy(dev);
 }
 
+static void test_validate_catches_dropped_barrier(void **state)
+{
+    (void)state;
+    dropped_barrier("1", GLC_ERR_HAZARD);
+    dropped_barrier("YES", GLC_ERR_HAZARD); /* any case, any of the boolean words */
+    /* without validation the same fault passes silently: that is what the
+     * validator is for */
+    dropped_barrier(NULL, GLC_OK);
+    dropped_barrier("0", GLC_OK);
+}
+
 static void test_trace_names_the_pair(void **state)
 {
     tu_log log;
-    glc_device *dev = tu_device(&log);
+    glc_device *dev = device_under("GLC_TRACE", "barriers", &log);
     glc_kernel *k = axpy(dev);
     glc_buffer *x, *y;
     int64_t n = 64;
     (void)state;
     assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &x), GLC_OK);
     assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &y), GLC_OK);
-    setenv("GLC_TRACE", "barriers", 1);
     log.all[0] = '\0';
     chain(dev, k, x, y, GLC_OK);
-    unsetenv("GLC_TRACE");
     tu_assert_contains(log.all, "(axpy \"second\"): RAW on bytes [0, 256) of buffer");
     tu_assert_contains(log.all, "(axpy \"first\")");
     glc_buffer_destroy(x);
     glc_buffer_destroy(y);
     glc_kernel_destroy(k);
     glc_device_destroy(dev);
+}
+
+/* A plan of six independent tanh ops on a device made under `var`=`value`,
+ * compiled (and run) without any session ever begun on the device:
+ * returns its barriers per run. */
+static uint32_t six_tanh_barriers(const char *var, const char *value, uint32_t flags)
+{
+    glc_device_desc d = tu_desc(NULL);
+    glc_device *dev;
+    glc_graph *g;
+    glc_plan *p;
+    glc_plan_info info;
+    glc_device_info di;
+    glc_plan_input in[6];
+    glc_plan_output out[6];
+    static float x[6][16], y[6][16];
+    static const char *xname[6] = {"x0", "x1", "x2", "x3", "x4", "x5"};
+    static const char *yname[6] = {"y0", "y1", "y2", "y3", "y4", "y5"};
+    int64_t n = 16;
+    int i, j;
+    if (var)
+        setenv(var, value, 1);
+    d.flags = flags;
+    dev = tu_device_desc(&d);
+    if (var)
+        unsetenv(var);
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    for (i = 0; i < 6; i++)
+        glc_graph_output(g, yname[i], glc_unary(g, GLC_UNARY_TANH,
+                                                glc_graph_input(g, xname[i], GLC_DTYPE_F32, 1, &n),
+                                                0));
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+    assert_int_equal(info.dispatches, 6);
+    for (i = 0; i < 6; i++) {
+        for (j = 0; j < 16; j++)
+            x[i][j] = (float)(i * 16 + j - 48) * 0.0625f;
+        in[i].name = xname[i];
+        in[i].data = x[i];
+        in[i].count = 16;
+        out[i].name = yname[i];
+        out[i].data = y[i];
+        out[i].count = 16;
+    }
+    assert_int_equal(glc_plan_run(p, in, 6, out, 6), GLC_OK);
+    for (i = 0; i < 6; i++)
+        for (j = 0; j < 16; j++)
+            assert_true(fabs((double)y[i][j] - tanh((double)x[i][j])) < 1e-5);
+    glc_device_get_info(dev, &di);
+    assert_string_equal(di.barriers, info.barriers ? "always" : "tracked");
+    if ((var && strcmp(var, "GLC_VALIDATE") == 0) || (flags & GLC_DEVICE_VALIDATE))
+        assert_true(di.validate && dev->validate);
+    glc_plan_destroy(p);
+    glc_device_destroy(dev);
+    return info.barriers;
+}
+
+/* Found from outside: GLC_BARRIERS, GLC_VALIDATE and the VALIDATE flag were
+ * read in glc_session_begin, so a program that only ran plans never got
+ * them (six independent tanh ops: 0 barriers under "always"). They are the
+ * device's from its creation now. */
+static void test_env_policies_without_a_session(void **state)
+{
+    (void)state;
+    assert_int_equal(six_tanh_barriers(NULL, NULL, 0), 0);
+    assert_int_equal(six_tanh_barriers("GLC_BARRIERS", "always", 0), 5);
+    assert_int_equal(six_tanh_barriers("GLC_BARRIERS", "Always", 0), 5);
+    assert_int_equal(six_tanh_barriers("GLC_BARRIERS", "tracked", 0), 0);
+    assert_int_equal(six_tanh_barriers("GLC_VALIDATE", "on", 0), 0);
+    assert_int_equal(six_tanh_barriers(NULL, NULL, GLC_DEVICE_VALIDATE), 0);
 }
 
 static void test_commit_and_fence(void **state)
@@ -417,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_modes_agree_bit_for_bit),
         cmocka_unit_test(test_validate_catches_dropped_barrier),
         cmocka_unit_test(test_trace_names_the_pair),
+        cmocka_unit_test(test_env_policies_without_a_session),
         cmocka_unit_test(test_commit_and_fence),
         cmocka_unit_test(test_pass_hook),
         cmocka_unit_test(test_dispatch_context_checks),
