@@ -21,7 +21,7 @@ int main(void)
     int i, run, bad = 0;
 
     if (glc_device_create(NULL, &dev) != GLC_OK) {
-        fprintf(stderr, "hello: no GLES 3.1 device\n");
+        fprintf(stderr, "hello: no GLES 3.1 device: %s\n", glc_device_errmsg(NULL));
         return 1;
     }
     glc_graph_create(dev, &g);

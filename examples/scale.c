@@ -34,7 +34,7 @@ int main(void)
     for (i = 0; i < n; i++)
         data[i] = (float)i;
     if ((st = glc_device_create(NULL, &dev)) != GLC_OK) { /* NULL desc: defaults */
-        fprintf(stderr, "scale: %s\n", glc_status_str(st));
+        fprintf(stderr, "scale: %s: %s\n", glc_status_str(st), glc_device_errmsg(NULL));
         return 1;
     }
     kd.name = "scale";

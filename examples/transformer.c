@@ -212,7 +212,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if ((st = glc_device_create(NULL, &dev)) != GLC_OK) {
-        fprintf(stderr, "transformer: no device: %s\n", glc_status_str(st));
+        fprintf(stderr, "transformer: no device: %s\n", glc_device_errmsg(NULL));
         goto out;
     }
     glc_device_get_info(dev, &info);

@@ -12,8 +12,8 @@
 static void log_stderr(void *user, glc_log_level level, glc_status status, const char *msg)
 {
     int verbose = *(int *)user;
-    (void)status;
-    if (level <= GLC_LOG_WARN || verbose)
+    (void)status; /* errors: the caller prints glc_device_errmsg */
+    if (level == GLC_LOG_WARN || verbose)
         fprintf(stderr, "glc-info: %s\n", msg);
 }
 
@@ -135,7 +135,7 @@ int main(int argc, char **argv)
     desc.log_level = GLC_LOG_INFO;
     st = glc_device_create(&desc, &dev);
     if (st != GLC_OK) {
-        fprintf(stderr, "glc-info: no device: %s\n", glc_status_str(st));
+        fprintf(stderr, "glc-info: no device: %s\n", glc_device_errmsg(NULL));
         return 1;
     }
     glc_device_get_info(dev, &info);

@@ -63,7 +63,7 @@ int main(int argc, char **argv)
         }
     }
     if ((st = glc_device_create(NULL, &dev)) != GLC_OK) {
-        fprintf(stderr, "glc-plan-dump: no device: %s\n", glc_status_str(st));
+        fprintf(stderr, "glc-plan-dump: no device: %s\n", glc_device_errmsg(NULL));
         return 1;
     }
     if ((st = glc_graph_create(dev, &g)) != GLC_OK)
