@@ -4,7 +4,7 @@
  * values; a bad value of any variable fails glc_device_create with a
  * message naming it; no file of the library but env.c calls getenv; the
  * README's Environment table lists exactly the table's variables, values
- * and defaults.
+ * and defaults; GLC_MATMUL reaches the matmul planner through the device.
  */
 #include "testutil.h"
 
@@ -338,6 +338,49 @@ static void test_readme_in_sync(void **state)
     free(readme);
 }
 
+static void append(void *user, const char *text)
+{
+    char *buf = user;
+    size_t used = strlen(buf);
+    snprintf(buf + used, 16384 - used, "%s", text);
+}
+
+/* The dump of a [8, 64] x [64, 64] matmul plan on a device made under
+ * GLC_MATMUL=`value` (NULL: unset). */
+static void matmul_dump(const char *value, char *dump)
+{
+    glc_device *dev;
+    glc_graph *g;
+    glc_plan *p;
+    int64_t as[2] = {8, 64}, ws[2] = {64, 64};
+    if (value)
+        setenv("GLC_MATMUL", value, 1);
+    dev = tu_device(NULL);
+    unsetenv("GLC_MATMUL");
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    glc_graph_output(g, "y",
+                     glc_matmul(g, glc_graph_input(g, "a", GLC_DTYPE_F32, 2, as),
+                                glc_graph_param(g, "w", GLC_DTYPE_F32, 2, ws), glc_none(), NULL));
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    dump[0] = '\0';
+    assert_int_equal(glc_plan_dump(p, 0, append, dump), GLC_OK);
+    glc_plan_destroy(p);
+    glc_graph_destroy(g);
+    glc_device_destroy(dev);
+}
+
+/* GLC_MATMUL reaches op_matmul.c's planner from the device (read there
+ * with getenv before): a forced tiled variant shows in the plan. */
+static void test_matmul_variant_from_env(void **state)
+{
+    static char dump[16384];
+    (void)state;
+    matmul_dump("Tiled64", dump);
+    tu_assert_contains(dump, "TILED=1 BM=64");
+    matmul_dump("direct", dump);
+    tu_assert_contains(dump, "TILED=0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_bad_value_fails_create),
         cmocka_unit_test(test_only_env_c_reads_the_environment),
         cmocka_unit_test(test_readme_in_sync),
+        cmocka_unit_test(test_matmul_variant_from_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
