@@ -242,7 +242,7 @@ int main(int argc, char **argv)
             only = argv[++i];
     }
     if (glc_device_create(NULL, &dev) != GLC_OK) {
-        fprintf(stderr, "glc-bench-ops: no device\n");
+        fprintf(stderr, "glc-bench-ops: no device: %s\n", glc_device_errmsg(NULL));
         return 1;
     }
     glc_device_get_info(dev, &in);

@@ -6,7 +6,10 @@
  * Invariants: info strings point into the device and live as long as it;
  * errmsg holds the message of the last failure only; limits are final after
  * create (GLC_LIMITS=min clamps them once, here, so every later layer sees
- * one set of numbers).
+ * one set of numbers); so are the knobs: the GLC_* variables are read once,
+ * at create (env.c), and the policies they set (barriers, validation,
+ * trace) hold for every session and plan of the device. A failed create
+ * leaves its message for the calling thread (glc_device_errmsg(NULL)).
  */
 #include "device.h"
 
@@ -388,8 +391,7 @@ static glc_status choose_platform(glc_device *dev, const glc_device_desc *desc,
     *device = desc && desc->device ? desc->device : dev->env.device[0] ? dev->env.device : NULL;
     if (glc__parse_device(*device, &sel) != GLC_OK)
         return glc__fail(dev, GLC_ERR_INVALID_ARG,
-                         "desc.device \"%s\": expected an EGL device index or a "
-                         "/dev/dri path",
+                         "desc.device \"%s\": expected an EGL device index or a /dev/dri path",
                          *device);
     if (sel.kind == GLC__SEL_NONE)
         return GLC_OK;
