@@ -10,6 +10,7 @@
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <GLES3/gl31.h>
+#include <GLES2/gl2ext.h>
 
 #include <math.h>
 
@@ -673,6 +674,103 @@ static void test_host_errors_kept(void **state)
     host_close(&h);
 }
 
+/* ---- profiling next to the application's own timer query ---- */
+
+static int disjoint_reads;
+static void(GL_APIENTRY *real_get_integerv)(GLenum, GLint *);
+
+static void GL_APIENTRY counting_get_integerv(GLenum pname, GLint *data)
+{
+    disjoint_reads += pname == GL_GPU_DISJOINT_EXT;
+    real_get_integerv(pname, data);
+}
+
+/* The host times its frame with GL_TIME_ELAPSED and profiles a plan inside
+ * it: the plan's run neither ends nor breaks the host's query, raises no GL
+ * error, and never reads (so clears) the host's disjoint flag. */
+static void test_profile_under_host_query(void **state)
+{
+    PFNGLGENQUERIESEXTPROC gen;
+    PFNGLBEGINQUERYEXTPROC begin;
+    PFNGLENDQUERYEXTPROC end;
+    PFNGLGETQUERYIVEXTPROC getq;
+    PFNGLGETQUERYOBJECTUIVEXTPROC getobj;
+    PFNGLDELETEQUERIESEXTPROC del;
+    host h;
+    glc_device *dev;
+    glc_graph *g;
+    glc_plan *p;
+    glc_plan_dispatch_time times[8];
+    glc_plan_profile prof;
+    glc_plan_slice sl[1];
+    int64_t n = 64;
+    float x[64];
+    const void *in[1] = {x};
+    const float *y;
+    GLuint q;
+    GLint cur = 0;
+    GLuint avail = 0;
+    int i, run;
+    (void)state;
+    if (!host_open(&h))
+        skip();
+    if (!strstr((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_disjoint_timer_query"))
+        skip();
+    gen = (PFNGLGENQUERIESEXTPROC)eglGetProcAddress("glGenQueriesEXT");
+    begin = (PFNGLBEGINQUERYEXTPROC)eglGetProcAddress("glBeginQueryEXT");
+    end = (PFNGLENDQUERYEXTPROC)eglGetProcAddress("glEndQueryEXT");
+    getq = (PFNGLGETQUERYIVEXTPROC)eglGetProcAddress("glGetQueryivEXT");
+    getobj = (PFNGLGETQUERYOBJECTUIVEXTPROC)eglGetProcAddress("glGetQueryObjectuivEXT");
+    del = (PFNGLDELETEQUERIESEXTPROC)eglGetProcAddress("glDeleteQueriesEXT");
+    dev = adopt(NULL);
+    real_get_integerv = dev->gl.glGetIntegerv;
+    dev->gl.glGetIntegerv = counting_get_integerv;
+    disjoint_reads = 0;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    glc_graph_output(g, "y", glc_scale(g, glc_unary(g, GLC_UNARY_EXP,
+                                                    glc_graph_input(g, "x", GLC_DTYPE_F32, 1, &n),
+                                                    0),
+                                       2, 0));
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    for (i = 0; i < 64; i++)
+        x[i] = (float)i / 64.0f;
+    gen(1, &q);
+    for (run = 0; run < 2; run++) {
+        assert_int_equal(glGetError(), GL_NO_ERROR);
+        begin(GL_TIME_ELAPSED_EXT, q);
+        memset(&prof, 0, sizeof prof);
+        prof.entries = times;
+        prof.capacity = 8;
+        assert_int_equal(glc_plan_run_profiled(p, in, sl, &prof), GLC_OK);
+        assert_int_equal(glGetError(), GL_NO_ERROR);
+        getq(GL_TIME_ELAPSED_EXT, GL_CURRENT_QUERY_EXT, &cur);
+        assert_int_equal(cur, (GLint)q); /* still the host's, still running */
+        end(GL_TIME_ELAPSED_EXT);
+        assert_int_equal(glGetError(), GL_NO_ERROR);
+        glFinish();
+        getobj(q, GL_QUERY_RESULT_AVAILABLE_EXT, &avail);
+        assert_int_equal(avail, GL_TRUE);
+        assert_int_not_equal(prof.clock, GLC_PROFILE_CLOCK_ELAPSED);
+        assert_true(prof.count >= 1);
+        y = (const float *)((const char *)glc_plan_arena_ptr(p) + sl[0].offset);
+        for (i = 0; i < 64; i++)
+            assert_true(fabsf(y[i] - 2.0f * expf(x[i])) < 1e-4f * 2.0f * expf(x[i]));
+        /* without the host's query the plan may use GL_TIME_ELAPSED again */
+        memset(&prof, 0, sizeof prof);
+        prof.entries = times;
+        prof.capacity = 8;
+        assert_int_equal(glc_plan_run_profiled(p, in, sl, &prof), GLC_OK);
+        assert_int_equal(glGetError(), GL_NO_ERROR);
+    }
+    assert_int_equal(disjoint_reads, 0);
+    del(1, &q);
+    glc_plan_destroy(p);
+    dev->gl.glGetIntegerv = real_get_integerv;
+    glc_device_destroy(dev);
+    host_close(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -683,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_other_context_current),
         cmocka_unit_test(test_deleted_current_program),
         cmocka_unit_test(test_host_errors_kept),
+        cmocka_unit_test(test_profile_under_host_query),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
