@@ -169,7 +169,8 @@ glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__gl
             return s;
     }
     st->mask = 0;
-    if (dev->depth++ == 0 && (dev->flags & GLC_DEVICE_DEBUG))
+    /* on an owned context every error is ours */
+    if (dev->depth++ == 0 && dev->adopted && (dev->flags & GLC_DEVICE_DEBUG))
         take_host_errors(dev);
     if (dev->adopted)
         glc__glstate_save(&dev->gl, st, touch, nssbo);
