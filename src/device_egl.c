@@ -13,7 +13,8 @@
  * EGL displays are per (platform, native handle) and shared within the
  * process, and eglTerminate ends every context on one, so displays this file
  * initialised are reference counted and terminated with their last device.
- * Adopted (CURRENT) displays are never initialised or terminated here.
+ * A display the application had initialised already is never terminated,
+ * nor are adopted (CURRENT) displays initialised or terminated here.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "egl.h"
@@ -186,13 +187,16 @@ static int gl_version_ok(glc__egl *e, int *major, int *minor)
  * terminate a display another has just initialised and not yet counted. */
 
 static pthread_mutex_t dpy_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { EGLDisplay dpy; int refs; } dpy_refs[32];
+/* borrowed: the display was initialised before our first reference (by the
+ * application, one display per EGL device in a process): never terminated
+ * here, or the application's contexts on it would end with our device */
+static struct { EGLDisplay dpy; int refs, borrowed; } dpy_refs[32];
 
 /* 0 and *egl_err (0: out of slots) on failure. */
 static int dpy_init_ref(const egl_api *a, EGLDisplay dpy, EGLint *maj, EGLint *min,
                         EGLint *egl_err)
 {
-    int i, free_slot = -1, found = -1;
+    int i, free_slot = -1, found = -1, borrowed = 0;
     pthread_mutex_lock(&dpy_lock);
     for (i = 0; i < 32 && found < 0; i++) {
         if (dpy_refs[i].refs && dpy_refs[i].dpy == dpy)
@@ -205,6 +209,12 @@ static int dpy_init_ref(const egl_api *a, EGLDisplay dpy, EGLint *maj, EGLint *m
         pthread_mutex_unlock(&dpy_lock);
         return 0;
     }
+    if (found < 0) {
+        /* EGL_VERSION answers only on an initialised display */
+        borrowed = a->eglQueryString(dpy, EGL_VERSION) != NULL;
+        if (!borrowed)
+            a->eglGetError(); /* EGL_NOT_INITIALIZED: expected */
+    }
     if (!a->eglInitialize(dpy, maj, min)) {
         *egl_err = a->eglGetError();
         pthread_mutex_unlock(&dpy_lock);
@@ -215,6 +225,7 @@ static int dpy_init_ref(const egl_api *a, EGLDisplay dpy, EGLint *maj, EGLint *m
     } else {
         dpy_refs[free_slot].dpy = dpy;
         dpy_refs[free_slot].refs = 1;
+        dpy_refs[free_slot].borrowed = borrowed;
     }
     pthread_mutex_unlock(&dpy_lock);
     return 1;
@@ -226,7 +237,7 @@ static void dpy_unref_terminate(const egl_api *a, EGLDisplay dpy)
     pthread_mutex_lock(&dpy_lock);
     for (i = 0; i < 32; i++) {
         if (dpy_refs[i].refs && dpy_refs[i].dpy == dpy) {
-            if (--dpy_refs[i].refs == 0)
+            if (--dpy_refs[i].refs == 0 && !dpy_refs[i].borrowed)
                 a->eglTerminate(dpy);
             break;
         }

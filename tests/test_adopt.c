@@ -771,6 +771,33 @@ static void test_profile_under_host_query(void **state)
     host_close(&h);
 }
 
+/* The application initialised an EGL display itself; a device of the
+ * library's own on that display (same EGL device) must not terminate it
+ * when destroyed: the application's context stays usable. */
+static void test_host_display_kept(void **state)
+{
+    host h;
+    glc_device_desc d;
+    glc_device *dev = NULL;
+    EGLContext c2;
+    (void)state;
+    if (!host_open(&h))
+        skip();
+    memset(&d, 0, sizeof d);
+    d.platform = GLC_PLATFORM_DEVICE;
+    if (glc_device_create(&d, &dev) != GLC_OK) {
+        host_close(&h);
+        skip();
+    }
+    glc_device_destroy(dev);
+    assert_true(eglMakeCurrent(h.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, h.ctx));
+    c2 = host_context(&h);
+    assert_true(c2 != EGL_NO_CONTEXT);
+    eglDestroyContext(h.dpy, c2);
+    assert_int_equal(glGetError(), GL_NO_ERROR);
+    host_close(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -782,6 +809,7 @@ int main(void)
         cmocka_unit_test(test_deleted_current_program),
         cmocka_unit_test(test_host_errors_kept),
         cmocka_unit_test(test_profile_under_host_query),
+        cmocka_unit_test(test_host_display_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
