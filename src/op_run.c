@@ -146,9 +146,11 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
         (!scratch || !scratch->buffer || glc_view_bytes(scratch) < plan.scratch_bytes))
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: needs %zu bytes of scratch", desc->name,
                          plan.scratch_bytes);
-    /* the context first, then every variant compiled before any dispatch,
-     * so a failure records nothing and no GL call goes to a foreign context */
-    if ((st = glc__enter_hot(dev, 0, 0, &gs)) != GLC_OK)
+    /* the full context check first (not the hot one: an op costs far more
+     * than it, and a context made current behind our back is caught here),
+     * then every variant compiled before any dispatch, so a failure records
+     * nothing and no GL call goes to a foreign context */
+    if ((st = glc__enter(dev, 0, 0, &gs)) != GLC_OK)
         return st;
     for (j = 0; j < plan.ndisp && st == GLC_OK; j++)
         st = glc__kernel_get(dev, plan.disp[j].kernel, plan.disp[j].defines,

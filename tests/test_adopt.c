@@ -343,9 +343,9 @@ static void noop_text(void *user, const char *text)
 typedef struct world {
     glc_device *dev;
     glc_buffer *x, *y, *tmp;
-    glc_kernel *fill, *user;
+    glc_kernel *fill, *user, *tmp_kernel;
     glc_session *direct, *recorded, *doomed;
-    glc_fence *fence;
+    glc_fence *fence, *tmp_fence;
     glc_plan *p, *pending, *dst, *vp, *tmp_plan;
     GLuint host_buf;
 } world;
@@ -393,6 +393,8 @@ static void world_make(world *w)
     assert_int_equal(glc_session_begin(w->dev, GLC_SESSION_DIRECT, &w->doomed), GLC_OK);
     assert_int_equal(glc_session_begin(w->dev, GLC_SESSION_RECORDED, &w->recorded), GLC_OK);
     assert_int_equal(glc_session_commit(w->recorded, &w->fence), GLC_OK);
+    assert_int_equal(glc_session_commit(w->recorded, &w->tmp_fence), GLC_OK);
+    assert_int_equal(glc_kernel_create(w->dev, &kd, &w->tmp_kernel), GLC_OK);
     w->p = plan_of(w->dev, 0);
     w->pending = plan_of(w->dev, 0);
     w->dst = plan_of(w->dev, 0);
@@ -524,6 +526,8 @@ static void destroy_some(world *w)
 {
     glc_buffer_destroy(w->tmp);
     glc_plan_destroy(w->tmp_plan);
+    glc_kernel_destroy(w->tmp_kernel);
+    glc_fence_destroy(w->tmp_fence);
     glc_plan_dump(w->p, GLC_PLAN_DUMP_SOURCE, noop_text, NULL);
 }
 
@@ -798,6 +802,44 @@ static void test_host_display_kept(void **state)
     host_close(&h);
 }
 
+/* An owned device's context replaced behind the library's back on the same
+ * thread (the application made its own current): an eager op, its kernel
+ * cached already, is refused and sends nothing to the application's context. */
+static void test_owned_context_switched(void **state)
+{
+    host h;
+    snapshot ref;
+    names nb;
+    glc_device *dev;
+    glc_buffer *x, *y;
+    glc_session *s;
+    int64_t n = 64;
+    (void)state;
+    if (!host_open(&h))
+        skip();
+    host_bind_everything(&h);
+    dev = tu_device(NULL); /* its own context is current now */
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &x), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &y), GLC_OK);
+    check_tanh(dev, x, y); /* the kernel is cached */
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    assert_true(eglMakeCurrent(h.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, h.ctx));
+    take(&ref);
+    probe_names(&nb);
+    assert_int_equal(tanh_op(s, x, y), GLC_ERR_STATE);
+    tu_assert_contains(glc_device_errmsg(dev), "another EGL context is current");
+    same_names(&nb);
+    SAME(ref);
+    eglMakeCurrent(h.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    check_tanh(dev, x, y);
+    glc_buffer_destroy(x);
+    glc_buffer_destroy(y);
+    glc_device_destroy(dev);
+    assert_true(eglMakeCurrent(h.dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, h.ctx));
+    host_close(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -810,6 +852,7 @@ int main(void)
         cmocka_unit_test(test_host_errors_kept),
         cmocka_unit_test(test_profile_under_host_query),
         cmocka_unit_test(test_host_display_kept),
+        cmocka_unit_test(test_owned_context_switched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
