@@ -245,7 +245,7 @@ glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_pla
     glc__glstate gs;
     glc_status st;
     if (!g || !out)
-        return GLC_ERR_INVALID_ARG;
+        return compile_plan(g, desc, out); /* the argument checks */
     if ((st = glc__enter(g->dev, 0, 0, &gs)) != GLC_OK)
         return st;
     st = compile_plan(g, desc, out);
