@@ -112,6 +112,9 @@ $(BUILD)/gpu_race: tests/gpu_race.c $(STATIC)
 # The adoption test plays a host application: it calls EGL and GLES itself.
 $(BUILD)/tests/test_adopt: EXTRA_LIBS = $(shell pkg-config --libs egl glesv2 2>/dev/null || echo -lEGL -lGLESv2)
 
+# The thread test starts threads of its own.
+$(BUILD)/tests/test_threads: EXTRA_LIBS = -lpthread
+
 # The embedding example plays a GL application too.
 $(BUILD)/examples/embed: EXTRA_LIBS = $(shell pkg-config --libs egl glesv2 2>/dev/null || echo -lEGL -lGLESv2)
 

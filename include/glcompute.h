@@ -927,7 +927,11 @@ typedef struct glc_plan_profile {
  * with a glFinish before and after. Profiled runs are slower than plain ones and
  * allocate on first use (the query objects). The kernel and op strings
  * live as long as the device. GLC_ERR_BOUNDS when prof->capacity is below
- * the plan's dispatches; on failure *prof and outs are untouched. */
+ * the plan's dispatches; on failure *prof and outs are untouched. On an
+ * adopted context the application's timer state is left alone: while it has
+ * a GL_TIME_ELAPSED query active the run times with GL_TIMESTAMP queries (or
+ * the host clock), and GL_GPU_DISJOINT_EXT, which reading clears, is never
+ * read there (disjoint stays 0). */
 GLC_API glc_status glc_plan_run_profiled(glc_plan *p, const void *const *inputs,
                                          glc_plan_slice *outs, glc_plan_profile *prof);
 /* Orders prof's entries by time, longest first (ties: command order). */

@@ -104,17 +104,73 @@ glc_status glc__check_gl(struct glc_device *dev, const char *where)
 /* The device whose context this thread last checked or made current. */
 static _Thread_local struct glc_device *tls_checked;
 
+glc_status glc__check_context(struct glc_device *dev)
+{
+    glc_status s;
+    if (!dev->egl)
+        return GLC_OK;
+    s = glc__egl_ensure_current(dev, dev->egl);
+    tls_checked = s == GLC_OK ? dev : NULL;
+    return s;
+}
+
+/* GLC_DEVICE_DEBUG: the application's pending GL errors, taken aside so the
+ * library's checks see only its own. */
+static void take_host_errors(struct glc_device *dev)
+{
+    GLenum e;
+    int n = 0;
+    dev->nhost_err = 0;
+    while (n++ < 8 && (e = dev->gl.glGetError()) != GL_NO_ERROR)
+        if (dev->nhost_err < (int)(sizeof dev->host_err / sizeof dev->host_err[0]))
+            dev->host_err[dev->nhost_err++] = e;
+}
+
+/* Raises each taken error again with a call that fails that way and has no
+ * other effect, so the application reads what it would have without us. */
+static void give_back_host_errors(struct glc_device *dev)
+{
+    int i;
+    for (i = 0; i < dev->nhost_err; i++) {
+        GLint v;
+        GLuint sh;
+        switch (dev->host_err[i]) {
+        case GL_INVALID_ENUM:
+            dev->gl.glGetIntegerv(0, &v); /* no such parameter */
+            break;
+        case GL_INVALID_VALUE:
+            dev->gl.glGetStringi(GL_EXTENSIONS, 0xffffffffu); /* past the last index */
+            break;
+        case GL_INVALID_OPERATION:
+            /* a shader's name where a program's is expected */
+            sh = dev->gl.glCreateShader(GL_COMPUTE_SHADER);
+            dev->gl.glGetProgramiv(sh, GL_LINK_STATUS, &v);
+            dev->gl.glDeleteShader(sh);
+            break;
+        default:
+            glc__log(dev, GLC_LOG_WARN,
+                     "GLC_DEVICE_DEBUG: the application's pending GL error 0x%04x was read "
+                     "by the error check and cannot be raised again",
+                     dev->host_err[i]);
+            break;
+        }
+    }
+    dev->nhost_err = 0;
+}
+
 glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st)
 {
     glc__use_device(dev); /* what the call allocates is the device's */
     dev->bound.valid = 0;
     if (dev->egl) {
-        glc_status s = glc__egl_ensure_current(dev, dev->egl);
-        tls_checked = s == GLC_OK ? dev : NULL;
+        glc_status s = glc__check_context(dev);
         if (s != GLC_OK)
             return s;
     }
     st->mask = 0;
+    /* on an owned context every error is ours */
+    if (dev->depth++ == 0 && dev->adopted && (dev->flags & GLC_DEVICE_DEBUG))
+        take_host_errors(dev);
     if (dev->adopted)
         glc__glstate_save(&dev->gl, st, touch, nssbo);
     return GLC_OK;
@@ -126,6 +182,7 @@ glc_status glc__enter_hot(struct glc_device *dev, unsigned touch, int nssbo, glc
         glc__use_device(dev);
         dev->bound.valid = 0;
         st->mask = 0;
+        dev->depth++;
         return GLC_OK;
     }
     return glc__enter(dev, touch, nssbo, st);
@@ -133,8 +190,13 @@ glc_status glc__enter_hot(struct glc_device *dev, unsigned touch, int nssbo, glc
 
 void glc__leave(struct glc_device *dev, glc__glstate *st)
 {
-    if (dev->adopted && !dev->skip_restore)
-        glc__glstate_restore(&dev->gl, st);
+    if (dev->adopted && !dev->skip_restore && glc__glstate_restore(&dev->gl, st))
+        glc__log(dev, GLC_LOG_WARN,
+                 "the application's current program %d had been deleted: it ended when "
+                 "glcompute bound its own; program 0 is current now",
+                 (int)st->program);
+    if (dev->depth > 0 && --dev->depth == 0 && dev->nhost_err)
+        give_back_host_errors(dev);
 }
 
 /* ---- creation ---- */
@@ -521,13 +583,17 @@ void glc_device_destroy(glc_device *dev)
         glc__log(dev, GLC_LOG_ERROR,
                  "glc_device_destroy: %ld buffers, kernels or sessions still alive",
                  dev->live_objects);
-    if (!dev->egl || glc__egl_ensure_current(dev, dev->egl) == GLC_OK) {
+    {
         glc__glstate st;
-        st.mask = 0;
-        if (dev->adopted)
-            glc__glstate_save(&dev->gl, &st, GLC__TOUCH_PROGRAM, 0);
-        glc__kcache_destroy(dev);
-        glc__leave(dev, &st);
+        if (glc__enter(dev, GLC__TOUCH_PROGRAM, 0, &st) == GLC_OK) {
+            glc__kcache_destroy(dev, 1);
+            glc__leave(dev, &st);
+        } else {
+            if (dev->kcache)
+                glc__log(dev, GLC_LOG_WARN, "glc_device_destroy: the device's context is not "
+                                            "current: its programs are left to the context");
+            glc__kcache_destroy(dev, 0);
+        }
     }
     glc__egl_close(dev->egl);
     if (tls_checked == dev)

@@ -55,6 +55,12 @@ struct glc_device {
     long test_drop_barrier;       /* test hook: skip the k-th needed barrier (1-based) */
     long live_objects;           /* buffers, kernels, sessions not destroyed */
     int skip_restore;            /* test hook: show the state test can fail */
+    int depth;                   /* glc__enter brackets open (calls nest) */
+    /* GLC_DEVICE_DEBUG: GL errors the application had pending when the
+     * outermost bracket opened; they are its, not ours, and are raised
+     * again when the bracket closes */
+    GLenum host_err[4];
+    int nhost_err;
 
     /* What the last dispatches bound, so a run of them skips GL calls that
      * would set what is already set. Valid within one API call only (the
@@ -90,6 +96,11 @@ void glc__log(struct glc_device *dev, glc_log_level level, const char *fmt, ...)
 void glc__vlog(struct glc_device *dev, glc_log_level level, glc_status status,
                const char *fmt, va_list ap);
 
+/* The context check alone: GLC_OK when the device's context is current on
+ * this thread (an owned one is made current when no context is), else
+ * GLC_ERR_STATE with a message. No GL call is made. */
+glc_status glc__check_context(struct glc_device *dev);
+
 /* Brackets a public call that touches GL. `touch` is a glc__glstate mask
  * of what the call changes; for an adopted context that state is saved in
  * *st here and restored by glc__leave. GLC_ERR_STATE when the device's
@@ -105,7 +116,9 @@ glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__gl
 glc_status glc__enter_hot(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st);
 void glc__leave(struct glc_device *dev, glc__glstate *st);
 
-/* A GL error check, only with GLC_DEVICE_DEBUG: logs and returns ERR_GL. */
+/* A GL error check, only with GLC_DEVICE_DEBUG: logs and returns ERR_GL.
+ * Errors pending before the outermost glc__enter are the application's:
+ * glc__enter takes them aside and glc__leave raises them again. */
 glc_status glc__check_gl(struct glc_device *dev, const char *where);
 
 /* For tests: a device over a caller-filled GL table (a recording fake) with

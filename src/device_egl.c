@@ -13,7 +13,8 @@
  * EGL displays are per (platform, native handle) and shared within the
  * process, and eglTerminate ends every context on one, so displays this file
  * initialised are reference counted and terminated with their last device.
- * Adopted (CURRENT) displays are never initialised or terminated here.
+ * A display the application had initialised already is never terminated,
+ * nor are adopted (CURRENT) displays initialised or terminated here.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "egl.h"
@@ -92,46 +93,6 @@ struct glc__egl {
 };
 
 /* ---- display reference counts (process-wide, see the top comment) ---- */
-
-static pthread_mutex_t dpy_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { EGLDisplay dpy; int refs; } dpy_refs[32];
-
-static int dpy_ref(EGLDisplay dpy)
-{
-    int i, free_slot = -1, ok = 0;
-    pthread_mutex_lock(&dpy_lock);
-    for (i = 0; i < 32; i++) {
-        if (dpy_refs[i].refs && dpy_refs[i].dpy == dpy) {
-            dpy_refs[i].refs++;
-            ok = 1;
-            break;
-        }
-        if (!dpy_refs[i].refs && free_slot < 0)
-            free_slot = i;
-    }
-    if (!ok && free_slot >= 0) {
-        dpy_refs[free_slot].dpy = dpy;
-        dpy_refs[free_slot].refs = 1;
-        ok = 1;
-    }
-    pthread_mutex_unlock(&dpy_lock);
-    return ok;
-}
-
-/* Returns 1 when this was the last reference (the caller terminates). */
-static int dpy_unref(EGLDisplay dpy)
-{
-    int i, last = 0;
-    pthread_mutex_lock(&dpy_lock);
-    for (i = 0; i < 32; i++) {
-        if (dpy_refs[i].refs && dpy_refs[i].dpy == dpy) {
-            last = --dpy_refs[i].refs == 0;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&dpy_lock);
-    return last;
-}
 
 /* ---- loading ---- */
 
@@ -218,6 +179,70 @@ static int gl_version_ok(glc__egl *e, int *major, int *minor)
     return *major > 3 || (*major == 3 && *minor >= 1);
 }
 
+/* ---- display reference counts (process-wide, see the top comment) ----
+ * eglInitialize with taking the reference, and dropping the last reference
+ * with eglTerminate, each happen under one lock: else a thread can
+ * terminate a display another has just initialised and not yet counted. */
+
+static pthread_mutex_t dpy_lock = PTHREAD_MUTEX_INITIALIZER;
+/* borrowed: the display was initialised before our first reference (by the
+ * application, one display per EGL device in a process): never terminated
+ * here, or the application's contexts on it would end with our device */
+static struct { EGLDisplay dpy; int refs, borrowed; } dpy_refs[32];
+
+/* 0 and *egl_err (0: out of slots) on failure. */
+static int dpy_init_ref(const egl_api *a, EGLDisplay dpy, EGLint *maj, EGLint *min,
+                        EGLint *egl_err)
+{
+    int i, free_slot = -1, found = -1, borrowed = 0;
+    pthread_mutex_lock(&dpy_lock);
+    for (i = 0; i < 32 && found < 0; i++) {
+        if (dpy_refs[i].refs && dpy_refs[i].dpy == dpy)
+            found = i;
+        else if (!dpy_refs[i].refs && free_slot < 0)
+            free_slot = i;
+    }
+    *egl_err = 0;
+    if (found < 0 && free_slot < 0) {
+        pthread_mutex_unlock(&dpy_lock);
+        return 0;
+    }
+    if (found < 0) {
+        /* EGL_VERSION answers only on an initialised display */
+        borrowed = a->eglQueryString(dpy, EGL_VERSION) != NULL;
+        if (!borrowed)
+            a->eglGetError(); /* EGL_NOT_INITIALIZED: expected */
+    }
+    if (!a->eglInitialize(dpy, maj, min)) {
+        *egl_err = a->eglGetError();
+        pthread_mutex_unlock(&dpy_lock);
+        return 0;
+    }
+    if (found >= 0) {
+        dpy_refs[found].refs++;
+    } else {
+        dpy_refs[free_slot].dpy = dpy;
+        dpy_refs[free_slot].refs = 1;
+        dpy_refs[free_slot].borrowed = borrowed;
+    }
+    pthread_mutex_unlock(&dpy_lock);
+    return 1;
+}
+
+static void dpy_unref_terminate(const egl_api *a, EGLDisplay dpy)
+{
+    int i;
+    pthread_mutex_lock(&dpy_lock);
+    for (i = 0; i < 32; i++) {
+        if (dpy_refs[i].refs && dpy_refs[i].dpy == dpy) {
+            if (--dpy_refs[i].refs == 0 && !dpy_refs[i].borrowed)
+                a->eglTerminate(dpy);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&dpy_lock);
+}
+
 static void release_context(glc__egl *e)
 {
     if (e->ctx != EGL_NO_CONTEXT) {
@@ -231,8 +256,7 @@ static void release_context(glc__egl *e)
         e->surf = EGL_NO_SURFACE;
     }
     if (e->dpy != EGL_NO_DISPLAY) {
-        if (dpy_unref(e->dpy))
-            e->api.eglTerminate(e->dpy);
+        dpy_unref_terminate(&e->api, e->dpy);
         e->dpy = EGL_NO_DISPLAY;
     }
 }
@@ -243,7 +267,7 @@ static glc_status try_display(struct glc_device *dev, glc__egl *e, EGLDisplay dp
                               const char *what, uint32_t flags)
 {
     egl_api *a = &e->api;
-    EGLint maj, min, n = 0;
+    EGLint maj, min, n = 0, egl_err;
     EGLConfig config = (EGLConfig)0;
     const char *exts;
     int configless, surfaceless, robust_ext, gl_major, gl_minor;
@@ -251,12 +275,11 @@ static glc_status try_display(struct glc_device *dev, glc__egl *e, EGLDisplay dp
         why(dev, e, "%s: no display (%s)", what, egl_err_name(a->eglGetError()));
         return GLC_ERR_NO_DEVICE;
     }
-    if (!a->eglInitialize(dpy, &maj, &min)) {
-        why(dev, e, "%s: eglInitialize failed (%s)", what, egl_err_name(a->eglGetError()));
-        return GLC_ERR_NO_DEVICE;
-    }
-    if (!dpy_ref(dpy)) {
-        why(dev, e, "%s: too many EGL displays open", what);
+    if (!dpy_init_ref(a, dpy, &maj, &min, &egl_err)) {
+        if (egl_err)
+            why(dev, e, "%s: eglInitialize failed (%s)", what, egl_err_name(egl_err));
+        else
+            why(dev, e, "%s: too many EGL displays open", what);
         return GLC_ERR_NO_DEVICE;
     }
     e->dpy = dpy;

@@ -83,6 +83,7 @@
     X(void, glBeginQueryEXT, (GLenum target, GLuint id))                                    \
     X(void, glEndQueryEXT, (GLenum target))                                                 \
     X(void, glQueryCounterEXT, (GLuint id, GLenum target))                                  \
+    X(void, glGetQueryivEXT, (GLenum target, GLenum pname, GLint *params))                  \
     X(void, glGetQueryObjectui64vEXT, (GLuint id, GLenum pname, GLuint64 *params))          \
     X(void, glGetQueryObjectuivEXT, (GLuint id, GLenum pname, GLuint *params))
 

@@ -29,8 +29,17 @@ void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int n
     int i;
     st->mask = mask;
     st->n = n < GLC__MAX_SAVED_SSBO ? n : GLC__MAX_SAVED_SSBO;
-    if (mask & GLC__TOUCH_PROGRAM)
+    st->program_deleted = 0;
+    if (mask & GLC__TOUCH_PROGRAM) {
+        GLint deleted = GL_FALSE;
         gl->glGetIntegerv(GL_CURRENT_PROGRAM, &st->program);
+        /* a program deleted while current lives only while it stays current:
+         * once the call binds its own, the name is gone and binding it back
+         * would raise GL_INVALID_VALUE */
+        if (st->program)
+            gl->glGetProgramiv((GLuint)st->program, GL_DELETE_STATUS, &deleted);
+        st->program_deleted = deleted == GL_TRUE;
+    }
     if (mask & GLC__TOUCH_COPY) {
         gl->glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &st->copy_read);
         gl->glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &st->copy_write);
@@ -53,11 +62,19 @@ void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int n
     }
 }
 
-void glc__glstate_restore(const glc__gl *gl, const glc__glstate *st)
+int glc__glstate_restore(const glc__gl *gl, const glc__glstate *st)
 {
-    int i;
-    if (st->mask & GLC__TOUCH_PROGRAM)
-        gl->glUseProgram((GLuint)st->program);
+    int i, lost = 0;
+    if (st->mask & GLC__TOUCH_PROGRAM) {
+        GLint now = 0;
+        if (st->program_deleted)
+            gl->glGetIntegerv(GL_CURRENT_PROGRAM, &now);
+        /* still current (the call dispatched nothing): it lives on as it is */
+        if (!st->program_deleted || now != st->program) {
+            lost = st->program_deleted;
+            gl->glUseProgram(lost ? 0u : (GLuint)st->program);
+        }
+    }
     if (st->mask & GLC__TOUCH_COPY) {
         gl->glBindBuffer(GL_COPY_READ_BUFFER, (GLuint)st->copy_read);
         gl->glBindBuffer(GL_COPY_WRITE_BUFFER, (GLuint)st->copy_write);
@@ -76,4 +93,5 @@ void glc__glstate_restore(const glc__gl *gl, const glc__glstate *st)
                             st->ubo_at[i].start, st->ubo_at[i].size);
         gl->glBindBuffer(GL_UNIFORM_BUFFER, (GLuint)st->ubo);
     }
+    return lost;
 }

@@ -26,6 +26,7 @@ typedef struct glc__glstate {
     unsigned mask;
     int n; /* indexed SSBO and UBO bindings saved */
     GLint program, copy_read, copy_write, indirect, ssbo, ubo;
+    int program_deleted; /* the host deleted its current program: it dies when unbound */
     struct {
         GLint buffer;
         GLint64 start, size;
@@ -34,6 +35,9 @@ typedef struct glc__glstate {
 
 /* Saves what `mask` names; the indexed SSBO/UBO bindings 0..n-1. */
 void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int n);
-void glc__glstate_restore(const glc__gl *gl, const glc__glstate *st);
+/* Returns 1 when the host's program could not be restored (it had been
+ * deleted while current, so it was freed when the call bound its own):
+ * program 0 is current then. Raises no GL error. */
+int glc__glstate_restore(const glc__gl *gl, const glc__glstate *st);
 
 #endif

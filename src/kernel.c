@@ -256,12 +256,17 @@ static glc_status kernel_new(struct glc_device *dev, const char *name, const cha
     return GLC_OK;
 }
 
-static void kernel_free(struct glc_kernel *k)
+static void free_host(struct glc_kernel *k)
 {
-    k->dev->gl.glDeleteProgram(k->program);
     glc__free(k->defines);
     glc__free(k->name);
     glc__free(k);
+}
+
+static void kernel_free(struct glc_kernel *k)
+{
+    k->dev->gl.glDeleteProgram(k->program);
+    free_host(k);
 }
 
 static glc_status check_local_size(struct glc_device *dev, const char *name, uint32_t *size)
@@ -304,6 +309,10 @@ glc_status glc__kernel_get(struct glc_device *dev, const char *name, const char 
             return GLC_OK;
         }
     }
+    /* a compile goes into whatever context is current: the cache is this
+     * device's context's, so never build (and keep) a program elsewhere */
+    if ((st = glc__check_context(dev)) != GLC_OK)
+        return st;
     st = kernel_new(dev, name, body, defines, local_size_x, 1, &k);
     if (st != GLC_OK)
         return st;
@@ -313,14 +322,17 @@ glc_status glc__kernel_get(struct glc_device *dev, const char *name, const char 
     return GLC_OK;
 }
 
-void glc__kcache_destroy(struct glc_device *dev)
+void glc__kcache_destroy(struct glc_device *dev, int delete_programs)
 {
     struct glc_kernel *k, *next;
     if (!dev->kcache)
         return;
     for (k = dev->kcache->head; k; k = next) {
         next = k->next;
-        kernel_free(k);
+        if (delete_programs)
+            kernel_free(k);
+        else
+            free_host(k);
     }
     glc__free(dev->kcache);
     dev->kcache = NULL;
@@ -359,9 +371,7 @@ void glc_kernel_destroy(glc_kernel *k)
         kernel_free(k);
         glc__leave(dev, &gs);
     } else {
-        glc__free(k->defines);
-        glc__free(k->name);
-        glc__free(k);
+        free_host(k);
     }
     dev->live_objects--;
 }

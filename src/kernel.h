@@ -47,8 +47,9 @@ struct glc_kernel {
 glc_status glc__kernel_get(struct glc_device *dev, const char *name, const char *defines,
                            uint32_t local_size_x, struct glc_kernel **out);
 
-/* Deletes every cached program (the device's context is current). */
-void glc__kcache_destroy(struct glc_device *dev);
+/* Frees the cache; deletes its programs when delete_programs is set (the
+ * device's context is current then; else they are left to the context). */
+void glc__kcache_destroy(struct glc_device *dev, int delete_programs);
 
 /* The full source text a kernel is compiled from (prelude + common +
  * body), allocated; for inspection and tests. NULL on OOM. */

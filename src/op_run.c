@@ -107,6 +107,7 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     glc__tensor given[GLC__OP_MAX_TENSORS];
     char err[512], sa[96], sb[96], what[16];
     glc_kernel *kernels[GLC__OP_MAX_DISPATCH];
+    glc__glstate gs;
     glc_status st;
     int i, j, n;
     if (!s)
@@ -146,11 +147,18 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
         (!scratch || !scratch->buffer || glc_view_bytes(scratch) < plan.scratch_bytes))
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: needs %zu bytes of scratch", desc->name,
                          plan.scratch_bytes);
-    /* compile every variant first, so a failure records nothing */
-    for (j = 0; j < plan.ndisp; j++)
-        if ((st = glc__kernel_get(dev, plan.disp[j].kernel, plan.disp[j].defines,
-                                  plan.disp[j].local_size, &kernels[j])) != GLC_OK)
-            return st;
+    /* the full context check first (not the hot one: an op costs far more
+     * than it, and a context made current behind our back is caught here),
+     * then every variant compiled before any dispatch, so a failure records
+     * nothing and no GL call goes to a foreign context */
+    if ((st = glc__enter(dev, 0, 0, &gs)) != GLC_OK)
+        return st;
+    for (j = 0; j < plan.ndisp && st == GLC_OK; j++)
+        st = glc__kernel_get(dev, plan.disp[j].kernel, plan.disp[j].defines,
+                             plan.disp[j].local_size, &kernels[j]);
+    glc__leave(dev, &gs);
+    if (st != GLC_OK)
+        return st;
     for (j = 0; j < plan.ndisp; j++) {
         const glc__dispatch_plan *dp = &plan.disp[j];
         glc_binding b[GLC__OP_MAX_BIND];

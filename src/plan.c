@@ -236,7 +236,24 @@ static glc_status make_io(glc_plan *p)
     return p->mirror && p->stage ? GLC_OK : GLC_ERR_OUT_OF_MEMORY;
 }
 
+static glc_status compile_plan(glc_graph *g, const glc_compile_desc *desc, glc_plan **out);
+
+/* One context check around the whole compile: it creates buffers and
+ * programs, and none may go to another context. */
 glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_plan **out)
+{
+    glc__glstate gs;
+    glc_status st;
+    if (!g || !out)
+        return compile_plan(g, desc, out); /* the argument checks */
+    if ((st = glc__enter(g->dev, 0, 0, &gs)) != GLC_OK)
+        return st;
+    st = compile_plan(g, desc, out);
+    glc__leave(g->dev, &gs);
+    return st;
+}
+
+static glc_status compile_plan(glc_graph *g, const glc_compile_desc *desc, glc_plan **out)
 {
     glc_device *dev;
     glc__target tg;
@@ -664,7 +681,23 @@ glc_status glc_plan_run_raw(glc_plan *p, const void *const *inputs, const void *
 
 /* ---- variables ---- */
 
+static glc_status set_vars(glc_plan *p, const glc_plan_var *vars, int n);
+
+/* Checks the context on every call, whether or not the values replan. */
 glc_status glc_plan_set_vars(glc_plan *p, const glc_plan_var *vars, int n)
+{
+    glc__glstate gs;
+    glc_status st;
+    if (!p)
+        return GLC_ERR_INVALID_ARG;
+    if ((st = glc__enter(p->dev, 0, 0, &gs)) != GLC_OK)
+        return st;
+    st = set_vars(p, vars, n);
+    glc__leave(p->dev, &gs);
+    return st;
+}
+
+static glc_status set_vars(glc_plan *p, const glc_plan_var *vars, int n)
 {
     int64_t vals[GLC__GRAPH_MAX_VARS], old[GLC__GRAPH_MAX_VARS];
     char err[512];
@@ -831,7 +864,22 @@ glc_status glc_plan_set_handle_feed(glc_plan *p, const char *handle, const char 
     return GLC_OK;
 }
 
+static glc_status share(glc_plan *dst, const glc_plan *src, unsigned what);
+
 glc_status glc_plan_share(glc_plan *dst, const glc_plan *src, unsigned what)
+{
+    glc__glstate gs;
+    glc_status st;
+    if (!dst)
+        return GLC_ERR_INVALID_ARG;
+    if ((st = glc__enter(dst->dev, 0, 0, &gs)) != GLC_OK)
+        return st;
+    st = share(dst, src, what);
+    glc__leave(dst->dev, &gs);
+    return st;
+}
+
+static glc_status share(glc_plan *dst, const glc_plan *src, unsigned what)
 {
     struct ext *ext;
     size_t i;

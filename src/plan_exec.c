@@ -475,6 +475,16 @@ static uint64_t time_of(const glc_plan *p, size_t i, int clock)
     return b > a ? b - a : 0;
 }
 
+/* An application's GL_TIME_ELAPSED query is active (adopted contexts). */
+static int host_query_active(glc_device *dev)
+{
+    GLint cur = 0;
+    if (!dev->adopted || !dev->gl.glGetQueryivEXT)
+        return 0;
+    dev->gl.glGetQueryivEXT(GL_TIME_ELAPSED_EXT, GL_CURRENT_QUERY_EXT, &cur);
+    return cur != 0;
+}
+
 glc_status glc_plan_run_profiled(glc_plan *p, const void *const *inputs, glc_plan_slice *outs,
                                  glc_plan_profile *prof)
 {
@@ -486,7 +496,7 @@ glc_status glc_plan_run_profiled(glc_plan *p, const void *const *inputs, glc_pla
     uint64_t total = 0;
     GLint disjoint = 0;
     glc_status st;
-    int timers;
+    int timers, forced = 0;
     size_t i;
     if (!p)
         return GLC_ERR_INVALID_ARG;
@@ -511,9 +521,22 @@ glc_status glc_plan_run_profiled(glc_plan *p, const void *const *inputs, glc_pla
                                                        : MODE_ELAPSED | MODE_TIMESTAMP;
     if ((st = glc__enter(dev, 0, 0, &gs)) != GLC_OK)
         return st;
+    if ((x->mode & MODE_ELAPSED) && host_query_active(dev)) {
+        /* one GL_TIME_ELAPSED query at a time: ours would fail to begin and
+         * our end would end the application's */
+        GLint bits = 0;
+        dev->gl.glGetQueryivEXT(GL_TIMESTAMP_EXT, GL_QUERY_COUNTER_BITS_EXT, &bits);
+        x->mode = bits > 0 ? MODE_TIMESTAMP : MODE_CPU;
+        forced = 1;
+        glc__log(dev, GLC_LOG_INFO,
+                 "%s: the application's GL_TIME_ELAPSED query is active: timing with %s", fn,
+                 bits > 0 ? "GL_TIMESTAMP queries" : "the host clock");
+    }
     st = ensure_probe(p, timers, fn);
-    if (timers)
-        dev->gl.glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint); /* reading clears it */
+    /* reading the disjoint flag clears it: on an adopted context it is the
+     * application's, so it is left alone there */
+    if (timers && !dev->adopted)
+        dev->gl.glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
     glc__leave(dev, &gs);
     if (st != GLC_OK)
         return st;
@@ -551,14 +574,14 @@ glc_status glc_plan_run_profiled(glc_plan *p, const void *const *inputs, glc_pla
         total += e->gpu_ns;
     }
     disjoint = 0;
-    if (timers)
+    if (timers && !dev->adopted)
         dev->gl.glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
     glc__leave(dev, &gs);
     prof->count = (uint32_t)p->prog.ncmd;
     prof->total_ns = total;
     prof->clock = clock;
     prof->disjoint = disjoint != 0;
-    if (timers && !disjoint && total > 0)
+    if (timers && !forced && !disjoint && total > 0)
         x->clock = clock; /* from now on only the clock that measures */
     return GLC_OK;
 }

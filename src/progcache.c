@@ -3,12 +3,19 @@
  * host writes it (a cache is never shared across machines):
  *   "GLCPBIN1" | key.a u64 | key.b u64 | format u32 | pad u32 | len u64 |
  *   checksum u64 (FNV-1a of the blob) | blob[len]
+ *
+ * A store writes a temporary file of its own (pid and a process-wide
+ * counter: unique per thread and call, created with O_EXCL) and renames it
+ * over the entry, so concurrent writers, threads or processes, never write
+ * into one file and a reader sees a whole entry or none.
  */
 #include "progcache.h"
 
 #include "alloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,15 +95,18 @@ fail:
     return GLC_ERR_IO;
 }
 
+static atomic_ulong tmp_seq;
+
 glc_status glc__progcache_store(const char *dir, glc__progkey key, uint32_t format,
                                 const void *blob, size_t len, char *why, size_t whylen)
 {
     char path[1024], tmp[1100];
     file_header h;
     FILE *f;
-    int ok;
+    int ok, fd;
     glc__progcache_path(dir, key, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.%ld.%lu.tmp", path, (long)getpid(),
+             (unsigned long)atomic_fetch_add(&tmp_seq, 1));
     memset(&h, 0, sizeof h);
     memcpy(h.magic, magic, sizeof magic);
     h.key_a = key.a;
@@ -104,9 +114,15 @@ glc_status glc__progcache_store(const char *dir, glc__progkey key, uint32_t form
     h.format = format;
     h.len = len;
     h.checksum = glc__fnv1a(GLC__FNV_SEED, blob, len);
-    f = fopen(tmp, "wb");
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
-        snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
+        int err = errno;
+        if (fd >= 0) {
+            close(fd);
+            remove(tmp);
+        }
+        snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(err));
         return GLC_ERR_IO;
     }
     ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(blob, 1, len, f) == len;
