@@ -64,7 +64,7 @@ static glc_status plan_step(glc__program *p, glc__cstep *s, const int64_t *vals,
     if ((st = glc__graph_node_args(p->g, s->node, vals, &a, err, len)) != GLC_OK)
         return st;
     memset(&s->plan, 0, sizeof s->plan);
-    if ((st = glc__ops[a.op]->plan(&a, &p->target, &s->plan, err, len)) != GLC_OK)
+    if ((st = glc__op_make_plan(&a, &p->target, &s->plan, err, len)) != GLC_OK)
         return st;
     s->args = a;
     return GLC_OK;

@@ -235,8 +235,16 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     }
     if (glu && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0))
         v = V_DIRECT; /* the kernels that read a gated input */
-    if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0)
+    if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0) {
+        if (!subgroups) { /* its local size is a multiple of the subgroup size */
+            glc__op_error(err, len, "matmul",
+                          "GLC_MATMUL=matvec: the matvec kernel needs subgroup arithmetic "
+                          "(GL_KHR_shader_subgroup), which this device lacks; unset "
+                          "GLC_MATMUL or force direct, tiled64 or tiled128");
+            return GLC_ERR_UNSUPPORTED;
+        }
         return plan_matvec(a, tg, p, m, n, k, err, len);
+    }
     if (v == V_MATVEC)
         return glc__op_MATMUL_Q_desc.plan(a, tg, p, err, len);
 

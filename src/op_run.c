@@ -140,7 +140,7 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     }
     glc__target_of(dev, &tg);
     memset(&plan, 0, sizeof plan);
-    st = desc->plan(a, &tg, &plan, err, sizeof err);
+    st = glc__op_make_plan(a, &tg, &plan, err, sizeof err);
     if (st != GLC_OK)
         return glc__fail(dev, st, "%s", err);
     if (plan.scratch_bytes &&

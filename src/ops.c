@@ -122,10 +122,40 @@ glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint
     memset(d, 0, sizeof *d);
     d->kernel = kernel;
     d->local_size = local;
-    d->groups = (items + local - 1) / local;
-    if (d->groups == 0)
+    /* local 0 (a variant the device cannot run): no groups, and glc__op_plan
+     * refuses the plan */
+    d->groups = local ? (items + local - 1) / local : 0;
+    if (d->groups == 0 && local)
         d->groups = 1;
     return d;
+}
+
+glc_status glc__op_make_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                             char *err, size_t errlen)
+{
+    const glc__op_desc *desc = glc__ops[a->op];
+    uint32_t cap = tg->limits.max_invocations;
+    glc_status st = desc->plan(a, tg, p, err, errlen);
+    int j;
+    if (st != GLC_OK)
+        return st;
+    for (j = 0; j < p->ndisp; j++) {
+        const glc__dispatch_plan *d = &p->disp[j];
+        if (d->local_size == 0 || (cap && d->local_size > cap) || d->groups == 0) {
+            glc__op_error(err, errlen, desc->name,
+                          "kernel %s planned with local size %u and %llu groups: this device "
+                          "(at most %u invocations per group) cannot run it",
+                          d->kernel, d->local_size, (unsigned long long)d->groups, cap);
+            return GLC_ERR_UNSUPPORTED;
+        }
+    }
+    return GLC_OK;
+}
+
+uint64_t glc__loop_budget(const glc__target *tg)
+{
+    uint32_t l = tg->limits.max_loop_iterations;
+    return l ? l - l / 8 : 0;
 }
 
 void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access)

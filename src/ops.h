@@ -146,6 +146,20 @@ void glc__define_int(glc__dispatch_plan *d, const char *name, long long value);
  * items (groups = ceil(items / local)); returns it for bindings/params. */
 glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint32_t local,
                                        uint64_t items);
+/* The plan of a's op, then a check of what it planned: every dispatch a
+ * local size in [1, max_invocations] and at least one group
+ * (GLC_ERR_UNSUPPORTED otherwise). Eager ops and the compiler plan through
+ * this. */
+glc_status glc__op_make_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                             char *err, size_t errlen);
+/* Loop iterations a planner may give one shader invocation, all its loops
+ * together (nested loops count each inner iteration; loops the compiler
+ * unrolls do not count): the device's max_loop_iterations less 1/8, for
+ * the planners' counts are estimates. 0: no cap. Planners that can exceed
+ * it split the work (more invocations, a K split with a summing pass, a
+ * row split with a merge pass) or refuse with a message, never run a
+ * kernel the driver would cut short. */
+uint64_t glc__loop_budget(const glc__target *tg);
 void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
 void glc__plan_param(glc__dispatch_plan *d, uint32_t v);
 void glc__plan_paramf(glc__dispatch_plan *d, float v);
