@@ -12,9 +12,16 @@
 //             of row r, q = r % Tq (not causal: Tq 1, offp n - 1)
 //           5 softmax: scale; norms: eps (float bits)
 //           6 add_rms_norm: where the norm goes in out (pairs)
+//           7 SEGS: pairs per segment, 8 SEGS: segments per row
 // defines:  OP (0 softmax, 1 rms_norm, 2 layer_norm, 3 sum, 4 mean, 5 argmax),
 //           TX, TO, TW, TB (GLC_T_*), TS (power of two), PER (pairs a lane
-//           keeps in registers: the row is read once; 0: loop over the row)
+//           keeps in registers: the row is read once; 0: loop over the row),
+//           SEGS (rows cut into segments, for a device's cap on the loop
+//           iterations of an invocation; a team per (row, segment), PER 0):
+//           1 each team writes its segment's partial (two words) to BP,
+//           2 the partials are merged: sum, mean, argmax a team per row that
+//           writes out; softmax and the norms a team per (row, segment) that
+//           merges its row's partials and writes its segment
 // local size: GLC_LOCAL_SIZE_X, a multiple of TS (<= 1024)
 //
 // barrier() stays outside control flow and no return precedes it (GLSL ES
@@ -37,6 +44,14 @@ layout(std430, binding = BR) readonly buffer R { uint rr[]; };
 #define NOFF glc_p[6]
 #else
 #define NOFF 0u
+#endif
+
+#ifndef SEGS
+#define SEGS 0
+#endif
+#if SEGS > 0
+// partial of (row, segment) t: words 2t and 2t + 1
+layout(std430, binding = BP) buffer P { uint part[]; };
 #endif
 
 #define L uint(GLC_LOCAL_SIZE_X)
@@ -226,11 +241,23 @@ void main()
     lane = lid % uint(TS);
     team_first = lid - lane;
     uint rows = glc_p[0], n = glc_p[1];
-    uint row = glc_group_index() * (L / uint(TS)) + lid / uint(TS);
+    uint team = glc_group_index() * (L / uint(TS)) + lid / uint(TS);
+#if SEGS == 0 || (SEGS == 2 && OP >= 3)
+    uint nseg = 1u, row = team, seg = 0u;
+#else
+    uint nseg = glc_p[8], row = team / nseg, seg = team % nseg;
+#endif
     bool live = !glc_group_out_of_range() && row < rows;
     uint e0 = live ? row * n : 0u;
     uint p0 = e0 >> 1;
     uint np = live ? ((e0 + n - 1u) >> 1) - p0 + 1u : 0u; // pairs this row spans
+    // this team's pairs of the row: [cb, ce)
+#if SEGS == 0
+    uint cb = 0u, ce = np;
+#else
+    uint cb = min(seg * glc_p[7], np), ce = min(cb + glc_p[7], np);
+    uint ns = live ? glc_p[8] : 0u, pr = row * glc_p[8]; // the row's partials
+#endif
 
 #if OP == 0
     // ---- softmax ----
@@ -264,8 +291,9 @@ void main()
     }
 #else
     // online: a running max and the sum of exp relative to it
+#if SEGS != 2
     float m = NEG_BIG, s = 0.0;
-    for (uint c = lane; c < np; c += uint(TS)) {
+    for (uint c = cb + lane; c < ce; c += uint(TS)) {
         bvec2 ok = pair_ok(p0 + c, e0, lim);
         vec2 t = load_pair(p0 + c, ok) * scale;
         float mn = max(m, max(ok.x ? t.x : NEG_BIG, ok.y ? t.y : NEG_BIG));
@@ -274,13 +302,29 @@ void main()
     }
     float mx = team_max(m, 0u);
     float total = team_sum(s * exp(m - mx), 1u);
+#else
+    // the same merge over the row's segments
+    float mx = NEG_BIG, total = 0.0;
+    for (uint g = 0u; g < ns; g++) {
+        float mg = uintBitsToFloat(part[2u * (pr + g)]), mn = max(mx, mg);
+        total = total * exp(mx - mn) + uintBitsToFloat(part[2u * (pr + g) + 1u]) * exp(mg - mn);
+        mx = mn;
+    }
+#endif
+#if SEGS == 1
+    if (live && lane == 0u) {
+        part[2u * team] = floatBitsToUint(mx);
+        part[2u * team + 1u] = floatBitsToUint(total);
+    }
+#else
     float inv = total > 0.0 ? 1.0 / total : 0.0;
-    for (uint c = lane; c < np; c += uint(TS)) {
+    for (uint c = cb + lane; c < ce; c += uint(TS)) {
         bvec2 ok = pair_ok(p0 + c, e0, lim);
         vec2 t = load_pair(p0 + c, ok) * scale;
         vec2 y = vec2(ok.x ? exp(t.x - mx) * inv : 0.0, ok.y ? exp(t.y - mx) * inv : 0.0);
         store_pair(p0 + c, y, pair_ok(p0 + c, e0, n));
     }
+#endif
 #endif
 
 #elif OP == 1 || OP == 2
@@ -327,8 +371,9 @@ void main()
 #else
     // layer_norm sums x - x[row start]: no cancellation when |mean| >> std
     float shift = OP == 2 && live ? GLC_LOAD(x, TX, e0) : 0.0;
+#if SEGS != 2
     float s = 0.0, s2 = 0.0;
-    for (uint c = lane; c < np; c += uint(TS)) {
+    for (uint c = cb + lane; c < ce; c += uint(TS)) {
         bvec2 ok = pair_ok(p0 + c, e0, n);
         vec2 t = load_pair(p0 + c, ok);
 #ifdef BR
@@ -339,37 +384,77 @@ void main()
         s2 += d.x * d.x + d.y * d.y;
     }
 #if OP == 1
-    float mean = 0.0;
-    float r = inversesqrt(team_sum(s2, 0u) / fn + eps);
+    float t1 = 0.0, t2 = team_sum(s2, 0u);
 #else
-    float m1 = team_sum(s, 0u) / fn;
-    float var = max(team_sum(s2, 1u) / fn - m1 * m1, 0.0);
+    float t1 = team_sum(s, 0u), t2 = team_sum(s2, 1u);
+#endif
+#else
+    float t1 = 0.0, t2 = 0.0;
+    for (uint g = 0u; g < ns; g++) {
+        t1 += uintBitsToFloat(part[2u * (pr + g)]);
+        t2 += uintBitsToFloat(part[2u * (pr + g) + 1u]);
+    }
+#endif
+#if SEGS == 1
+    if (live && lane == 0u) {
+        part[2u * team] = floatBitsToUint(t1);
+        part[2u * team + 1u] = floatBitsToUint(t2);
+    }
+#else
+#if OP == 1
+    float mean = 0.0;
+    float r = inversesqrt(t2 / fn + eps);
+#else
+    float m1 = t1 / fn;
+    float var = max(t2 / fn - m1 * m1, 0.0);
     float mean = shift + m1;
     float r = inversesqrt(var + eps);
 #endif
-    for (uint c = lane; c < np; c += uint(TS)) {
+    for (uint c = cb + lane; c < ce; c += uint(TS)) {
         uint p = p0 + c;
         bvec2 ok = pair_ok(p, e0, n);
         store_pair(p + NOFF, affine((load_pair(p, ok) - mean) * r, 2u * p - e0, ok), ok);
     }
 #endif
+#endif
 
 #elif OP == 3 || OP == 4
     // ---- sum, mean ----
     float s = 0.0;
-    for (uint c = lane; c < np; c += uint(TS)) {
+#if SEGS == 2
+    for (uint g = lane; g < ns; g += uint(TS))
+        s += uintBitsToFloat(part[2u * (pr + g)]);
+#else
+    for (uint c = cb + lane; c < ce; c += uint(TS)) {
         vec2 t = load_pair(p0 + c, pair_ok(p0 + c, e0, n));
         s += t.x + t.y;
     }
+#endif
     float total = team_sum(s, 0u);
+#if SEGS == 1
+    if (live && lane == 0u)
+        part[2u * team] = floatBitsToUint(total);
+#else
     if (live && lane == 0u)
         store_one(row, OP == 4 ? total / float(n) : total);
+#endif
 
 #else
     // ---- argmax: the first index of the maximum ----
     float best = NEG_BIG;
     uint at = 0xffffffffu;
-    for (uint c = lane; c < np; c += uint(TS)) {
+#if SEGS == 2
+    // each segment's first maximum; the earlier segment wins a tie
+    for (uint g = lane; g < ns; g += uint(TS)) {
+        float v = uintBitsToFloat(part[2u * (pr + g)]);
+        uint i = part[2u * (pr + g) + 1u];
+        if (i != 0xffffffffu && (v > best || at == 0xffffffffu)) {
+            best = v;
+            at = i;
+        }
+    }
+#else
+    for (uint c = cb + lane; c < ce; c += uint(TS)) {
         uint p = p0 + c;
         bvec2 ok = pair_ok(p, e0, n);
         vec2 t = load_pair(p, ok);
@@ -382,9 +467,17 @@ void main()
             at = 2u * p + 1u - e0;
         }
     }
+#endif
     float mx = team_max(best, 0u);
     uint first = team_min_u(best == mx ? at : 0xffffffffu);
+#if SEGS == 1
+    if (live && lane == 0u) {
+        part[2u * team] = floatBitsToUint(mx);
+        part[2u * team + 1u] = first;
+    }
+#else
     if (live && lane == 0u)
         o[row] = first;
+#endif
 #endif
 }

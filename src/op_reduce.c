@@ -21,6 +21,13 @@
  *    shared-memory tree down to 8 partials summed serially.
  * Rows past the group limit go through the runner's grid folding; every
  * count is a u32, so an op covers at most 2^32 - 1 elements.
+ *
+ * A device may cap the loop iterations of one invocation (llvmpipe: 65535;
+ * glc__loop_budget). A row too long for a team's lanes under that cap is
+ * cut into segments: a first dispatch writes each segment's partial (sum,
+ * max and sum of exp, the index of its maximum) into the op's scratch, a
+ * second merges them (and, for softmax and the norms, writes each segment
+ * with its row's merged statistics).
  */
 #include "op_run.h"
 
@@ -217,33 +224,28 @@ static row_cfg choose(const glc__target *tg, int64_t n, int cache)
     return c;
 }
 
-static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
-                              char *err, size_t len)
+/* Loop iterations an invocation spends outside the loops over its row:
+ * the team reductions (a loop over the subgroups on that path) and the
+ * rest, with room to spare. */
+#define LOOP_OVERHEAD 64
+
+/* One reduce.comp dispatch over `teams` teams; segs: 0 whole rows, 1 the
+ * segments' partials into the scratch, 2 their merge (see the kernel). */
+static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *a, int kop,
+                                           const row_cfg *c, uint64_t teams, int segs,
+                                           uint32_t segp, uint32_t nseg)
 {
     const glc__tensor *x = &a->t[0], *o = &a->t[a->nin];
     int64_t rows, n;
-    int kop, bind = 2, res = a->op == GLC__OP_ADD_RMS_NORM, wi = res ? 2 : 1;
-    row_cfg c;
+    int bind = 2, res = a->op == GLC__OP_ADD_RMS_NORM, wi = res ? 2 : 1;
     glc__dispatch_plan *d;
-    (void)err;
-    (void)len;
     row_dims(x, &rows, &n);
-    switch (a->op) {
-    case GLC__OP_SOFTMAX: kop = K_SOFTMAX; break;
-    case GLC__OP_RMS_NORM: kop = K_RMS; break;
-    case GLC__OP_ADD_RMS_NORM: kop = K_RMS; break;
-    case GLC__OP_LAYER_NORM: kop = K_LAYER; break;
-    case GLC__OP_SUM: kop = K_SUM; break;
-    case GLC__OP_MEAN: kop = K_MEAN; break;
-    default: kop = K_ARGMAX; break;
-    }
-    c = choose(tg, n, kop <= K_LAYER);
-    d = glc__plan_dispatch(p, "reduce", c.local, (uint64_t)rows * c.ts);
+    d = glc__plan_dispatch(p, "reduce", c->local, teams * c->ts);
     glc__define_int(d, "OP", kop);
     glc__define_int(d, "TX", t_define(x->dtype));
     glc__define_int(d, "TO", t_define(o->dtype));
-    glc__define_int(d, "TS", c.ts);
-    glc__define_int(d, "PER", c.per);
+    glc__define_int(d, "TS", c->ts);
+    glc__define_int(d, "PER", c->per);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, a->nin, GLC_WRITE);
     if ((kop == K_RMS || kop == K_LAYER) && a->t[wi].present) {
@@ -259,6 +261,11 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
         glc__define_int(d, "TB", t_define(a->t[2].dtype));
         glc__define_int(d, "BB", bind++);
         glc__plan_bind(d, 2, GLC_READ);
+    }
+    if (segs) {
+        glc__define_int(d, "SEGS", segs);
+        glc__define_int(d, "BP", bind++);
+        glc__plan_bind(d, GLC__SCRATCH, segs == 1 ? GLC_WRITE : GLC_READ);
     }
     glc__plan_param(d, (uint32_t)rows);
     glc__plan_param(d, (uint32_t)n);
@@ -285,9 +292,58 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
         glc__plan_param(d, 0);
         glc__plan_param(d, 0);
         glc__plan_paramf(d, eps);
-        if (res)
-            glc__plan_param(d, (uint32_t)(a->i[0] / 2));
     }
+    glc__plan_param(d, res ? (uint32_t)(a->i[0] / 2) : 0u);
+    glc__plan_param(d, segp);
+    glc__plan_param(d, nseg);
+    return d;
+}
+
+static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                              char *err, size_t len)
+{
+    const glc__tensor *x = &a->t[0];
+    int64_t rows, n;
+    uint64_t budget = glc__loop_budget(tg), pairs, seg_iters, segp, nseg;
+    int kop, loops;
+    row_cfg c;
+    row_dims(x, &rows, &n);
+    switch (a->op) {
+    case GLC__OP_SOFTMAX: kop = K_SOFTMAX; break;
+    case GLC__OP_RMS_NORM: kop = K_RMS; break;
+    case GLC__OP_ADD_RMS_NORM: kop = K_RMS; break;
+    case GLC__OP_LAYER_NORM: kop = K_LAYER; break;
+    case GLC__OP_SUM: kop = K_SUM; break;
+    case GLC__OP_MEAN: kop = K_MEAN; break;
+    default: kop = K_ARGMAX; break;
+    }
+    c = choose(tg, n, kop <= K_LAYER);
+    /* the loop variant passes over the row once (sum, mean, argmax) or
+     * twice; each lane takes every TS-th pair of the (n + 1) / 2 + 1 a row
+     * may span */
+    loops = kop <= K_LAYER ? 2 : 1;
+    pairs = (uint64_t)n / 2 + 2;
+    if (!budget || c.per ||
+        loops * ((pairs + c.ts - 1) / c.ts) + LOOP_OVERHEAD <= budget) {
+        reduce_dispatch(p, a, kop, &c, (uint64_t)rows, 0, 0, 0);
+        return GLC_OK;
+    }
+    /* Too long for one invocation: segments of segp pairs, a team each, and
+     * a merge pass that loops over a row's segments. Half the budget goes
+     * to a segment's loop, half to the merge. */
+    seg_iters = (budget - LOOP_OVERHEAD) / 2;
+    segp = seg_iters * c.ts;
+    nseg = (pairs + segp - 1) / segp;
+    if (nseg > seg_iters || (uint64_t)rows * nseg * c.ts > 0xffffffffull)
+        return glc__op_error(err, len, op_name(a),
+                             "rows of %lld elements: more than this device runs in one shader "
+                             "invocation's %u loop iterations, even split in %llu segments",
+                             (long long)n, tg->limits.max_loop_iterations,
+                             (unsigned long long)nseg);
+    p->scratch_bytes = (size_t)rows * (size_t)nseg * 8;
+    reduce_dispatch(p, a, kop, &c, (uint64_t)rows * nseg, 1, (uint32_t)segp, (uint32_t)nseg);
+    reduce_dispatch(p, a, kop, &c, kop <= K_LAYER ? (uint64_t)rows * nseg : (uint64_t)rows, 2,
+                    (uint32_t)segp, (uint32_t)nseg);
     return GLC_OK;
 }
 

@@ -97,6 +97,31 @@ void glc__target_of(glc_device *dev, glc__target *tg)
     tg->matmul = dev->env.matmul;
 }
 
+/* Scratch for an op whose API takes none (a split reduction's partials):
+ * a buffer the session keeps until glc_session_finish, the last one reused
+ * when large enough (the session's hazard tracking orders its uses). */
+static glc_status session_scratch(glc_session *s, size_t bytes, glc_view *out)
+{
+    glc_buffer *b = s->nscratch ? s->scratch[s->nscratch - 1] : NULL;
+    int64_t words = (int64_t)((bytes + 3) / 4);
+    glc_status st;
+    if (!b || glc_buffer_size(b) < bytes) {
+        if (s->nscratch == GLC__SESSION_SCRATCH)
+            return glc__fail(s->dev, GLC_ERR_OUT_OF_MEMORY,
+                             "session scratch: more than %d growths in one session",
+                             GLC__SESSION_SCRATCH);
+        if ((st = glc_buffer_create(s->dev, GLC_DTYPE_U32, 1, &words, &b)) != GLC_OK)
+            return st;
+        s->scratch[s->nscratch++] = b;
+    }
+    memset(out, 0, sizeof *out);
+    out->buffer = b;
+    out->dtype = GLC_DTYPE_U32;
+    out->rank = 1;
+    out->shape[0] = words;
+    return GLC_OK;
+}
+
 glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
                        const glc_view *scratch)
 {
@@ -108,6 +133,7 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     char err[512], sa[96], sb[96], what[16];
     glc_kernel *kernels[GLC__OP_MAX_DISPATCH];
     glc__glstate gs;
+    glc_view own;
     glc_status st;
     int i, j, n;
     if (!s)
@@ -143,8 +169,8 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     st = glc__op_make_plan(a, &tg, &plan, err, sizeof err);
     if (st != GLC_OK)
         return glc__fail(dev, st, "%s", err);
-    if (plan.scratch_bytes &&
-        (!scratch || !scratch->buffer || glc_view_bytes(scratch) < plan.scratch_bytes))
+    if (plan.scratch_bytes && scratch &&
+        (!scratch->buffer || glc_view_bytes(scratch) < plan.scratch_bytes))
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: needs %zu bytes of scratch", desc->name,
                          plan.scratch_bytes);
     /* the full context check first (not the hot one: an op costs far more
@@ -159,6 +185,11 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     glc__leave(dev, &gs);
     if (st != GLC_OK)
         return st;
+    if (plan.scratch_bytes && !scratch) { /* an entry point with no scratch view */
+        if ((st = session_scratch(s, plan.scratch_bytes, &own)) != GLC_OK)
+            return st;
+        scratch = &own;
+    }
     for (j = 0; j < plan.ndisp; j++) {
         const glc__dispatch_plan *dp = &plan.disp[j];
         glc_binding b[GLC__OP_MAX_BIND];

@@ -518,6 +518,8 @@ glc_status glc_session_finish(glc_session *s, glc_dispatch_stats *stats)
     if (stats)
         *stats = s->stats;
     glc__reorder_finish(&s->reorder);
+    while (s->nscratch > 0)
+        glc_buffer_destroy(s->scratch[--s->nscratch]);
     glc__free(s->cmds);
     glc__free(s->order);
     glc__free(s->items);

@@ -37,6 +37,7 @@ typedef struct glc__cmd {
 typedef glc_status (*glc__pass_fn)(glc_session *s, glc__cmd *cmds, size_t *n, void *user);
 
 #define GLC__MAX_PASSES 4
+#define GLC__SESSION_SCRATCH 8
 
 struct glc_session {
     glc_device *dev;
@@ -55,6 +56,9 @@ struct glc_session {
     } pass[GLC__MAX_PASSES];
     int npasses;
     glc_dispatch_stats stats;
+    /* eager ops' scratch (op_run.c), destroyed by glc_session_finish */
+    glc_buffer *scratch[GLC__SESSION_SCRATCH];
+    int nscratch;
 };
 
 /* Encodes one command: barrier if needed, bindings, params, dispatch. The

@@ -30,6 +30,7 @@ typedef struct rcase {
     int64_t off;
     int ties;          /* argmax: small integers, so maxima repeat */
     int inplace;       /* softmax, norms: out is x */
+    int64_t peak;      /* > 0: element peak - 1 of every row is the row's maximum */
 } rcase;
 
 /* 16-bit outputs are compared with a reference rounded the same way; the
@@ -72,6 +73,9 @@ static void run_case(glc_device *dev, uint64_t *seed, const rcase *c)
     if (c->ties)
         for (i = 0; i < rows * n; i++)
             x[i] = (float)(int)(x[i] * 2.0f);
+    if (c->peak)
+        for (i = 0; i < rows; i++)
+            x[i * n + c->peak - 1] = 5.0f;
     if (c->op == R_LAYER) /* a mean far from 0: the norm must not cancel */
         for (i = 0; i < rows * n; i++)
             x[i] += 20.0f;
@@ -359,6 +363,75 @@ static void test_big_grid(void **state)
     glc_device_destroy(dev);
 }
 
+/* Rows longer than llvmpipe's 65535 loop iterations per invocation allow
+ * a team of 64 lanes (2 elements an iteration): each op is split into
+ * segments and a merge pass. Before, sum read only the first 8388480
+ * elements, argmax missed a maximum at 8999000 and softmax left 611648
+ * outputs unwritten, all with GLC_OK. The sizes cross the cap on any
+ * device that has one (the split is planned from max_loop_iterations). */
+static void test_loop_cap_long_rows(void **state)
+{
+    glc_device *dev = open_dev(0);
+    uint64_t seed = 77;
+    rcase c;
+    (void)state;
+    if (!dev->info.limits.max_loop_iterations)
+        dev->info.limits.max_loop_iterations = 65535; /* plan as llvmpipe must */
+    memset(&c, 0, sizeof c);
+    c.op = R_SUM;
+    c.rank = 1;
+    c.shape[0] = 9000000;
+    c.tx = c.to = GLC_DTYPE_F32;
+    run_case(dev, &seed, &c);
+    c.op = R_ARGMAX;
+    c.to = GLC_DTYPE_I32;
+    c.peak = 8999000 + 1;
+    run_case(dev, &seed, &c);
+    memset(&c, 0, sizeof c);
+    c.op = R_SOFTMAX;
+    c.rank = 2;
+    c.shape[0] = 1;
+    c.shape[1] = 4500000;
+    c.tx = c.to = GLC_DTYPE_F32;
+    run_case(dev, &seed, &c);
+    glc_device_destroy(dev);
+}
+
+/* A small forced cap splits short rows: every op, 16-bit tensors whose
+ * rows share words, causal softmax, norms with weight and bias, in place,
+ * the llvmpipe and the GPU team shapes. */
+static void test_loop_cap_forced(void **state)
+{
+    uint64_t seed = 78;
+    int gpu, op, k = 0;
+    (void)state;
+    for (gpu = 0; gpu < 2; gpu++) {
+        glc_device *dev = open_dev(0);
+        if (gpu)
+            snprintf(dev->renderer, sizeof dev->renderer, "%s", "not the software rasterizer");
+        dev->info.limits.max_loop_iterations = 160;
+        for (op = R_SOFTMAX; op <= R_ARGMAX; op++, k++) {
+            rcase c;
+            memset(&c, 0, sizeof c);
+            c.op = op;
+            c.rank = 2;
+            c.shape[0] = 3;
+            c.shape[1] = gpu ? 40001 : 20001;
+            c.tx = floats[k % 3];
+            c.to = op == R_ARGMAX ? GLC_DTYPE_U32 : floats[(k + 1) % 3];
+            c.tw = op == R_RMS || op == R_LAYER ? floats[(k + 2) % 3] : 0;
+            c.tb = op == R_LAYER ? GLC_DTYPE_F32 : 0;
+            c.causal = op == R_SOFTMAX;
+            c.off = 9000 - 3; /* keys past 9000 + q masked: whole segments of them */
+            c.ties = op == R_ARGMAX && gpu;
+            c.peak = op == R_ARGMAX && !gpu ? 17000 : 0;
+            c.inplace = op == R_RMS && c.tx == c.to;
+            run_case(dev, &seed, &c);
+        }
+        glc_device_destroy(dev);
+    }
+}
+
 static void test_errors(void **state)
 {
     tu_log log;
@@ -432,6 +505,8 @@ int main(void)
         cmocka_unit_test(test_gpu_variants),
         cmocka_unit_test(test_grid_folding),
         cmocka_unit_test(test_big_grid),
+        cmocka_unit_test(test_loop_cap_long_rows),
+        cmocka_unit_test(test_loop_cap_forced),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
