@@ -28,7 +28,11 @@
 //   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_act op
 //   applied after the bias, param 10; 0 none); SEG (the fused Q/K/V
 //   projection: one batch, out is three row-major matrices); GLU (direct
-//   only, AVEC: a row is act(gate) * up, the fused SwiGLU input)
+//   only, AVEC: a row is act(gate) * up, the fused SwiGLU input); KC (K
+//   split for a device's loop cap: part j of the grid sums k in
+//   [j * KC, (j + 1) * KC), a multiple of 16, and writes the raw partial
+//   products, out's [.., M, N] order, at j * batches * M * N of out (the
+//   plan's scratch); glsl/ksum.comp adds them up with bias and the rest)
 // local size: GLC_LOCAL_SIZE_X (TILED: (BM / TM) * (BN / TN))
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -112,11 +116,17 @@ vec4 b_run(uint b0, uint row, uint col, uint cols)
 #endif
 }
 
+uint part0; // KC: where this part's partial products start in out
+
 void put(uint o0, uint row, uint col, float v)
 {
     uint M = glc_p[0], N = glc_p[1];
     if (row >= M || col >= N)
         return;
+#ifdef KC
+    o[part0 + o0 + row * N + col] = v;
+    return;
+#endif
     if ((glc_p[9] & 1u) != 0u)
         v += bias[col];
     v = glc_act(v, ACT, glc_pf(10));
@@ -216,6 +226,14 @@ void main()
         return;
     uint M = glc_p[0], N = glc_p[1], K = glc_p[2];
     uint tile = glc_group_index(), per = glc_p[3] * glc_p[4];
+#ifdef KC
+    uint kpart = tile / (per * glc_p[5]);
+    tile -= kpart * per * glc_p[5];
+    uint kbeg = kpart * uint(KC), kend = min(K, kbeg + uint(KC));
+    part0 = kpart * glc_p[5] * M * N;
+#else
+    uint kbeg = 0u, kend = K;
+#endif
     uint z = tile / per, t = tile % per;
     uint m0 = (t / glc_p[4]) * uint(BM), n0 = (t % glc_p[4]) * uint(BN);
     uint a0 = z * M * K, o0 = z * M * N;
@@ -229,13 +247,13 @@ void main()
             acc[i][j] = vec4(0.0);
 
     for (int s = 0; s < LOADS; s++)
-        load_block(s, lid + uint(s * GLC_LOCAL_SIZE_X), a0, b0, m0, n0, 0u);
-    for (uint k0 = 0u; k0 < K; k0 += uint(BK)) {
+        load_block(s, lid + uint(s * GLC_LOCAL_SIZE_X), a0, b0, m0, n0, kbeg);
+    for (uint k0 = kbeg; k0 < kend; k0 += uint(BK)) {
         barrier(); // the previous step is done reading the slices
         for (int s = 0; s < LOADS; s++)
             store_block(s, lid + uint(s * GLC_LOCAL_SIZE_X));
         barrier();
-        if (k0 + uint(BK) < K)
+        if (k0 + uint(BK) < kend)
             for (int s = 0; s < LOADS; s++)
                 load_block(s, lid + uint(s * GLC_LOCAL_SIZE_X), a0, b0, m0, n0, k0 + uint(BK));
         for (int k = 0; k < BK; k++) {
@@ -273,8 +291,18 @@ void main()
         return;
     uint M = glc_p[0], N = glc_p[1], K = glc_p[2];
     uint tile = glc_global_index(), per = glc_p[3] * glc_p[4];
+#ifdef KC
+    uint kpart = tile / (per * glc_p[5]);
+    tile -= kpart * per * glc_p[5];
+    uint kbeg = kpart * uint(KC), kend = min(K, kbeg + uint(KC));
+    if (kbeg >= K)
+        return;
+    part0 = kpart * glc_p[5] * M * N;
+#else
     if (tile >= per * glc_p[5])
         return;
+    uint kbeg = 0u, kend = K;
+#endif
     uint z = tile / per, t = tile % per;
     // consecutive invocations take consecutive column quads of one row block
     uint m0 = (t / glc_p[4]) * uint(RM), n0 = (t % glc_p[4]) * 4u;
@@ -293,7 +321,7 @@ void main()
         uint ar[RM];
         for (int r = 0; r < RM; r++)
             ar[r] = (a0 + rows[r] * K) >> 2;
-        for (uint k = 0u; k < K; k += 4u) {
+        for (uint k = kbeg; k < kend; k += 4u) {
 #if NT
             vec4 b0v = b_vec(b0 + n0 * K + k), b1v = b_vec(b0 + (n0 + 1u) * K + k);
             vec4 b2v = b_vec(b0 + (n0 + 2u) * K + k), b3v = b_vec(b0 + (n0 + 3u) * K + k);
@@ -328,7 +356,7 @@ void main()
     uint c[4];
     for (int j = 0; j < 4; j++)
         c[j] = min(n0 + uint(j), N - 1u);
-    for (uint k = 0u; k < K; k += 4u) {
+    for (uint k = kbeg; k < kend; k += 4u) {
         vec4 b0v = b_run(b0, c[0], k, K), b1v = b_run(b0, c[1], k, K);
         vec4 b2v = b_run(b0, c[2], k, K), b3v = b_run(b0, c[3], k, K);
         for (int r = 0; r < RM; r++) {
@@ -337,7 +365,7 @@ void main()
         }
     }
 #else
-    for (uint k = 0u; k < K; k += 4u) {
+    for (uint k = kbeg; k < kend; k += 4u) {
         vec4 bk0 = b_run(b0, k, n0, N);
         vec4 bk1 = k + 1u < K ? b_run(b0, k + 1u, n0, N) : vec4(0.0);
         vec4 bk2 = k + 2u < K ? b_run(b0, k + 2u, n0, N) : vec4(0.0);

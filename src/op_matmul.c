@@ -41,6 +41,8 @@
 #include <string.h>
 
 #define DIRECT_LOCAL 64
+#define KSUM_LOCAL 64
+#define MM_LOOP_OVERHEAD 64 /* loop iterations besides the K loop, with room */
 /* matvec shape, measured on the H100 (1 x 4096 x 14336 f16: 64% of device
  * copy bandwidth with these; 2 rows per subgroup 52%, 4 rows 44%) */
 #define MATVEC_SLOTS 8  /* subgroups per group */
@@ -186,6 +188,10 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     return GLC_OK;
 }
 
+static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                          int64_t step, int64_t cost, uint64_t tiles, uint64_t total, int64_t n,
+                          char *err, size_t len);
+
 static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                           char *err, size_t len)
 {
@@ -294,6 +300,77 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glu_params(d, a, 15);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
+    return k_split(a, tg, p, v == V_DIRECT ? 4 : 16, v != V_DIRECT ? 24 : m == 1 ? 1 : 2,
+                   tm * tn * (uint64_t)batches, (uint64_t)batches * (uint64_t)m * (uint64_t)n, n,
+                   err, len);
+}
+
+/* The loop cap (glc__loop_budget): the K loop of matmul.comp runs K / step
+ * times an invocation, `cost` iterations each (inner loops the compiler
+ * keeps). Past the budget, K is split into parts of KC: the dispatch writes
+ * each part's partial products into the scratch and glsl/ksum.comp sums
+ * them into out. */
+static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                          int64_t step, int64_t cost, uint64_t tiles, uint64_t total, int64_t n,
+                          char *err, size_t len)
+{
+    glc__dispatch_plan *d = &p->disp[0];
+    int64_t k = a->t[0].shape[a->t[0].rank - 1] / (a->i[6] ? 2 : 1);
+    uint64_t budget = glc__loop_budget(tg), steps, kc, parts;
+    if (!budget || ((uint64_t)k + step - 1) / step * cost + MM_LOOP_OVERHEAD <= budget)
+        return GLC_OK;
+    steps = (budget - MM_LOOP_OVERHEAD) / cost;
+    kc = steps * step / 16 * 16;
+    parts = ((uint64_t)k + kc - 1) / kc;
+    glc__define_int(d, "KC", (long long)kc);
+    d->bind[2].tensor = GLC__SCRATCH; /* out: the partial products */
+    d->bind[2].size = 0;
+    if (step == 16) /* tiled: a group per block and part */
+        d->groups *= parts;
+    else /* direct: an invocation per tile and part */
+        d->groups = (tiles * parts + d->local_size - 1) / d->local_size;
+    if (strlen(d->defines) + 1 >= sizeof d->defines)
+        return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
+    return glc__plan_ksum(p, a, total, n, (uint32_t)parts, a->t[2].present ? 2 : -1, 3,
+                          tg, err, len);
+}
+
+glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total, int64_t n,
+                          uint32_t parts, int bias, int out, const glc__target *tg, char *err,
+                          size_t len)
+{
+    int seg = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE && a->i[2];
+    int act = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE ? (int)a->i[1] : 0;
+    uint64_t bytes = total * parts * 4;
+    glc__dispatch_plan *d;
+    if (total * parts > 0xffffffffull || bytes > tg->limits.max_ssbo_size)
+        return glc__op_error(err, len, glc__ops[a->op]->name,
+                             "K split in %u parts for the device's loop cap (%u iterations an "
+                             "invocation): %llu bytes of partial products, more than one "
+                             "binding holds",
+                             parts, tg->limits.max_loop_iterations, (unsigned long long)bytes);
+    p->scratch_bytes = (size_t)bytes;
+    d = glc__plan_dispatch(p, "ksum", KSUM_LOCAL, total);
+    if (act)
+        glc__define_int(d, "ACT", act);
+    if (seg)
+        glc__define(d, "SEG", "1");
+    glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
+    glc__plan_bind(d, out, GLC_WRITE);
+    glc__plan_bind(d, bias >= 0 ? bias : GLC__SCRATCH, GLC_READ);
+    if (seg) /* segments start at fixed places: bind through the last one's end */
+        d->bind[1].size = (size_t)(a->i[5] + (int64_t)(total / (uint64_t)n) * (n - a->i[3])) * 4;
+    glc__plan_param(d, (uint32_t)total);
+    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param(d, parts);
+    glc__plan_param(d, bias >= 0 ? 1u : 0u);
+    glc__plan_paramf(d, act ? a->f[0] : 0.0f);
+    if (seg) {
+        glc__plan_param(d, (uint32_t)a->i[2]);
+        glc__plan_param(d, (uint32_t)a->i[3]);
+        glc__plan_param(d, (uint32_t)a->i[4]);
+        glc__plan_param(d, (uint32_t)a->i[5]);
+    }
     return GLC_OK;
 }
 

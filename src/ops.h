@@ -160,6 +160,14 @@ glc_status glc__op_make_plan(const glc__op_args *a, const glc__target *tg, glc__
  * row split with a merge pass) or refuse with a message, never run a
  * kernel the driver would cut short. */
 uint64_t glc__loop_budget(const glc__target *tg);
+/* The summing pass of a matmul whose K was split for the loop cap
+ * (glsl/ksum.comp, op_matmul.c): out (tensor `out`) = the sum of `parts`
+ * slices of `total` floats in the scratch, + tensor `bias` (-1: none), with
+ * a's activation and Q/K/V segments (matmul, matmul_q); sets the plan's
+ * scratch bytes. Refuses partials one binding cannot hold. */
+glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total, int64_t n,
+                          uint32_t parts, int bias, int out, const glc__target *tg, char *err,
+                          size_t len);
 void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
 void glc__plan_param(glc__dispatch_plan *d, uint32_t v);
 void glc__plan_paramf(glc__dispatch_plan *d, float v);

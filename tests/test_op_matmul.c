@@ -24,6 +24,7 @@ typedef struct mm_case {
     int nt, bias;
     glc_dtype tb;
     const char *variant; /* GLC_MATMUL; NULL: the device's choice */
+    uint32_t loop_cap;   /* > 0: the device's max_loop_iterations for this case */
 } mm_case;
 
 static void run_mm(glc_device *dev, uint64_t *seed, const mm_case *c)
@@ -39,6 +40,7 @@ static void run_mm(glc_device *dev, uint64_t *seed, const mm_case *c)
     glc_matmul_desc desc;
     glc_session *s;
     char what[240];
+    uint32_t cap;
     r = 0;
     if (arank == 4)
         as[r++] = c->ab[0];
@@ -68,10 +70,14 @@ static void run_mm(glc_device *dev, uint64_t *seed, const mm_case *c)
     /* GLC_MATMUL as the device read it at creation */
     assert_int_equal(glc__env_set(&dev->env, GLC__ENV_MATMUL, c->variant, what, sizeof what),
                      GLC_OK);
+    cap = dev->info.limits.max_loop_iterations;
+    if (c->loop_cap)
+        dev->info.limits.max_loop_iterations = c->loop_cap;
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
     if (glc_op_matmul(s, A.view, B.view, c->bias ? BI.view : ot_none(), &desc, O.view) != GLC_OK)
         fail_msg("matmul: %s", glc_device_errmsg(dev));
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    dev->info.limits.max_loop_iterations = cap;
     glc__env_set(&dev->env, GLC__ENV_MATMUL, NULL, what, sizeof what);
     snprintf(what, sizeof what,
              "matmul%s a [%lld, %lld | %lld x %lld] b%s [%lld, %lld] %s, N %lld%s, %s",
@@ -184,6 +190,53 @@ static void test_matmul_big_grid(void **state)
     c.tb = GLC_DTYPE_F16;
     c.variant = "direct";
     run_mm(dev, &seed, &c);
+    glc_device_destroy(dev);
+}
+
+/* K past what one invocation loops over under llvmpipe's 65535 iterations:
+ * the K split and its summing pass. [1, 300000] x [2, 300000]^T summed
+ * only the first 262136 of K before, with GLC_OK. M 5 (4 rows an
+ * invocation) and the tiled kernel at their largest parts; then a small
+ * forced cap over batches, bias and 16-bit b on both kernels. */
+static void test_matmul_loop_cap(void **state)
+{
+    static const struct {
+        int64_t ab1, m, n, k;
+        int nt, bias, brank;
+        glc_dtype tb;
+        const char *variant;
+        uint32_t cap;
+    } cases[] = {
+        {1, 1, 2, 300000, 1, 0, 2, GLC_DTYPE_F32, NULL, 65535},
+        {1, 5, 3, 120000, 0, 1, 2, GLC_DTYPE_F32, "direct", 65535},
+        {1, 3, 5, 40000, 1, 0, 2, GLC_DTYPE_F16, "tiled64", 65535},
+        {3, 7, 9, 2001, 1, 1, 3, GLC_DTYPE_F16, "direct", 300},
+        {3, 7, 9, 2001, 0, 1, 2, GLC_DTYPE_BF16, "direct", 300},
+        {2, 5, 70, 3000, 0, 0, 3, GLC_DTYPE_F32, "tiled64", 600},
+        {1, 66, 65, 3000, 1, 1, 2, GLC_DTYPE_F16, "tiled128", 600},
+    };
+    glc_device *dev = open_dev(0);
+    uint64_t seed = 0x10c;
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mm_case c;
+        memset(&c, 0, sizeof c);
+        c.ab[0] = 1;
+        c.ab[1] = cases[i].ab1;
+        c.bb[0] = 1;
+        c.bb[1] = cases[i].brank == 3 ? cases[i].ab1 : 1;
+        c.brank = cases[i].brank;
+        c.m = cases[i].m;
+        c.n = cases[i].n;
+        c.k = cases[i].k;
+        c.nt = cases[i].nt;
+        c.bias = cases[i].bias;
+        c.tb = cases[i].tb;
+        c.variant = cases[i].variant;
+        c.loop_cap = cases[i].cap;
+        run_mm(dev, &seed, &c);
+    }
     glc_device_destroy(dev);
 }
 
@@ -321,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_matmul_shapes),
         cmocka_unit_test(test_matmul_batched),
         cmocka_unit_test(test_matmul_big_grid),
+        cmocka_unit_test(test_matmul_loop_cap),
         cmocka_unit_test(test_matmul_errors),
         cmocka_unit_test(test_matmul_forced_matvec),
     };

@@ -1,0 +1,47 @@
+// ksum: the second pass of a matmul whose K was split (a device caps the
+// loop iterations of one invocation): out = the sum of the S partial
+// products, then the bias, the activation and, for the fused Q/K/V
+// projection, the three matrices, as the matmul kernels write them.
+// An invocation per output.
+// bindings: 0 part (float[]: S slices of `total` floats, out's [.., M, N]
+//   order), 1 out (float[]), 2 bias (float[]; the plan binds part in its
+//   place when there is none)
+// params: 0 total (outputs), 1 N, 2 S, 3 flags (1: add bias), 4 activation
+//   param; SEG: 5 s1, 6 s12 (segment column bounds), 7, 8 where segments 1
+//   and 2 start in out (elements)
+// defines: ACT (glc_act op; 0 none), SEG
+// local size: GLC_LOCAL_SIZE_X
+
+layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+layout(std430, binding = 0) readonly buffer P { float part[]; };
+layout(std430, binding = 1) writeonly buffer O { float o[]; };
+layout(std430, binding = 2) readonly buffer BIAS { float bias[]; };
+
+#ifndef ACT
+#define ACT 0
+#endif
+
+void main()
+{
+    uint i = glc_global_index(), total = glc_p[0], N = glc_p[1];
+    if (glc_group_out_of_range() || i >= total)
+        return;
+    float v = 0.0;
+    for (uint s = 0u; s < glc_p[2]; s++)
+        v += part[s * total + i];
+    uint row = i / N, col = i % N;
+    if ((glc_p[3] & 1u) != 0u)
+        v += bias[col];
+    v = glc_act(v, ACT, glc_pf(4));
+#ifdef SEG
+    uint s1 = glc_p[5], s12 = glc_p[6];
+    if (col < s1)
+        o[row * s1 + col] = v;
+    else if (col < s12)
+        o[glc_p[7] + row * (s12 - s1) + col - s1] = v;
+    else
+        o[glc_p[8] + row * (N - s12) + col - s12] = v;
+#else
+    o[i] = v;
+#endif
+}
