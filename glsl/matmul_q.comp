@@ -38,7 +38,15 @@
 //   projection), ACT (glc_act op after the bias, param 13; fused
 //   matmul + activation), SLOTS (tiles per group; > 0 selects SPLIT), BITS
 //   (affine: 4 or 8), EXPERT, PASS (affine: 0 one pass; 1 scales only; 2
-//   biases only, added into out), AVEC (0: K % 4 != 0)
+//   biases only, added into out), AVEC (0: K % 4 != 0), KCH (K split for
+//   a device's loop cap: part j of the grid sums chunks [j KCH, (j + 1) KCH)
+//   and writes raw partial products at j * M * N of out, the plan's
+//   scratch, in [M, N] order; glsl/ksum.comp adds them up with bias and
+//   the rest)
+// Grid: tile t is base tile t % base (base = mtiles * ntiles; EXPERT:
+//   (E + 1) * ntiles) of part t / base, param 6 the tiles of all parts.
+//   EXPERT with param 8 > 0 (pairs per range, for the loop cap): part
+//   r + R * j scans only pairs [r * p8, (r + 1) * p8) (R ranges), K part j.
 // A bias binding is always there (the plan binds a in its place when the
 // op has none; flag 1 says whether to add it), so bias, the scales' dtypes
 // and a K that is no multiple of 32 (f32/f16 only) cost no variants.
@@ -74,6 +82,9 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 #endif
 #ifndef BITS
 #define BITS 4
+#endif
+#ifndef KCH
+#define KCH 0
 #endif
 #define SPLIT (SLOTS > 0)
 #define HAS_W (PASS != 2)
@@ -153,6 +164,8 @@ uint raw[RN][NW];
 float wsc[RN], wbi[RN];
 float acc[RN][CM];
 uint wrow[RN], arow[CM];
+uint cbeg, cend; // this tile's chunks of K
+uint part0;      // KCH: where its part's partial products start in out
 
 vec4 bits_to_vec(uvec4 b, float offset)
 {
@@ -255,11 +268,10 @@ vec4 weights(int r, int q, uint k)
 // acc = the tile's partial sums over chunks first, first + step, ...
 void accumulate(uint first, uint step)
 {
-    uint chunks = glc_p[3];
     for (int r = 0; r < RN; r++)
         for (int m = 0; m < CM; m++)
             acc[r][m] = 0.0;
-    for (uint c = first; c < chunks; c += step) {
+    for (uint c = cbeg + first; c < cend; c += step) {
 #if QUANT
         float dq[RN][CM];
         for (int r = 0; r < RN; r++) {
@@ -330,6 +342,9 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
             uint n = n0 + uint(r);
             if (n >= N || uint(m) >= mcount)
                 continue;
+#if KCH
+            uint i = part0 + orow[m] * N + n; // ksum adds bias, segments, act
+#else
 #if HAS_BIAS
             if ((glc_p[12] & 1u) != 0u)
                 v += bias[n];
@@ -344,10 +359,11 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
 #else
             uint i = orow[m] * N + n;
 #endif
+#endif
 #if ACCUM
             v += o[i];
 #endif
-#if ACT
+#if ACT && !KCH
 #if PASS != 1
             v = glc_act(v, ACT, glc_pf(13));
 #endif
@@ -368,15 +384,35 @@ void do_tile(uint tile, uint lane, uint step)
     uint M = glc_p[0], N = glc_p[1];
     uint orow[CM];
 #if EXPERT
+    uint base = (glc_p[10] + 1u) * glc_p[5];
+#else
+    uint base = glc_p[4] * glc_p[5];
+#endif
+    uint part = tile / base;
+    tile -= part * base;
+#if EXPERT
+    uint pr = glc_p[8], nr = pr == 0u ? 1u : (M + pr - 1u) / pr, rg = part % nr;
+    uint pbeg = pr == 0u ? 0u : rg * pr, pend = pr == 0u ? M : min(M, pbeg + pr);
+    part /= nr;
+#endif
+#if KCH
+    cbeg = part * uint(KCH);
+    cend = min(glc_p[3], cbeg + uint(KCH));
+    part0 = part * M * N;
+#else
+    cbeg = 0u;
+    cend = glc_p[3];
+#endif
+#if EXPERT
     uint E = glc_p[10], kslots = glc_p[4];
     uint e = tile / glc_p[5], n0 = (tile % glc_p[5]) * uint(RN);
     for (int r = 0; r < RN; r++)
         wrow[r] = min(e, E - 1u) * N + min(n0 + uint(r), N - 1u);
-    uint p = 0u;
-    while (p < M) {
+    uint p = pbeg;
+    while (p < pend) {
         // the next CM pairs routed to e (uniform across the subgroup)
         uint count = 0u;
-        for (; p < M && count < uint(CM); p++) {
+        for (; p < pend && count < uint(CM); p++) {
             if (!routed_to(ids[p], e, E))
                 continue;
             for (int m = 0; m < CM; m++)

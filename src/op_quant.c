@@ -257,6 +257,94 @@ static int wf_of(glc_dtype dt)
                                   : WF_F32;
 }
 
+/* ---- the loop cap ----
+ * A device may cap one invocation's loop iterations (glc__loop_budget).
+ * A tile costs about Q_CHUNK_COST a chunk of K its lane walks (the chunk
+ * loop and its 8 steps of 4 values) and Q_GROUP_COST per group of CM rows
+ * (stores and the rest); an expert tile also loops once per pair it scans.
+ * Over the budget, expert tiles scan ranges of pairs (more tiles), and
+ * where a single group is too long K is split into parts whose partial
+ * products glsl/ksum.comp sums. */
+#define Q_CHUNK_COST 12
+#define Q_GROUP_COST 64
+
+typedef struct qsplit {
+    uint32_t kch;    /* chunks per K part; 0: no K split */
+    uint32_t parts;  /* K parts */
+    uint32_t pr;     /* expert: pairs per range; 0: all */
+    uint32_t ranges;
+} qsplit;
+
+static glc_status plan_cap(const glc__target *tg, const variant *v, const char *op, int64_t chunks,
+                           int64_t pairs, qsplit *q, char *err, size_t len)
+{
+    uint64_t budget = glc__loop_budget(tg), lanes = v->split ? tg->features.subgroup_size : 1;
+    uint64_t group = (chunks + lanes - 1) / lanes * Q_CHUNK_COST + Q_GROUP_COST, g, steps;
+    uint64_t cm = (uint64_t)v->cm, groups_all = ((uint64_t)pairs + cm - 1) / cm;
+    memset(q, 0, sizeof *q);
+    q->parts = q->ranges = 1;
+    if (!budget || (!pairs && group <= budget) ||
+        (pairs && (uint64_t)pairs + (groups_all + 1) * (group + 1) <= budget))
+        return GLC_OK;
+    if (pairs ? group + 1 > budget / 4 : group > budget) {
+        /* K parts: a group then costs at most a quarter of the budget (the
+         * whole budget without pairs to scan) */
+        uint64_t room = pairs ? budget / 4 : budget;
+        steps = room > Q_GROUP_COST + 1 ? (room - Q_GROUP_COST - 1) / Q_CHUNK_COST : 0;
+        if (steps == 0)
+            return glc__op_error(err, len, op,
+                                 "the device's loop cap (%u iterations an invocation) is too "
+                                 "small for any part of K",
+                                 tg->limits.max_loop_iterations);
+        q->kch = (uint32_t)(steps * lanes);
+        q->parts = (uint32_t)((chunks + q->kch - 1) / q->kch);
+        group = (q->kch + lanes - 1) / lanes * Q_CHUNK_COST + Q_GROUP_COST;
+    }
+    if (pairs) { /* the most groups of CM pairs one tile scans in the budget */
+        g = (budget - group - 1) / (cm + group + 1);
+        q->pr = (uint32_t)(g * cm);
+        q->ranges = (uint32_t)(((uint64_t)pairs + q->pr - 1) / q->pr);
+    }
+    return GLC_OK;
+}
+
+/* Applies q to dispatches [first, p->ndisp) of `tiles` tiles (out tensor
+ * out_t): the grid over every part and range, the expert range param, and
+ * with K parts the partials into the scratch and the ksum pass. */
+static glc_status apply_cap(glc__op_plan *p, const glc__op_args *a, const glc__target *tg,
+                            const variant *v, int first, uint64_t tiles, const qsplit *q,
+                            int bias_t, int out_t, uint64_t total, int64_t n, char *err,
+                            size_t len)
+{
+    uint64_t all = tiles * q->parts * q->ranges;
+    int j, i, nd = p->ndisp;
+    if (q->parts == 1 && q->ranges == 1)
+        return GLC_OK;
+    if (all > 0xffffffffull)
+        return glc__op_error(err, len, glc__ops[a->op]->name,
+                             "%llu tiles after splitting for the device's loop cap (%u "
+                             "iterations an invocation): more than 2^32 - 1",
+                             (unsigned long long)all, tg->limits.max_loop_iterations);
+    for (j = first; j < nd; j++) {
+        glc__dispatch_plan *d = &p->disp[j];
+        d->params[6] = (uint32_t)all;
+        d->groups = (all + v->slots - 1) / v->slots;
+        if (q->pr)
+            d->params[8] = q->pr;
+        if (q->parts == 1)
+            continue;
+        glc__define_int(d, "KCH", q->kch);
+        for (i = 0; i < d->nbind; i++)
+            if (d->bind[i].tensor == out_t) {
+                d->bind[i].tensor = GLC__SCRATCH;
+                d->bind[i].size = 0;
+            }
+    }
+    if (q->parts == 1)
+        return GLC_OK;
+    return glc__plan_ksum(p, a, total, n, q->parts, bias_t, out_t, tg, err, len);
+}
+
 /* Bindings below follow the kernel's order (see glsl/matmul_q.comp). */
 
 static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -269,6 +357,8 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     glc__dispatch_plan *d = begin(p, &v, wf_of(w->dtype), m, n, k, mtiles, tiles,
                                   q_stride(w->dtype, k));
+    qsplit q;
+    glc_status st;
     params_8_12(d, (uint32_t)a->i[2], (uint32_t)a->i[3], (uint32_t)a->i[4], (uint32_t)a->i[5],
                 a->t[2].present);
     if (a->i[2]) /* segments (fused Q/K/V): see glsl/matmul_q.comp */
@@ -283,6 +373,10 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
     if (a->i[2]) /* segments start at fixed places: bind through the last one's end */
         d->bind[2].size = (size_t)(a->i[5] + m * (n - a->i[3])) * 4;
+    if ((st = plan_cap(tg, &v, glc__ops[a->op]->name, (k + 31) / 32, 0, &q, err, len)) != GLC_OK ||
+        (st = apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, 3,
+                        (uint64_t)m * (uint64_t)n, n, err, len)) != GLC_OK)
+        return st;
     return defines_fit(p, "matmul_q", err, len);
 }
 
@@ -299,6 +393,8 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
     int has_bias = a->t[4].present, two = tg->limits.max_ssbo_blocks < 6, pass;
     uint32_t flags = (uint32_t)has_bias | (a->t[2].dtype == GLC_DTYPE_F16 ? 2u : 0u) |
                      (a->t[3].dtype == GLC_DTYPE_F16 ? 4u : 0u);
+    qsplit q;
+    glc_status st;
     for (pass = two ? 1 : 0; pass <= (two ? 2 : 0); pass++) {
         glc__dispatch_plan *d = begin(p, &v, WF_AFFINE, m, n, k, mtiles, tiles, wstride);
         if (bits != 4)
@@ -317,6 +413,10 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
         if (pass != 1)
             glc__plan_bind(d, has_bias ? 4 : 0, GLC_READ); /* a stands in for no bias */
     }
+    if ((st = plan_cap(tg, &v, "matmul_affine", k / 32, 0, &q, err, len)) != GLC_OK ||
+        (st = apply_cap(p, a, tg, &v, 0, tiles, &q, has_bias ? 4 : -1, 5,
+                        (uint64_t)m * (uint64_t)n, n, err, len)) != GLC_OK)
+        return st;
     return defines_fit(p, "matmul_affine", err, len);
 }
 
@@ -330,12 +430,18 @@ static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc_
     uint64_t tiles = (uint64_t)(e + 1) * (uint64_t)((n + v.rn - 1) / v.rn);
     glc__dispatch_plan *d = begin(p, &v, wf_of(w->dtype), pairs, n, k, (uint32_t)ids->shape[1],
                                   tiles, q_stride(w->dtype, k));
+    qsplit q;
+    glc_status st;
     glc__define(d, "EXPERT", "1");
     params_8_12(d, 0, 0, (uint32_t)e, x->rank == 3, 0);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
     glc__plan_bind(d, 2, GLC_READ);
+    if ((st = plan_cap(tg, &v, "matmul_expert", (k + 31) / 32, pairs, &q, err, len)) != GLC_OK ||
+        (st = apply_cap(p, a, tg, &v, 0, tiles, &q, -1, 3, (uint64_t)pairs * (uint64_t)n, n, err,
+                        len)) != GLC_OK)
+        return st;
     return defines_fit(p, "matmul_expert", err, len);
 }
 

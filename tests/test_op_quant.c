@@ -296,8 +296,10 @@ static void test_affine_random(void **state)
 
 /* ---- matmul_expert ---- */
 
+/* id >= 0: every pair routed to expert id; -1: random ids, some outside
+ * [0, E) */
 static void run_expert(glc_device *dev, uint64_t *seed, glc_dtype dt, int per_pair, int64_t m,
-                       int64_t kk, int64_t e, int64_t n, int64_t k)
+                       int64_t kk, int64_t e, int64_t n, int64_t k, int64_t id_all)
 {
     int64_t pairs = m * kk, arows = per_pair ? pairs : m, sa[3], sw[3], si[2], so[3], p, j;
     float *a = malloc((size_t)(arows * k) * 4), *w = malloc((size_t)(e * n * k) * 4);
@@ -322,7 +324,7 @@ static void run_expert(glc_device *dev, uint64_t *seed, glc_dtype dt, int per_pa
             id = 100000;
         else if (r < 6 && p % kk)
             id = (int64_t)ids[p - 1]; /* the same expert twice for one row */
-        ids[p] = (float)id;
+        ids[p] = (float)(id_all >= 0 ? id_all : id);
     }
     for (p = 0; p < pairs; p++) {
         int64_t id = (int64_t)ids[p];
@@ -373,10 +375,10 @@ static void expert_cases(glc_device *dev, uint64_t seed)
     int t;
     for (t = 0; t < 4; t++) {
         int q = t >= 2;
-        run_expert(dev, &seed, dts[t], 0, 1, 2, 4, 7, q ? 64 : 37);      /* decode */
-        run_expert(dev, &seed, dts[t], t % 2, 5, 3, 3, 13, q ? 96 : 40); /* prefill */
-        run_expert(dev, &seed, dts[t], 1, 3, 1, 1, 5, q ? 32 : 3);
-        run_expert(dev, &seed, dts[t], 0, 17, 2, 5, 3, q ? 128 : 64); /* 8+ pairs per expert */
+        run_expert(dev, &seed, dts[t], 0, 1, 2, 4, 7, q ? 64 : 37, -1); /* decode */
+        run_expert(dev, &seed, dts[t], t % 2, 5, 3, 3, 13, q ? 96 : 40, -1); /* prefill */
+        run_expert(dev, &seed, dts[t], 1, 3, 1, 1, 5, q ? 32 : 3, -1);
+        run_expert(dev, &seed, dts[t], 0, 17, 2, 5, 3, q ? 128 : 64, -1); /* 8+ pairs per expert */
     }
 }
 
@@ -397,13 +399,55 @@ static void folded_cases(glc_device *dev, uint64_t seed)
     dev->info.limits.max_group_count[2] = 128;
     run_q(dev, &seed, GLC_DTYPE_Q4_0, 1, 3, 1021, 64, 1);
     run_affine(dev, &seed, 4, 64, GLC_DTYPE_F16, GLC_DTYPE_F32, 5, 997, 128, 1);
-    run_expert(dev, &seed, GLC_DTYPE_Q8_0, 0, 4, 2, 6, 509, 32);
+    run_expert(dev, &seed, GLC_DTYPE_Q8_0, 0, 4, 2, 6, 509, 32, -1);
 }
 
 static void test_grid_folding(void **state)
 {
     (void)state;
     on_both(folded_cases, 41);
+}
+
+/* ---- the loop cap ----
+ * llvmpipe ends an invocation after 65535 loop iterations. Before, with
+ * GLC_OK: matmul_q Q4_0 with K 262144 left an output unwritten;
+ * matmul_expert a [256, 4096], w f32 [1, 1, 4096], ids all 0 never wrote
+ * rows 204-255; a MoE prefill (512 tokens, top-2 of 4 experts, K 4096, f16)
+ * left 1664 of 8192 outputs unwritten. Now expert tiles scan ranges of
+ * pairs and long K is split into parts summed by a second pass. */
+static void test_loop_cap(void **state)
+{
+    glc_device_desc d = tu_desc(NULL);
+    glc_device *dev = tu_device_desc(&d);
+    uint64_t seed = 51;
+    (void)state;
+    if (!dev->info.limits.max_loop_iterations)
+        dev->info.limits.max_loop_iterations = 65535; /* plan as llvmpipe must */
+    run_q(dev, &seed, GLC_DTYPE_Q4_0, 1, 1, 3, 262144, 1);
+    run_expert(dev, &seed, GLC_DTYPE_F32, 0, 256, 1, 1, 1, 4096, 0);
+    run_expert(dev, &seed, GLC_DTYPE_F16, 0, 512, 2, 4, 8, 4096, -1);
+    glc_device_destroy(dev);
+}
+
+/* A small forced cap: K parts and pair ranges at small sizes, every format,
+ * affine in one pass and (ES minimums: 4 SSBOs) in two. */
+static void cap_cases(glc_device *dev, uint64_t seed)
+{
+    dev->info.limits.max_loop_iterations = 2000;
+    run_q(dev, &seed, GLC_DTYPE_Q8_0, 1, 5, 7, 8192, 1);
+    run_q(dev, &seed, GLC_DTYPE_Q4_0, 3, 2, 9, 8192, 0);
+    run_affine(dev, &seed, 4, 64, GLC_DTYPE_F16, GLC_DTYPE_F32, 3, 5, 8192, 1);
+    run_affine(dev, &seed, 8, 32, GLC_DTYPE_F32, GLC_DTYPE_F16, 2, 3, 8192, 0);
+    run_expert(dev, &seed, GLC_DTYPE_Q8_0, 0, 40, 2, 3, 5, 1024, -1); /* K parts and ranges */
+    run_expert(dev, &seed, GLC_DTYPE_F32, 1, 30, 2, 2, 3, 100, -1);   /* ranges only */
+    run_expert(dev, &seed, GLC_DTYPE_Q4_0, 0, 64, 1, 2, 3, 256, 1);
+    run_expert(dev, &seed, GLC_DTYPE_F16, 0, 9, 2, 3, 4, 3000, -1);
+}
+
+static void test_loop_cap_forced(void **state)
+{
+    (void)state;
+    on_both(cap_cases, 61);
 }
 
 /* ---- errors ---- */
@@ -547,6 +591,8 @@ int main(void)
         cmocka_unit_test(test_affine_random),
         cmocka_unit_test(test_expert_random),
         cmocka_unit_test(test_grid_folding),
+        cmocka_unit_test(test_loop_cap),
+        cmocka_unit_test(test_loop_cap_forced),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
