@@ -1,7 +1,7 @@
 // sdpa: attention over a grouped-query KV cache with online softmax (no
 // score matrix is stored), in three variants chosen by VARIANT:
-//   0 rows:  one invocation per (query row, head), or split per (head, chunk
-//            of keys) of a single query row; q and the output row in
+//   0 rows:  one invocation per (query row, head), or split per (query row,
+//            head, chunk of keys); q and the output row in
 //            registers, no shared memory (llvmpipe: barrier() is slow there).
 //            The head dims are params and the loops over them are not
 //            unrolled: one compile serves every shape, and llvmpipe compiles
@@ -21,13 +21,14 @@
 // bindings: 0 q (read, f32 [Tq, Hq, D]), 1 k (read, KT [Tk, Hkv, D]),
 //           2 v (read, VT [Tk, Hkv, DV]),
 //           3 out (written, f32 [Tq, Hq, DV]); when split and not
-//             normalize: the scratch (written, f32 [Hq, nsplit,
+//             normalize: the scratch (written, f32 [Tq, Hq, nsplit,
 //             DV + 2]: per chunk the max score, the sum of weights and the
 //             unnormalised output)
 // params:   rows:  0 Tq, 1 Hq, 2 group (Hq / Hkv), 3 Hkv, 4 kv_len, 5 q_offset,
 //                  6 causal, 7 scale * log2(e) (float bits), 8 keys per chunk,
 //                  9 nsplit, 10 invocations in use, 11 D, 12 DV, 13 split
-//                  (1: invocations are (head, chunk), partials to the scratch)
+//                  (1: invocations are (row, head, chunk), partials to the
+//                  scratch)
 //           tile:  0-7 as rows, 8 query blocks (ceil(Tq / BQ))
 //           split: 0 Hq, 1 group, 2 Hkv, 3 keys in use (kv_len and causal
 //                  applied), 4 nsplit, 5 head blocks per kv head (ceil(group
@@ -128,7 +129,8 @@ void main()
         return;
     uint hq = glc_p[1], hkv = glc_p[3], nsplit = glc_p[9], du = DU_, dvu = DVU_;
     bool split = glc_p[13] != 0u;
-    uint h = split ? idx / nsplit : idx % hq, row = split ? 0u : idx / hq;
+    uint rh = split ? idx / nsplit : idx; // row * Hq + head
+    uint h = rh % hq, row = rh / hq;
     uint hk = h / glc_p[2];
     uint kend = glc_p[4];
     if (glc_p[6] != 0u)
@@ -181,7 +183,7 @@ void main()
     uint base = (row * hq + h) * DV_;
     float inv = l > 0.0 ? 1.0 / l : 0.0;
     if (split) {
-        base = idx * (DV_ + 2u); // (h * nsplit + chunk) * (DV + 2)
+        base = idx * (DV_ + 2u); // (rh * nsplit + chunk) * (DV + 2)
         o[base] = m;
         o[base + 1u] = l;
         base += 2u;

@@ -1,10 +1,11 @@
-// sdpa_combine: flash-decoding's second pass: merges the per-chunk partial
-// results of one query row, per head: out = sum_s 2^(m_s - M) o_s /
+// sdpa_combine: flash-decoding's second pass (and prefill's, when its
+// keys were chunked for a device's loop cap): merges the per-chunk partial
+// results per query row and head: out = sum_s 2^(m_s - M) o_s /
 // sum_s 2^(m_s - M) l_s with M the running max (one pass, rescaled online).
-// bindings: 0 scratch (read, f32 [Hq, nsplit, DV + 2]: m, l, o per chunk),
-//           1 out (written, f32 [1, Hq, DV])
+// bindings: 0 scratch (read, f32 [Tq, Hq, nsplit, DV + 2]: m, l, o per
+//           chunk), 1 out (written, f32 [Tq, Hq, DV])
 // params:   0 nsplit, 1 DV
-// local size: GLC_LOCAL_SIZE_X; one work group per head
+// local size: GLC_LOCAL_SIZE_X; one work group per (query row, head)
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer S { float sc[]; };

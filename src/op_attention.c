@@ -35,8 +35,13 @@
 #define ROWS_LOCAL 32    /* rows variant: (row, head) pairs per group */
 /* llvmpipe ends every loop of a shader invocation once 65535 iterations
  * have run in all of them together (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS),
- * silently: the rows variant's loops are counted and kept below this. */
-#define LLVMPIPE_LOOP_BUDGET 60000 /* with a margin: the count is estimated */
+ * silently: the rows variant's loops are counted and kept below the
+ * device's budget (glc__loop_budget); prefill rows with more keys than fit
+ * are split into chunks of keys merged by sdpa_combine, as decode's are. */
+/* tile variant: loop iterations an invocation spends per key, estimated
+ * from its loops (two staging loops and the head-dim loop per key tile,
+ * three over the tile's keys: about 5 a key at BK 32) */
+#define TILE_KEY_COST 8
 #define COMBINE_LOCAL 64
 #define SPLIT_MAX_HEADS 8 /* query heads per split-variant group */
 #define SPLIT_MIN_GROUPS 64
@@ -156,27 +161,45 @@ static void common_defines(glc__dispatch_plan *d, int variant, const glc__op_arg
     glc__define_int(d, "VVEC", c->dv % 4 == 0);
 }
 
-/* sdpa.comp's rows variant: items (row, head) pairs, or (head, split) with
- * split. */
-static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
-                            int split, uint64_t nsplit, int out_tensor, char *err, size_t len)
+/* The rows variant's KB for `keys` keys an invocation under the device's
+ * loop budget (0: none fits). KB keys a pass over the head dims: the loop
+ * iterations of one invocation. KB 32 is the most Mesa unrolls (a loop over
+ * 64 keys would count 64 iterations a head-dim step). */
+static int rows_kb(const sdpa_cfg *c, const glc__target *tg, int64_t keys)
 {
-    uint64_t items = split ? (uint64_t)c->hq * nsplit : (uint64_t)(c->tq * c->hq);
-    int64_t keys = split ? SDPA_CHUNK : keys_needed(c, c->tq - 1), du = (c->d + 3) / 4;
-    int64_t dvu = (c->dv + 3) / 4;
+    int64_t du = (c->d + 3) / 4, dvu = (c->dv + 3) / 4, budget = (int64_t)glc__loop_budget(tg);
     int kb;
-    glc__dispatch_plan *d;
-    /* KB keys a pass over the head dims: the loop iterations of one
-     * invocation. KB 32 is the most Mesa unrolls (a loop over 64 keys would
-     * count 64 iterations a head-dim step). */
     for (kb = 16; kb <= 32; kb *= 2)
-        if (du + 2 * dvu + ceil_div64(keys, kb) * (du + dvu + 4) <= LLVMPIPE_LOOP_BUDGET)
-            break;
-    if (kb > 32)
+        if (!budget || du + 2 * dvu + ceil_div64(keys, kb) * (du + dvu + 4) <= budget)
+            return kb;
+    return 0;
+}
+
+/* Keys per chunk the rows variant takes under the loop budget (a multiple
+ * of 32). */
+static int64_t rows_chunk(const sdpa_cfg *c, const glc__target *tg)
+{
+    int64_t du = (c->d + 3) / 4, dvu = (c->dv + 3) / 4, budget = (int64_t)glc__loop_budget(tg);
+    int64_t passes = (budget - du - 2 * dvu) / (du + dvu + 4);
+    return passes > 0 ? passes * 32 : 0;
+}
+
+/* sdpa.comp's rows variant: items (row, head) pairs, or with split (row,
+ * head, chunk of `chunk` keys) triples whose partials go to the scratch. */
+static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
+                            const glc__target *tg, int split, int64_t chunk, uint64_t nsplit,
+                            int out_tensor, char *err, size_t len)
+{
+    uint64_t items = (uint64_t)(c->tq * c->hq) * (split ? nsplit : 1);
+    int64_t keys = split ? chunk : keys_needed(c, c->tq - 1);
+    int kb = rows_kb(c, tg, keys);
+    glc__dispatch_plan *d;
+    if (!kb)
         return glc__op_error(err, len, glc__ops[a->op]->name,
-                             "%lld keys with head dims %lld and %lld: more than llvmpipe runs in "
-                             "one shader invocation (65535 loop iterations in all)",
-                             (long long)keys, (long long)c->d, (long long)c->dv);
+                             "%lld keys with head dims %lld and %lld: more than this device runs "
+                             "in one shader invocation (%u loop iterations in all)",
+                             (long long)keys, (long long)c->d, (long long)c->dv,
+                             tg->limits.max_loop_iterations);
     d = glc__plan_dispatch(p, "sdpa", ROWS_LOCAL, items);
     common_defines(d, 0, a, c);
     glc__define_int(d, "KB", kb);
@@ -192,7 +215,7 @@ static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     glc__plan_param(d, (uint32_t)c->q_offset);
     glc__plan_param(d, (uint32_t)c->causal);
     glc__plan_paramf(d, (float)(c->scale * LOG2E));
-    glc__plan_param(d, SDPA_CHUNK);
+    glc__plan_param(d, (uint32_t)chunk);
     glc__plan_param(d, (uint32_t)nsplit);
     glc__plan_param(d, (uint32_t)items);
     glc__plan_param(d, (uint32_t)c->d);
@@ -259,17 +282,58 @@ static glc_status plan_tile(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     return GLC_OK;
 }
 
+/* The merge of nsplit partials per (row, head) into out: sdpa_combine, a
+ * group per (row, head), each invocation looping over the partials. */
+static glc_status plan_combine(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
+                               const glc__target *tg, uint64_t nsplit, char *err, size_t len)
+{
+    uint64_t budget = glc__loop_budget(tg);
+    glc__dispatch_plan *d;
+    if (budget && (uint64_t)ceil_div64(c->dv, COMBINE_LOCAL) * (nsplit + 1) + 16 > budget)
+        return glc__op_error(err, len, glc__ops[a->op]->name,
+                             "%lld keys in %llu chunks: more than this device merges in one "
+                             "shader invocation (%u loop iterations in all)",
+                             (long long)c->kv_len, (unsigned long long)nsplit,
+                             tg->limits.max_loop_iterations);
+    d = glc__plan_dispatch(p, "sdpa_combine", COMBINE_LOCAL, 1);
+    d->groups = (uint64_t)(c->tq * c->hq);
+    glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
+    d->bind[0].size = 4 * (size_t)(c->tq * c->hq) * nsplit * (size_t)(c->dv + 2);
+    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_param(d, (uint32_t)nsplit);
+    glc__plan_param(d, (uint32_t)c->dv);
+    return GLC_OK;
+}
+
 static glc_status sdpa_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                             char *err, size_t len)
 {
     glc__op_args tmp = *a;
     sdpa_cfg c;
+    int64_t keys, chunk;
+    uint64_t nsplit, budget = glc__loop_budget(tg);
     glc_status st = sdpa_check(&tmp, "sdpa", &c, err, len);
     if (st != GLC_OK)
         return st;
-    if (tg->is_llvmpipe)
-        return plan_rows(p, a, &c, 0, 1, 3, err, len);
-    return plan_tile(p, a, &c, tg, err, len);
+    keys = keys_needed(&c, c.tq - 1);
+    /* the tile variant walks every key tile in one invocation */
+    if (!tg->is_llvmpipe && (!budget || (uint64_t)keys * TILE_KEY_COST <= budget))
+        return plan_tile(p, a, &c, tg, err, len);
+    if (rows_kb(&c, tg, keys))
+        return plan_rows(p, a, &c, tg, 0, 0, 1, 3, err, len);
+    /* too many keys for one invocation: chunks of keys, merged per row */
+    chunk = rows_chunk(&c, tg);
+    if (chunk <= 0)
+        return plan_rows(p, a, &c, tg, 0, 0, 1, 3, err, len); /* refuses, with the message */
+    nsplit = (uint64_t)ceil_div64(keys, chunk);
+    if ((uint64_t)(c.tq * c.hq) * nsplit * (uint64_t)(c.dv + 2) > 0xffffffffull)
+        return glc__op_error(err, len, "sdpa", "%lld keys for %lld query rows: the chunks' "
+                             "partials would pass 2^32 - 1 floats", (long long)keys,
+                             (long long)c.tq);
+    p->scratch_bytes = 4 * (size_t)(c.tq * c.hq) * nsplit * (size_t)(c.dv + 2);
+    if ((st = plan_rows(p, a, &c, tg, 1, chunk, nsplit, GLC__SCRATCH, err, len)) != GLC_OK)
+        return st;
+    return plan_combine(p, a, &c, tg, nsplit, err, len);
 }
 
 /* ---- decode ---- */
@@ -365,8 +429,6 @@ static glc_status decode_plan(const glc__op_args *a, const glc__target *tg, glc_
     glc__op_args tmp = *a;
     sdpa_cfg c;
     uint64_t nused;
-    size_t used_bytes;
-    glc__dispatch_plan *d;
     glc_status st = sdpa_check(&tmp, "sdpa_decode", &c, err, len);
     if (st != GLC_OK)
         return st;
@@ -374,21 +436,13 @@ static glc_status decode_plan(const glc__op_args *a, const glc__target *tg, glc_
     p->scratch_bytes = 4 * (size_t)glc_sdpa_decode_scratch(c.hq, c.dv, c.kv_len);
     /* one chunk: no partials to merge, the first dispatch writes out */
     if (nused == 1)
-        return tg->is_llvmpipe ? plan_rows(p, a, &c, 0, 1, 3, err, len)
+        return tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 0, SDPA_CHUNK, 1, 3, err, len)
                                : plan_split(p, a, &c, tg, 1, 3, err, len);
-    st = tg->is_llvmpipe ? plan_rows(p, a, &c, 1, nused, GLC__SCRATCH, err, len)
+    st = tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 1, SDPA_CHUNK, nused, GLC__SCRATCH, err, len)
                          : plan_split(p, a, &c, tg, nused, GLC__SCRATCH, err, len);
     if (st != GLC_OK)
         return st;
-    used_bytes = 4 * (size_t)c.hq * nused * (size_t)(c.dv + 2);
-    d = glc__plan_dispatch(p, "sdpa_combine", COMBINE_LOCAL, 1);
-    d->groups = (uint64_t)c.hq;
-    glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
-    d->bind[0].size = used_bytes;
-    glc__plan_bind(d, 3, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)nused);
-    glc__plan_param(d, (uint32_t)c.dv);
-    return GLC_OK;
+    return plan_combine(p, a, &c, tg, nused, err, len);
 }
 
 const glc__op_desc glc__op_SDPA_desc = {"sdpa", sdpa_infer, sdpa_plan};

@@ -287,35 +287,58 @@ static void test_big_grid(void **state)
 
 /* llvmpipe stops every loop of an invocation after 65535 iterations in all:
  * the rows variant scores 32 keys a pass when 16 would run past that, and
- * refuses what would not fit even so, instead of returning garbage. */
+ * past what one invocation holds even so, prefill splits the keys into
+ * chunks merged by sdpa_combine (54000 keys at head dim 64 were refused
+ * before). Planned from the device's max_loop_iterations, so any device
+ * plans as llvmpipe must when told its cap is 65535. */
 static void test_llvmpipe_loop_cap(void **state)
 {
     uint64_t seed = 5000;
-    tu_log log;
-    glc_device *dev = tu_device(&log);
+    glc_device *dev = tu_device(NULL);
     sdpa_case c = mk(2, 26000, 1, 1, 64, 64, F16, F16); /* KB 32 */
-    int64_t sq[3] = {1, 1, 64}, sk[3] = {54000, 1, 64};
-    ot_tensor q, k, o;
-    glc_session *s;
+    sdpa_case c2 = with(mk(3, 54000, 2, 1, 64, 64, F16, F32), 1, 53990, 0, 0);
     (void)state;
-    if (!strstr(dev->renderer, "llvmpipe")) {
-        glc_device_destroy(dev);
-        skip();
-    }
+    dev->info.limits.max_loop_iterations = 65535;
     run_case(dev, &seed, &c, 0, mode_names[MODE_DEFAULT]);
-    q = ot_tensor_new(dev, F32, 3, sq, NULL);
-    k = ot_tensor_new(dev, F16, 3, sk, NULL);
-    o = ot_tensor_new(dev, F32, 3, sq, NULL);
-    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    assert_int_equal(glc_op_sdpa(s, q.view, k.view, k.view, NULL, o.view), GLC_ERR_INVALID_ARG);
-    assert_string_equal(glc_device_errmsg(dev),
-                        "sdpa: 54000 keys with head dims 64 and 64: more than llvmpipe runs in "
-                        "one shader invocation (65535 loop iterations in all)");
-    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
-    ot_free(&q);
-    ot_free(&k);
-    ot_free(&o);
+    run_case(dev, &seed, &c2, 0, mode_names[MODE_DEFAULT]); /* causal: rows see 53991.. keys */
     glc_device_destroy(dev);
+}
+
+/* A small forced cap: prefill in chunks of keys on the rows variant (GPUs
+ * too: their tile variant would loop too long), causal rows whose last
+ * chunks are all masked, GQA, f16 k/v; decode's merge; and a refusal where
+ * no chunk fits, never a wrong result. */
+static void test_loop_cap_forced(void **state)
+{
+    uint64_t seed = 5100;
+    int mode;
+    (void)state;
+    for (mode = MODE_DEFAULT; mode <= MODE_GPU; mode++) {
+        glc_device *dev = open_mode(mode);
+        sdpa_case a = with(mk(5, 3000, 4, 2, 64, 32, F32, F16), 1, 0, 2900, 0);
+        sdpa_case b = mk(1, 1000, 2, 1, 36, 40, F16, F16);
+        int64_t sq[3] = {1, 1, 256}, sk[3] = {600, 1, 256};
+        ot_tensor q, k, o;
+        glc_session *s;
+        dev->info.limits.max_loop_iterations = 2000;
+        run_case(dev, &seed, &a, 0, mode_names[mode]);
+        run_case(dev, &seed, &b, 1, mode_names[mode]);
+        dev->info.limits.max_loop_iterations = 150; /* less than one pass over d 256 */
+        q = ot_tensor_new(dev, F32, 3, sq, NULL);
+        k = ot_tensor_new(dev, F16, 3, sk, NULL);
+        o = ot_tensor_new(dev, F32, 3, sq, NULL);
+        assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+        assert_int_equal(glc_op_sdpa(s, q.view, k.view, k.view, NULL, o.view),
+                         GLC_ERR_INVALID_ARG);
+        assert_string_equal(glc_device_errmsg(dev),
+                            "sdpa: 600 keys with head dims 256 and 256: more than this device "
+                            "runs in one shader invocation (150 loop iterations in all)");
+        assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+        ot_free(&q);
+        ot_free(&k);
+        ot_free(&o);
+        glc_device_destroy(dev);
+    }
 }
 
 static void test_errors(void **state)
@@ -470,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_limits_min_gpu_variants),
         cmocka_unit_test(test_big_grid),
         cmocka_unit_test(test_llvmpipe_loop_cap),
+        cmocka_unit_test(test_loop_cap_forced),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
