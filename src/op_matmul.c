@@ -192,6 +192,18 @@ static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_
                           int64_t step, int64_t cost, uint64_t tiles, uint64_t total, int64_t n,
                           char *err, size_t len);
 
+/* Whether matvec.comp's K loop stays under the device's loop budget: a
+ * lane walks K / (elements a word * subgroup * UNROLL) steps, each up to
+ * MATVEC_STEP_COST iterations with its inner loops. Past it, the matmul_q
+ * kernel (whose K is split) takes the product. */
+#define MATVEC_STEP_COST 40
+static int matvec_fits(const glc__target *tg, const glc__tensor *b, int64_t k)
+{
+    uint64_t budget = glc__loop_budget(tg), sg = tg->features.subgroup_size;
+    uint64_t per = (b->dtype == GLC_DTYPE_F32 ? 4u : 8u) * (sg ? sg : 1) * MATVEC_UNROLL;
+    return !budget || ((uint64_t)k + per - 1) / per * MATVEC_STEP_COST + 64 <= budget;
+}
+
 static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                           char *err, size_t len)
 {
@@ -241,7 +253,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     }
     if (glu && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0))
         v = V_DIRECT; /* the kernels that read a gated input */
-    if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0) {
+    if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)) {
         if (!subgroups) { /* its local size is a multiple of the subgroup size */
             glc__op_error(err, len, "matmul",
                           "GLC_MATMUL=matvec: the matvec kernel needs subgroup arithmetic "
