@@ -10,6 +10,7 @@
 #include "testutil.h"
 
 #include "device.h"
+#include "ops.h"
 #include "optest.h"
 #include "ref_matmul.h"
 
@@ -368,6 +369,37 @@ static void test_matmul_forced_matvec(void **state)
     glc_device_destroy(dev);
 }
 
+/* Every op's plan goes through glc__op_make_plan, which refuses a
+ * dispatch whose local size the target cannot run (0, or past its
+ * invocations per group) instead of dividing by it or dispatching it. */
+static void test_plan_local_size_checked(void **state)
+{
+    glc__op_args a;
+    glc__target tg;
+    glc__op_plan p;
+    char err[256];
+    (void)state;
+    glc__op_args_init(&a, GLC__OP_MATMUL, 3, 1);
+    memset(a.t, 0, sizeof a.t);
+    a.t[0].present = a.t[1].present = 1;
+    a.t[0].dtype = a.t[1].dtype = GLC_DTYPE_F32;
+    a.t[0].rank = a.t[1].rank = 2;
+    a.t[0].shape[0] = 1;
+    a.t[0].shape[1] = a.t[1].shape[0] = 8;
+    a.t[1].shape[1] = 4;
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&a, err, sizeof err), GLC_OK);
+    memset(&tg, 0, sizeof tg);
+    tg.limits.max_invocations = 128;
+    tg.is_llvmpipe = 1;
+    memset(&p, 0, sizeof p);
+    assert_int_equal(glc__op_make_plan(&a, &tg, &p, err, sizeof err), GLC_OK);
+    tg.limits.max_invocations = 16; /* below the direct kernel's 64 */
+    memset(&p, 0, sizeof p);
+    assert_int_equal(glc__op_make_plan(&a, &tg, &p, err, sizeof err), GLC_ERR_UNSUPPORTED);
+    assert_string_equal(err, "matmul: kernel matmul planned with local size 64 and 1 groups: this "
+                             "device (at most 16 invocations per group) cannot run it");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_matmul_loop_cap),
         cmocka_unit_test(test_matmul_errors),
         cmocka_unit_test(test_matmul_forced_matvec),
+        cmocka_unit_test(test_plan_local_size_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
