@@ -10,6 +10,7 @@
 #include "testutil.h"
 
 #include "device.h"
+#include "op_run.h"
 #include "ops.h"
 #include "optest.h"
 #include "ref_matmul.h"
@@ -400,6 +401,69 @@ static void test_plan_local_size_checked(void **state)
                              "device (at most 16 invocations per group) cannot run it");
 }
 
+/* The K split's summing pass applies what the compiler's fusions put in a
+ * matmul: a fused activation (relu) and the Q/K/V segments (columns [0, 5),
+ * [5, 9), [9, 12) as three row-major matrices), with bias, under a small
+ * forced cap; run through the op table as the compiler would. */
+static void test_matmul_loop_cap_fused(void **state)
+{
+    int64_t m = 3, n = 12, k = 3000, sa[2] = {3, 3000}, sb[2] = {12, 3000}, so[2] = {3, 12};
+    int64_t s1 = 5, s12 = 9, ab[2] = {1, 1}, sn[1] = {12};
+    float *a = malloc((size_t)(m * k) * 4), *b = malloc((size_t)(n * k) * 4), bias[12];
+    float ref[36], want[36], got[36];
+    glc_device *dev = open_dev(0);
+    uint64_t seed = 0xf05;
+    ot_tensor A, B, BI, O;
+    glc__op_args args;
+    glc_view v[4];
+    glc_session *s;
+    int64_t r, c;
+    (void)state;
+    ot_fill(&seed, a, (size_t)(m * k), -1.0f, 1.0f);
+    ot_fill(&seed, b, (size_t)(n * k), -1.0f, 1.0f);
+    ot_fill(&seed, bias, 12, -1.0f, 1.0f);
+    ref_matmul(a, b, bias, ab, ab, m, n, k, 1, ref);
+    for (r = 0; r < m; r++)
+        for (c = 0; c < n; c++) {
+            float x = ref[r * n + c] > 0 ? ref[r * n + c] : 0.0f;
+            if (c < s1)
+                want[r * s1 + c] = x;
+            else if (c < s12)
+                want[m * s1 + r * (s12 - s1) + c - s1] = x;
+            else
+                want[m * s12 + r * (n - s12) + c - s12] = x;
+        }
+    A = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sa, a);
+    B = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sb, b);
+    BI = ot_tensor_new(dev, GLC_DTYPE_F32, 1, sn, bias);
+    O = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so, NULL);
+    v[0] = A.view;
+    v[1] = B.view;
+    v[2] = BI.view;
+    v[3] = O.view;
+    glc__op_args_init(&args, GLC__OP_MATMUL, 3, 1);
+    args.i[0] = 1;
+    args.i[1] = GLC_UNARY_RELU;
+    args.i[2] = s1;
+    args.i[3] = s12;
+    args.i[4] = m * s1;
+    args.i[5] = m * s12;
+    dev->info.limits.max_loop_iterations = 300;
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    if (glc__op_run(s, &args, v, NULL) != GLC_OK)
+        fail_msg("matmul fused: %s", glc_device_errmsg(dev));
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    assert_true(ot_read(&O, got));
+    ot_check("matmul + relu, Q/K/V segments, K split", got, want, 36, OT_NMSE_MATMUL);
+    ot_free(&A);
+    ot_free(&B);
+    ot_free(&BI);
+    ot_free(&O);
+    free(a);
+    free(b);
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_matmul_batched),
         cmocka_unit_test(test_matmul_big_grid),
         cmocka_unit_test(test_matmul_loop_cap),
+        cmocka_unit_test(test_matmul_loop_cap_fused),
         cmocka_unit_test(test_matmul_errors),
         cmocka_unit_test(test_matmul_forced_matvec),
         cmocka_unit_test(test_plan_local_size_checked),

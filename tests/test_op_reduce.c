@@ -11,6 +11,7 @@
 #include "testutil.h"
 
 #include "device.h"
+#include "op_run.h"
 #include "optest.h"
 #include "ref_reduce.h"
 
@@ -432,6 +433,60 @@ static void test_loop_cap_forced(void **state)
     }
 }
 
+/* add_rms_norm (made by the compiler's fusion: h = x + r into out, the
+ * norm of h after it) split into segments under a small cap: pass 1 writes
+ * h, pass 2 the norm from x + r again. Run through the op table. */
+static void test_loop_cap_add_rms_norm(void **state)
+{
+    int64_t rows = 3, n = 20001, numel = rows * n, noff = numel + 1, sx[2] = {3, 20001};
+    int64_t sw[1] = {20001}, so[1] = {2 * numel + 1};
+    float *x = malloc((size_t)numel * 4), *r = malloc((size_t)numel * 4);
+    float *w = malloc((size_t)n * 4), *ref = malloc((size_t)(2 * numel + 1) * 4);
+    float *got = malloc((size_t)(2 * numel + 1) * 4);
+    glc_device *dev = open_dev(0);
+    uint64_t seed = 79;
+    ot_tensor X, R, W, O;
+    glc__op_args args;
+    glc_view v[4];
+    glc_session *s;
+    int64_t i;
+    (void)state;
+    ot_fill(&seed, x, (size_t)numel, -3.0f, 3.0f);
+    ot_fill(&seed, r, (size_t)numel, -1.0f, 1.0f);
+    ot_fill(&seed, w, (size_t)n, -2.0f, 2.0f);
+    for (i = 0; i < numel; i++)
+        ref[i] = x[i] + r[i];
+    ref_rms_norm(ref, rows, n, w, 1e-6f, ref + noff);
+    X = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sx, x);
+    R = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sx, r);
+    W = ot_tensor_new(dev, GLC_DTYPE_F32, 1, sw, w);
+    O = ot_tensor_new(dev, GLC_DTYPE_F32, 1, so, NULL);
+    v[0] = X.view;
+    v[1] = R.view;
+    v[2] = W.view;
+    v[3] = O.view;
+    glc__op_args_init(&args, GLC__OP_ADD_RMS_NORM, 3, 1);
+    args.i[0] = noff;
+    dev->info.limits.max_loop_iterations = 160;
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    if (glc__op_run(s, &args, v, NULL) != GLC_OK)
+        fail_msg("add_rms_norm: %s", glc_device_errmsg(dev));
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    assert_true(ot_read(&O, got));
+    ot_check("add_rms_norm h", got, ref, (size_t)numel, OT_NMSE_DEFAULT);
+    ot_check("add_rms_norm norm", got + noff, ref + noff, (size_t)numel, OT_NMSE_DEFAULT);
+    ot_free(&X);
+    ot_free(&R);
+    ot_free(&W);
+    ot_free(&O);
+    free(x);
+    free(r);
+    free(w);
+    free(ref);
+    free(got);
+    glc_device_destroy(dev);
+}
+
 static void test_errors(void **state)
 {
     tu_log log;
@@ -507,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_big_grid),
         cmocka_unit_test(test_loop_cap_long_rows),
         cmocka_unit_test(test_loop_cap_forced),
+        cmocka_unit_test(test_loop_cap_add_rms_norm),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
