@@ -400,7 +400,7 @@ static void test_loop_cap_long_rows(void **state)
 
 /* A small forced cap splits short rows: every op, 16-bit tensors whose
  * rows share words, causal softmax, norms with weight and bias, in place,
- * the llvmpipe and the GPU team shapes. */
+ * the llvmpipe (with a folded grid) and the GPU team shapes. */
 static void test_loop_cap_forced(void **state)
 {
     uint64_t seed = 78;
@@ -411,6 +411,11 @@ static void test_loop_cap_forced(void **state)
         if (gpu)
             snprintf(dev->renderer, sizeof dev->renderer, "%s", "not the software rasterizer");
         dev->info.limits.max_loop_iterations = 160;
+        if (!gpu) { /* and the (row, segment) grid folded into 3-D */
+            dev->info.limits.max_group_count[0] = 3;
+            dev->info.limits.max_group_count[1] = 2;
+            dev->info.limits.max_group_count[2] = 64;
+        }
         for (op = R_SOFTMAX; op <= R_ARGMAX; op++, k++) {
             rcase c;
             memset(&c, 0, sizeof c);
