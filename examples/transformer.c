@@ -273,7 +273,7 @@ int main(int argc, char **argv)
         cfg = w.cfg;
     } else {
         if (!llama_config(o.config, &cfg)) {
-            fprintf(stderr, "transformer: --config %s: not one of tiny, 1b\n", o.config);
+            fprintf(stderr, "transformer: --config \"%s\": not one of tiny, 1b\n", o.config);
             return 2;
         }
         if (o.wdtype)
