@@ -180,6 +180,18 @@ static int parse(int argc, char **argv, opts *o)
 
 static const char *dtype_name(glc_dtype d) { return glc_dtype_name(d); }
 
+/* The library's warnings and traces (GLC_TRACE) go to stderr; its errors
+ * come back as each failing call's message, which main prints once (the
+ * default log would print them a second time). */
+static void log_cb(void *user, glc_log_level level, glc_status status, const char *msg)
+{
+    (void)user;
+    (void)status;
+    if (level != GLC_LOG_ERROR)
+        fprintf(stderr, "transformer: glcompute %s: %s\n",
+                level == GLC_LOG_WARN ? "warning" : "info", msg);
+}
+
 /* Progress on stderr when it is a terminal. */
 static void progress(const char *what, int done, int total)
 {
@@ -251,6 +263,7 @@ int main(int argc, char **argv)
     llama_weights w;
     llama_ref *ref = NULL;
     glc_device *dev = NULL;
+    glc_device_desc desc;
     glc_device_info info;
     glc_plan *pre = NULL, *dec = NULL;
     glc_plan_info pi, di;
@@ -306,7 +319,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "transformer: cannot write %s\n", o.save);
         goto out;
     }
-    if ((st = glc_device_create(NULL, &dev)) != GLC_OK) {
+    memset(&desc, 0, sizeof desc);
+    desc.log = log_cb;
+    desc.log_level = GLC_LOG_WARN;
+    if ((st = glc_device_create(&desc, &dev)) != GLC_OK) {
         fprintf(stderr, "transformer: no device: %s\n", glc_device_errmsg(NULL));
         goto out;
     }

@@ -78,6 +78,13 @@ expect transformer_cache_values 2 '--cache "q8_0": not one of f32, f16' --once -
 expect transformer_config_values 2 '--config "xx": not one of tiny, 1b' --once -- "$T" --config xx
 expect transformer_unknown_option 2 "unknown option --bogus" --once -- "$T" --bogus
 expect transformer_too_long 2 "must fit max_seq 256" --once -- "$T" --prompt 250 --decode 10
+# a library error (here: the device cannot be made) is printed once, by the program
+expect transformer_no_device 1 'no device: GLC_PLATFORM="bogus": expected' --once -- \
+    env GLC_PLATFORM=bogus "$T" --prompt 1 --decode 0
+expect plan_dump_no_device 1 'no device: GLC_PLATFORM="bogus": expected' --once -- \
+    env GLC_PLATFORM=bogus "$DUMP"
+expect info_no_device 1 'no device: GLC_PLATFORM="bogus": expected' --once -- \
+    env GLC_PLATFORM=bogus "$INFO" -v
 
 # ---- transformer: weights files that are refused (no device needed) ----
 w=$tmp/w.bin
@@ -91,7 +98,7 @@ expect load_random 1 'does not start with the magic "GLCWTS01"' --once -- "$T" -
 # ---- with a device: a run that saves the weights, then their damaged copies ----
 if ! "$INFO" >/dev/null 2>&1; then
     for c in transformer_run transformer_report_json transformer_knobs load_good load_truncated load_junk load_version \
-        load_max_seq load_header_short info_run info_json plan_dump_run; do
+        load_max_seq load_header_short transformer_plan_error_once info_run info_json plan_dump_run; do
         skip_case "$c"
     done
 else
@@ -114,6 +121,13 @@ else
     expect load_max_seq 1 "max_seq = 4294967295 is out of range" --once -- "$T" --load "$tmp/maxseq.bin"
     head -c 40 "$w" >"$tmp/short.bin"
     expect load_header_short 1 "40 bytes, shorter than the 60-byte header" --once -- "$T" --load "$tmp/short.bin"
+    if "$INFO" | grep -q llvmpipe; then
+        # a plan llvmpipe cannot run (one invocation would loop past 65535): printed once
+        expect transformer_plan_error_once 1 "more than llvmpipe runs in one shader invocation" --once -- \
+            "$T" --max-prompt 1000000 --prompt 1 --decode 1 --no-verify
+    else
+        skip_case transformer_plan_error_once
+    fi
     expect info_run 0 "loop iterations" -- "$INFO"
     expect info_json 0 '"max_loop_iterations"' -- "$INFO" --json
     expect plan_dump_run 0 "barrier" -- "$DUMP" --rows 3

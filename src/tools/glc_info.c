@@ -14,7 +14,7 @@ static void log_stderr(void *user, glc_log_level level, glc_status status, const
 {
     int verbose = *(int *)user;
     (void)status; /* errors: the caller prints glc_device_errmsg */
-    if (level == GLC_LOG_WARN || verbose)
+    if (level == GLC_LOG_WARN || (verbose && level != GLC_LOG_ERROR))
         fprintf(stderr, "glc-info: %s\n", msg);
 }
 

@@ -27,6 +27,16 @@ static void to_stdout(void *user, const char *text)
     fputs(text, stdout);
 }
 
+/* Warnings to stderr; errors come back as the failing call's message,
+ * printed once by main (the default log would print them again). */
+static void log_cb(void *user, glc_log_level level, glc_status status, const char *msg)
+{
+    (void)user;
+    (void)status;
+    if (level != GLC_LOG_ERROR)
+        fprintf(stderr, "glc-plan-dump: %s\n", msg);
+}
+
 static int usage(FILE *f, int rc)
 {
     fprintf(f,
@@ -51,6 +61,7 @@ int main(int argc, char **argv)
     int64_t xs[2], ws[1] = {D}, rows = TMAX;
     unsigned flags = 0;
     glc_compile_desc desc;
+    glc_device_desc ddesc;
     glc_status st;
     int i, rc = 1;
     desc.flags = 0;
@@ -80,7 +91,10 @@ int main(int argc, char **argv)
             return usage(stderr, 2);
         }
     }
-    if ((st = glc_device_create(NULL, &dev)) != GLC_OK) {
+    memset(&ddesc, 0, sizeof ddesc);
+    ddesc.log = log_cb;
+    ddesc.log_level = GLC_LOG_WARN;
+    if ((st = glc_device_create(&ddesc, &dev)) != GLC_OK) {
         fprintf(stderr, "glc-plan-dump: no device: %s\n", glc_device_errmsg(NULL));
         return 1;
     }
