@@ -158,10 +158,11 @@ check: deps
 VALIDATED := $(addprefix GLC_VALIDATE=1:$(BUILD)/,tests/test_plan tests/test_plan_exec tests/test_fuse \
              examples/hello examples/transformer)
 
+# tests/cli.sh: the examples and tools with good and bad arguments.
 run-tests: all $(TESTS)
 	@SANITIZE=$(SANITIZE) bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello \
 	    $(BUILD)/examples/transformer \
-	    $(BUILD)/examples/embed $(VALIDATED)
+	    $(BUILD)/examples/embed $(VALIDATED) GLC_BUILD=$(BUILD):tests/cli.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory run-demo

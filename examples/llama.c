@@ -11,9 +11,12 @@
  */
 #include "llama.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int llama_config(const char *name, llama_cfg *c)
 {
@@ -301,43 +304,149 @@ int llama_save(const llama_weights *w, const char *path)
     return fclose(f) == 0 && ok;
 }
 
-int llama_load(const char *path, llama_weights *w)
+/* Why a load failed: the message in err, 0 returned. */
+static int load_fail(char *err, size_t len, const char *fmt, ...)
 {
-    FILE *f = fopen(path, "rb");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+#define HEADER_BYTES 60 /* magic 8, u32 x 8, f32 x 2, u32 x 3 */
+
+/* The bytes of tensor t's record in the file. */
+static long long record_bytes(const llama_tensor *t)
+{
+    return 4 + (long long)strlen(t->name) + 8 + 8LL * t->rank + 8 + (long long)t->bytes;
+}
+
+/* Checks the header's config: every field in range, named with its value
+ * (unsigned, as stored) when not. */
+static int check_config(const char *path, const uint32_t h[8], const float fl[2],
+                        const uint32_t tail[3], char *err, size_t len)
+{
+    static const char *const names[8] = {"d", "layers", "heads", "kv_heads",
+                                         "head_dim", "ffn", "vocab", "max_seq"};
+    static const uint32_t max[8] = {65536, 1024, 1024, 1024, 1024, 1u << 20, 1u << 22, 1u << 20};
+    int i;
+    for (i = 0; i < 8; i++)
+        if (h[i] < 1 || h[i] > max[i])
+            return load_fail(err, len, "%s: header: %s = %u is out of range (1..%u)", path,
+                             names[i], h[i], max[i]);
+    if (h[2] % h[3] != 0)
+        return load_fail(err, len, "%s: header: heads = %u is not a multiple of kv_heads = %u",
+                         path, h[2], h[3]);
+    if (tail[0] != GLC_DTYPE_F32 && tail[0] != GLC_DTYPE_F16 && tail[0] != GLC_DTYPE_Q8_0 &&
+        tail[0] != GLC_DTYPE_Q4_0)
+        return load_fail(err, len, "%s: header: wdtype = %u is not f32, f16, q8_0 or q4_0", path,
+                         tail[0]);
+    if ((tail[0] == GLC_DTYPE_Q8_0 || tail[0] == GLC_DTYPE_Q4_0) &&
+        (h[0] % 32 || h[5] % 32 || (h[2] * h[4]) % 32))
+        return load_fail(err, len,
+                         "%s: header: %s weights need d, ffn and heads x head_dim multiples of "
+                         "32 (d %u, ffn %u, heads x head_dim %u)",
+                         path, glc_dtype_name((glc_dtype)tail[0]), h[0], h[5], h[2] * h[4]);
+    if (!(fl[0] > 0 && isfinite(fl[0])) || !(fl[1] > 0 && isfinite(fl[1])))
+        return load_fail(err, len, "%s: header: rope_base %g and eps %g must be finite and > 0",
+                         path, (double)fl[0], (double)fl[1]);
+    return 1;
+}
+
+int llama_load(const char *path, llama_weights *w, char *err, size_t len)
+{
+    FILE *f;
     char magic[8];
     uint32_t h[8], tail[3];
     float fl[2];
     llama_cfg c;
-    int i, ok;
+    long long size, total = HEADER_BYTES, at;
+    struct stat sb;
+    int i, ok = 1;
     memset(w, 0, sizeof *w);
-    if (!f)
-        return 0;
-    ok = fread(magic, 1, 8, f) == 8 && memcmp(magic, "GLCWTS01", 8) == 0 &&
-         fread(h, 4, 8, f) == 8 && fread(fl, 4, 2, f) == 2 && fread(tail, 4, 3, f) == 3;
-    if (ok) {
+    if (!(f = fopen(path, "rb")))
+        return load_fail(err, len, "%s: %s", path, strerror(errno));
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return load_fail(err, len, "%s: not a regular file", path);
+    }
+    size = (long long)sb.st_size;
+    if (size == 0)
+        ok = load_fail(err, len, "%s: empty (0 bytes)", path);
+    else if (size < 8 || fread(magic, 1, 8, f) != 8 || memcmp(magic, "GLCWTS", 6) != 0)
+        ok = load_fail(err, len, "%s: not a weights file (%lld bytes; it does not start with "
+                                 "the magic \"GLCWTS01\")", path, size);
+    else if (memcmp(magic + 6, "01", 2) != 0)
+        ok = load_fail(err, len, "%s: weights file version \"%.2s\"; this build reads \"01\"",
+                       path, magic + 6);
+    else if (size < HEADER_BYTES || fread(h, 4, 8, f) != 8 || fread(fl, 4, 2, f) != 2 ||
+             fread(tail, 4, 3, f) != 3)
+        ok = load_fail(err, len, "%s: %lld bytes, shorter than the %d-byte header (truncated)",
+                       path, size, HEADER_BYTES);
+    if (ok && (ok = check_config(path, h, fl, tail, err, len))) {
         memset(&c, 0, sizeof c);
         c.d = (int)h[0], c.layers = (int)h[1], c.heads = (int)h[2], c.kv_heads = (int)h[3];
         c.head_dim = (int)h[4], c.ffn = (int)h[5], c.vocab = (int)h[6], c.max_seq = (int)h[7];
         c.rope_base = fl[0], c.eps = fl[1], c.wdtype = (glc_dtype)tail[0], c.seed = tail[1];
         c.cache = c.d >= 1024 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
-        ok = layout(&c, w) && (int)tail[2] == w->n;
+        if (!layout(&c, w))
+            ok = load_fail(err, len, "%s: out of memory", path);
+        else if (tail[2] != (uint32_t)w->n)
+            ok = load_fail(err, len, "%s: header: %u tensors, the config (%d layers) has %d",
+                           path, tail[2], c.layers, w->n);
+    }
+    /* The size the header implies, before reading (or allocating) any data:
+     * a short file names the tensor it ends in, a long one is refused. */
+    for (i = 0; ok && i < w->n; i++)
+        total += record_bytes(&w->t[i]);
+    if (ok && size != total) {
+        for (i = 0, at = HEADER_BYTES; i < w->n && at + record_bytes(&w->t[i]) <= size; i++)
+            at += record_bytes(&w->t[i]);
+        if (size < total)
+            ok = load_fail(err, len,
+                           "%s: %lld bytes, its header implies %lld: truncated in tensor %d of "
+                           "%d (\"%s\", bytes %lld..%lld)",
+                           path, size, total, i + 1, w->n, w->t[i].name, at,
+                           at + record_bytes(&w->t[i]));
+        else
+            ok = load_fail(err, len,
+                           "%s: %lld bytes, its header implies %lld: %lld bytes after the last "
+                           "tensor",
+                           path, size, total, size - total);
     }
     for (i = 0; ok && i < w->n; i++) {
         llama_tensor *t = &w->t[i];
-        uint32_t len, meta[2];
+        uint32_t n, meta[2];
         int64_t shape[2] = {0, 0};
-        uint64_t bytes;
+        uint64_t bytes = 0;
         char name[32];
-        ok = fread(&len, 4, 1, f) == 1 && len < sizeof name && fread(name, 1, len, f) == len &&
+        ok = fread(&n, 4, 1, f) == 1 && n < sizeof name && fread(name, 1, n, f) == n &&
              fread(meta, 4, 2, f) == 2 && meta[1] >= 1 && meta[1] <= 2 &&
              fread(shape, 8, meta[1], f) == meta[1] && fread(&bytes, 8, 1, f) == 1;
-        if (!ok)
+        if (ok) {
+            name[n] = '\0';
+            ok = strcmp(name, t->name) == 0 && meta[0] == (uint32_t)t->dtype &&
+                 (int)meta[1] == t->rank && shape[0] == t->shape[0] && shape[1] == t->shape[1] &&
+                 bytes == t->bytes;
+        }
+        if (!ok) {
+            char want[48];
+            if (t->rank == 2)
+                snprintf(want, sizeof want, "[%lld, %lld]", (long long)t->shape[0],
+                         (long long)t->shape[1]);
+            else
+                snprintf(want, sizeof want, "[%lld]", (long long)t->shape[0]);
+            load_fail(err, len,
+                      "%s: tensor %d of %d is not \"%s\" (%s %s, %zu bytes) as the header's "
+                      "config implies",
+                      path, i + 1, w->n, t->name, glc_dtype_name(t->dtype), want, t->bytes);
             break;
-        name[len] = '\0';
-        ok = strcmp(name, t->name) == 0 && meta[0] == (uint32_t)t->dtype &&
-             (int)meta[1] == t->rank && shape[0] == t->shape[0] && shape[1] == t->shape[1] &&
-             bytes == t->bytes && (t->data = malloc(t->bytes)) != NULL &&
-             fread(t->data, 1, t->bytes, f) == t->bytes;
+        }
+        if (!(t->data = malloc(t->bytes ? t->bytes : 1)))
+            ok = load_fail(err, len, "%s: out of memory for tensor \"%s\"", path, t->name);
+        else if (fread(t->data, 1, t->bytes, f) != t->bytes)
+            ok = load_fail(err, len, "%s: read error in tensor \"%s\"", path, t->name);
     }
     fclose(f);
     if (!ok)
@@ -437,10 +546,9 @@ glc_status llama_plan(glc_device *dev, const llama_cfg *c, int decode, int max_p
     glc_graph_output(g, "logits", logits);
     glc_graph_output(g, "next", glc_argmax(g, logits));
     cd.flags = compile_flags;
+    /* a failure's message (a builder's included) is the device's: the
+     * caller prints it */
     st = glc_graph_compile(g, &cd, out);
-    if (st != GLC_OK)
-        fprintf(stderr, "llama: %s\n", glc_graph_errmsg(g)[0] ? glc_graph_errmsg(g)
-                                                               : glc_device_errmsg(dev));
     glc_graph_destroy(g);
     return st;
 }

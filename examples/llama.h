@@ -52,8 +52,12 @@ typedef struct llama_weights {
  * near 1), stored in cfg->wdtype. Returns 0 on out of memory. */
 int llama_generate(const llama_cfg *cfg, llama_weights *w);
 int llama_save(const llama_weights *w, const char *path);
-/* Reads a file written by llama_save; the config comes from the file. */
-int llama_load(const char *path, llama_weights *w);
+/* Reads a file written by llama_save; the config comes from the file.
+ * Returns 0 with the reason in err (which tensor, which header field, the
+ * size found and the size the header implies) when the file is missing,
+ * empty, not a weights file, another version, truncated, longer than its
+ * header implies, or inconsistent with it. */
+int llama_load(const char *path, llama_weights *w, char *err, size_t errlen);
 void llama_free(llama_weights *w);
 const llama_tensor *llama_find(const llama_weights *w, const char *name);
 /* Fills every tensor's f32 values from its storage bytes. */

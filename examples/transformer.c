@@ -8,13 +8,14 @@
  * device, config, prefill tokens/s, decode ms per token, dispatches and
  * barriers per token, arena vs liveness bound, top kernels by GPU time.
  *
- * Usage: transformer [--config tiny|1b] [--wdtype f32|f16|q8_0|q4_0]
- *   [--cache f32|f16] [--prompt N] [--decode N] [--max-prompt N] [--seed N]
- *   [--save FILE] [--load FILE] [--logits FILE] [--report-json FILE]
- *   [--verify | --no-verify] [--no-fuse]
+ * Usage: transformer --help lists the options. Exit status 0 ok, 1 failed
+ * (a step differing from the reference included), 2 bad usage (every bad
+ * option or value is named, with the accepted ones).
  */
 #include "llama.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ typedef struct opts {
     const char *config, *save, *load, *logits, *json;
     glc_dtype wdtype, cache;
     int prompt, decode, max_prompt, verify, no_fuse;
-    long seed;
+    long long seed;
 } opts;
 
 static double now_s(void)
@@ -35,19 +36,76 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int dtype_of(const char *s, glc_dtype *out)
+static const struct {
+    const char *n;
+    glc_dtype d;
+} dtypes[] = {{"f32", GLC_DTYPE_F32}, {"f16", GLC_DTYPE_F16}, {"q8_0", GLC_DTYPE_Q8_0},
+              {"q4_0", GLC_DTYPE_Q4_0}};
+
+/* `ncache` names the first entries valid as a cache dtype (f32, f16). */
+static int dtype_of(const char *opt, const char *s, size_t n, glc_dtype *out)
 {
-    static const struct { const char *n; glc_dtype d; } names[] = {
-        {"f32", GLC_DTYPE_F32}, {"f16", GLC_DTYPE_F16}, {"q8_0", GLC_DTYPE_Q8_0}, {"q4_0", GLC_DTYPE_Q4_0}};
     size_t i;
-    for (i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(s, names[i].n) == 0) {
-            *out = names[i].d;
+    for (i = 0; i < n; i++)
+        if (strcmp(s, dtypes[i].n) == 0) {
+            *out = dtypes[i].d;
             return 1;
         }
+    fprintf(stderr, "transformer: %s \"%s\": not one of", opt, s);
+    for (i = 0; i < n; i++)
+        fprintf(stderr, " %s%s", dtypes[i].n, i + 1 < n ? "," : "\n");
     return 0;
 }
 
+/* A decimal integer in [min, max], the whole argument (strtoll: no
+ * leading junk, no trailing junk, no overflow). */
+static int int_of(const char *opt, const char *s, long long min, long long max, long long *out)
+{
+    char *end;
+    long long v;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || isspace((unsigned char)*s)) {
+        fprintf(stderr, "transformer: %s \"%s\": not an integer\n", opt, s);
+        return 0;
+    }
+    if (errno == ERANGE || v < min || v > max) {
+        fprintf(stderr, "transformer: %s \"%s\": out of range (%lld..%lld)\n", opt, s, min, max);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: transformer [options]\n"
+            "A llama-style decoder on glcompute: prefill, greedy decode, a report.\n"
+            "  --config NAME        model: tiny (default) or 1b\n"
+            "  --wdtype DTYPE       weight dtype: f32 (default), f16, q8_0, q4_0\n"
+            "  --cache DTYPE        KV cache dtype: f32 or f16 (default: f32 for tiny, f16 for 1b)\n"
+            "  --prompt N           prompt tokens, 1..max-prompt (default: 16; 128 for 1b)\n"
+            "  --decode N           tokens decoded after the prompt, >= 0 (default: 24; 64 for 1b)\n"
+            "  --max-prompt N       the longest prompt the prefill plan takes (default: the\n"
+            "                       larger of prompt and 64)\n"
+            "  --seed N             weight seed, 0..4294967295 (default: 1234)\n"
+            "  --save FILE          write the weights to FILE\n"
+            "  --load FILE          read the weights from FILE (written by --save); the\n"
+            "                       config, weight dtype and seed come from the file\n"
+            "  --logits FILE        write every step's logits to FILE\n"
+            "  --report-json FILE   write the report as JSON to FILE\n"
+            "  --verify             check every step against the C reference (default for tiny)\n"
+            "  --no-verify          do not (default for 1b)\n"
+            "  --no-fuse            compile the plans without fusion\n"
+            "  --help               this text\n"
+            "prompt + decode must fit the config's max_seq (tiny 256, 1b 2048).\n"
+            "Exit status: 0 ok, 1 failed (or a step differs from the reference), 2 bad usage.\n"
+            "The environment's GLC_* variables (GLC_PLATFORM, GLC_DEVICE, GLC_BARRIERS,\n"
+            "GLC_LIMITS, GLC_VALIDATE, ...) apply; see the README.\n");
+}
+
+/* 1: run; 0: exit 0 (--help); -1: bad usage (the message is printed). */
 static int parse(int argc, char **argv, opts *o)
 {
     int i;
@@ -55,36 +113,84 @@ static int parse(int argc, char **argv, opts *o)
     o->config = "tiny";
     o->prompt = -1, o->decode = -1, o->max_prompt = -1, o->verify = -1, o->seed = -1;
     for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int used = 1;
-        if (strcmp(a, "--config") == 0 && v) o->config = v;
-        else if (strcmp(a, "--wdtype") == 0 && v && dtype_of(v, &o->wdtype)) ;
-        else if (strcmp(a, "--cache") == 0 && v && dtype_of(v, &o->cache) && o->cache <= GLC_DTYPE_F16) ;
-        else if (strcmp(a, "--prompt") == 0 && v) o->prompt = atoi(v);
-        else if (strcmp(a, "--decode") == 0 && v) o->decode = atoi(v);
-        else if (strcmp(a, "--max-prompt") == 0 && v) o->max_prompt = atoi(v);
-        else if (strcmp(a, "--seed") == 0 && v) o->seed = atol(v);
-        else if (strcmp(a, "--save") == 0 && v) o->save = v;
-        else if (strcmp(a, "--load") == 0 && v) o->load = v;
-        else if (strcmp(a, "--logits") == 0 && v) o->logits = v;
-        else if (strcmp(a, "--report-json") == 0 && v) o->json = v;
-        else {
-            used = 0;
-            if (strcmp(a, "--verify") == 0) o->verify = 1;
-            else if (strcmp(a, "--no-verify") == 0) o->verify = 0;
-            else if (strcmp(a, "--no-fuse") == 0) o->no_fuse = 1;
-            else {
-                fprintf(stderr, "transformer: bad argument %s (see the comment at the top of "
-                                "examples/transformer.c)\n", a);
-                return 0;
-            }
+        const char *a = argv[i], *v;
+        long long n = 0;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
         }
-        i += used;
+        if (strcmp(a, "--verify") == 0) {
+            o->verify = 1;
+            continue;
+        }
+        if (strcmp(a, "--no-verify") == 0) {
+            o->verify = 0;
+            continue;
+        }
+        if (strcmp(a, "--no-fuse") == 0) {
+            o->no_fuse = 1;
+            continue;
+        }
+        if (strcmp(a, "--config") && strcmp(a, "--wdtype") && strcmp(a, "--cache") &&
+            strcmp(a, "--prompt") && strcmp(a, "--decode") && strcmp(a, "--max-prompt") &&
+            strcmp(a, "--seed") && strcmp(a, "--save") && strcmp(a, "--load") &&
+            strcmp(a, "--logits") && strcmp(a, "--report-json")) {
+            fprintf(stderr, "transformer: unknown option %s (--help lists them)\n", a);
+            return -1;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "transformer: %s needs a value (--help)\n", a);
+            return -1;
+        }
+        v = argv[++i];
+        if (strcmp(a, "--config") == 0)
+            o->config = v;
+        else if (strcmp(a, "--wdtype") == 0) {
+            if (!dtype_of(a, v, 4, &o->wdtype))
+                return -1;
+        } else if (strcmp(a, "--cache") == 0) {
+            if (!dtype_of(a, v, 2, &o->cache))
+                return -1;
+        } else if (strcmp(a, "--prompt") == 0) {
+            if (!int_of(a, v, 1, 1 << 20, &n))
+                return -1;
+            o->prompt = (int)n;
+        } else if (strcmp(a, "--decode") == 0) {
+            if (!int_of(a, v, 0, 1 << 20, &n))
+                return -1;
+            o->decode = (int)n;
+        } else if (strcmp(a, "--max-prompt") == 0) {
+            if (!int_of(a, v, 1, 1 << 20, &n))
+                return -1;
+            o->max_prompt = (int)n;
+        } else if (strcmp(a, "--seed") == 0) {
+            if (!int_of(a, v, 0, UINT32_MAX, &o->seed))
+                return -1;
+        } else if (strcmp(a, "--save") == 0)
+            o->save = v;
+        else if (strcmp(a, "--load") == 0)
+            o->load = v;
+        else if (strcmp(a, "--logits") == 0)
+            o->logits = v;
+        else
+            o->json = v;
     }
     return 1;
 }
 
 static const char *dtype_name(glc_dtype d) { return glc_dtype_name(d); }
+
+/* The library's warnings and traces (GLC_TRACE) go to stderr; its errors
+ * come back as each failing call's message, which main prints once (the
+ * default log would print them a second time). */
+static void log_cb(void *user, glc_log_level level, glc_status status, const char *msg)
+{
+    (void)user;
+    (void)status;
+    if (level != GLC_LOG_ERROR)
+        fprintf(stderr, "transformer: glcompute %s: %s\n",
+                level == GLC_LOG_WARN ? "warning" : "info", msg);
+}
 
 /* Progress on stderr when it is a terminal. */
 static void progress(const char *what, int done, int total)
@@ -157,6 +263,7 @@ int main(int argc, char **argv)
     llama_weights w;
     llama_ref *ref = NULL;
     glc_device *dev = NULL;
+    glc_device_desc desc;
     glc_device_info info;
     glc_plan *pre = NULL, *dec = NULL;
     glc_plan_info pi, di;
@@ -168,17 +275,18 @@ int main(int argc, char **argv)
     glc_status st;
     size_t wbytes = 0;
 
-    if (!parse(argc, argv, &o))
-        return 2;
+    if ((i = parse(argc, argv, &o)) <= 0)
+        return i == 0 ? 0 : 2;
     if (o.load) {
-        if (!llama_load(o.load, &w)) {
-            fprintf(stderr, "transformer: cannot read weights from %s\n", o.load);
+        char err[512];
+        if (!llama_load(o.load, &w, err, sizeof err)) {
+            fprintf(stderr, "transformer: cannot load weights: %s\n", err);
             return 1;
         }
         cfg = w.cfg;
     } else {
         if (!llama_config(o.config, &cfg)) {
-            fprintf(stderr, "transformer: unknown config %s (tiny or 1b)\n", o.config);
+            fprintf(stderr, "transformer: --config \"%s\": not one of tiny, 1b\n", o.config);
             return 2;
         }
         if (o.wdtype)
@@ -197,8 +305,8 @@ int main(int argc, char **argv)
     if (o.verify < 0)
         o.verify = cfg.d < 1024;
     if (o.prompt < 1 || o.prompt > o.max_prompt || o.prompt + o.decode > cfg.max_seq) {
-        fprintf(stderr, "transformer: prompt %d + decode %d must fit max_seq %d (prompt <= "
-                        "max-prompt %d)\n", o.prompt, o.decode, cfg.max_seq, o.max_prompt);
+        fprintf(stderr, "transformer: prompt %d + decode %d must fit max_seq %u (prompt <= "
+                        "max-prompt %d)\n", o.prompt, o.decode, (unsigned)cfg.max_seq, o.max_prompt);
         return 2;
     }
     if (!o.load && !llama_generate(&cfg, &w)) {
@@ -211,7 +319,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "transformer: cannot write %s\n", o.save);
         goto out;
     }
-    if ((st = glc_device_create(NULL, &dev)) != GLC_OK) {
+    memset(&desc, 0, sizeof desc);
+    desc.log = log_cb;
+    desc.log_level = GLC_LOG_WARN;
+    if ((st = glc_device_create(&desc, &dev)) != GLC_OK) {
         fprintf(stderr, "transformer: no device: %s\n", glc_device_errmsg(NULL));
         goto out;
     }
@@ -221,10 +332,15 @@ int main(int argc, char **argv)
         (st = llama_plan(dev, &cfg, 1, 1, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &dec)) != GLC_OK ||
         (st = glc_plan_share(dec, pre, GLC_SHARE_PARAMS | GLC_SHARE_HANDLES)) != GLC_OK ||
         (st = llama_set_params(pre, &w)) != GLC_OK || (st = llama_reset_cache(pre, &cfg)) != GLC_OK) {
-        fprintf(stderr, "transformer: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
+        fprintf(stderr, "transformer: %s: %s\n", glc_status_str(st),
+                *glc_device_errmsg(dev) ? glc_device_errmsg(dev) : "building the plans");
         goto out;
     }
     printf("transformer on %s (%s)\n", info.renderer, info.version);
+    /* the knobs in force, as the device read them, so runs can be told apart */
+    printf("knobs: GLC_BARRIERS=%s GLC_LIMITS=%s GLC_VALIDATE=%d; %s platform\n", info.barriers,
+           info.limits_clamped ? "min" : "device", info.validate ? 1 : 0,
+           glc_platform_name(info.platform));
     printf("config %s: d %d, %d layers, %d heads (%d kv), head %d, ffn %d, vocab %d; weights %s "
            "(%.1f MB), cache %s; plans built in %.2f s\n",
            o.load ? o.load : o.config, cfg.d, cfg.layers, cfg.heads, cfg.kv_heads, cfg.head_dim,
@@ -340,14 +456,19 @@ int main(int argc, char **argv)
         if (o.json) {
             FILE *jf = fopen(o.json, "w");
             if (jf) {
-                fprintf(jf, "{\"device\": \"%s\", \"config\": \"%s\", \"wdtype\": \"%s\", \"prompt\": %d, "
+                fprintf(jf, "{\"device\": \"%s\", \"barriers\": \"%s\", \"limits\": \"%s\", "
+                            "\"validate\": %d, \"config\": \"%s\", \"wdtype\": \"%s\", \"prompt\": %d, "
                             "\"decode\": %d, \"prefill_tokens_per_s\": %.3f, \"decode_ms_per_token\": %.4f, "
                             "\"dispatches_per_token\": %u, \"barriers_per_token\": %u, "
                             "\"weight_bytes\": %zu, \"arena_bytes\": %zu, \"liveness_bound\": %zu}\n",
-                        info.renderer, o.load ? o.load : o.config, dtype_name(cfg.wdtype), o.prompt,
+                        info.renderer, info.barriers, info.limits_clamped ? "min" : "device",
+                        info.validate ? 1 : 0, o.load ? o.load : o.config, dtype_name(cfg.wdtype), o.prompt,
                         o.decode, o.prompt / t_pre, med * 1e3, di.dispatches, di.barriers, wbytes,
                         di.arena_bytes, di.liveness_bound);
-                fclose(jf);
+            }
+            if (!jf || fclose(jf) != 0) {
+                fprintf(stderr, "transformer: cannot write %s\n", o.json);
+                goto out;
             }
         }
     }

@@ -257,10 +257,10 @@ GLC_API void glc_device_destroy(glc_device *dev);
 
 /* The message of the last failed call on this device (or "" when none
  * failed). Valid until the next call on the device.
- * NULL dev: the message of this thread's last glc_device_create if it
- * failed ("" if it succeeded): why no device was made (a bad GLC_*
- * variable, each platform tried and why it failed). Valid until the next
- * glc_device_create on this thread. */
+ * NULL dev: the message of this thread's last call that failed with no
+ * device to hold it: a glc_device_create that failed (why no device was
+ * made: a bad GLC_* variable, each platform tried and why it failed), or a
+ * call given a NULL handle. "" after a glc_device_create that succeeded. */
 GLC_API const char *glc_device_errmsg(const glc_device *dev);
 
 /* Fills *out; its strings are owned by the device and live as long as it. */

@@ -83,8 +83,7 @@ glc_status glc_buffer_create(glc_device *dev, glc_dtype dtype, int rank, const i
     size_t bytes;
     GLenum err;
     glc_status st;
-    if (!dev)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, dev);
     GLC__ARG(dev, out);
     st = shape_bytes(dev, "glc_buffer_create", dtype, rank, shape, &bytes);
     if (st != GLC_OK)
@@ -135,8 +134,7 @@ glc_status glc_buffer_wrap_gl(glc_device *dev, uint32_t gl_buffer, glc_dtype dty
     GLint64 gl_size = 0;
     size_t bytes;
     glc_status st;
-    if (!dev)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, dev);
     GLC__ARG(dev, out && gl_buffer != 0);
     st = shape_bytes(dev, "glc_buffer_wrap_gl", dtype, rank, shape, &bytes);
     if (st != GLC_OK)
@@ -193,8 +191,7 @@ glc_status glc_buffer_write(glc_buffer *buf, size_t offset, size_t size, const v
 {
     glc__glstate gs;
     glc_status st;
-    if (!buf)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, buf);
     st = check_range(buf, "glc_buffer_write", offset, size, data);
     if (st != GLC_OK || size == 0)
         return st;
@@ -220,8 +217,7 @@ glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size, void *da
     glc__glstate gs;
     glc_device *dev;
     glc_status st;
-    if (!buf)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, buf);
     dev = buf->dev;
     st = check_range(buf, "glc_buffer_read", offset, size, data);
     if (st != GLC_OK || size == 0)

@@ -67,25 +67,29 @@ static void log_status(struct glc_device *dev, glc_status status, const char *fm
     va_end(ap);
 }
 
+/* The message of this thread's last call that failed with no device to
+ * hold it: a failed glc_device_create ("" after one that succeeded: a
+ * failed creation leaves no device to ask), or a call given a NULL handle. */
+static _Thread_local char tls_errmsg[2048];
+
 glc_status glc__fail(struct glc_device *dev, glc_status status, const char *fmt, ...)
 {
     va_list ap;
-    if (!dev)
-        return status;
     va_start(ap, fmt);
+    if (!dev) {
+        vsnprintf(tls_errmsg, sizeof tls_errmsg, fmt, ap);
+        va_end(ap);
+        return status;
+    }
     vsnprintf(dev->errmsg, sizeof dev->errmsg, fmt, ap);
     va_end(ap);
     log_status(dev, status, "%s", dev->errmsg);
     return status;
 }
 
-/* The message of this thread's last failed glc_device_create ("" after one
- * that succeeded): a failed creation leaves no device to ask. */
-static _Thread_local char tls_create_errmsg[2048];
-
 const char *glc_device_errmsg(const glc_device *dev)
 {
-    return dev ? dev->errmsg : tls_create_errmsg;
+    return dev ? dev->errmsg : tls_errmsg;
 }
 
 glc_status glc__check_gl(struct glc_device *dev, const char *where)
@@ -482,15 +486,15 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     const char *device = NULL;
     char err[1200];
     glc_status st;
-    tls_create_errmsg[0] = '\0';
+    tls_errmsg[0] = '\0';
     if (!out) {
-        snprintf(tls_create_errmsg, sizeof tls_create_errmsg,
+        snprintf(tls_errmsg, sizeof tls_errmsg,
                  "glc_device_create: invalid argument: out is NULL");
         return GLC_ERR_INVALID_ARG;
     }
     if ((st = device_alloc(desc, &dev)) != GLC_OK) {
         glc__heap_use(prev_heap);
-        snprintf(tls_create_errmsg, sizeof tls_create_errmsg,
+        snprintf(tls_errmsg, sizeof tls_errmsg,
                  "glc_device_create: out of memory (the desc's allocator failed)");
         return st;
     }
@@ -541,7 +545,7 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     *out = dev;
     return GLC_OK;
 fail:
-    snprintf(tls_create_errmsg, sizeof tls_create_errmsg, "%s",
+    snprintf(tls_errmsg, sizeof tls_errmsg, "%s",
              dev->errmsg[0] ? dev->errmsg : glc_status_str(st));
     glc__egl_close(dev->egl);
     device_free(dev);
@@ -603,8 +607,7 @@ void glc_device_destroy(glc_device *dev)
 
 glc_status glc_device_get_info(glc_device *dev, glc_device_info *out)
 {
-    if (!dev)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, dev);
     GLC__ARG(dev, out);
     *out = dev->info;
     return GLC_OK;

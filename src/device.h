@@ -12,6 +12,7 @@
 #include "glstate.h"
 #include "egl.h"
 #include "env.h"
+#include "errmsg.h"
 #include "hazard.h"
 
 #include <stdarg.h>
@@ -80,22 +81,6 @@ struct glc_device {
 
 enum { GLC__BARRIERS_TRACKED = 0, GLC__BARRIERS_ALWAYS, GLC__BARRIERS_NEVER /* race test only */ };
 
-/* Formats a message, stores it as the device's errmsg, logs it at ERROR and
- * returns `status`. dev may be NULL (then it only returns status). */
-glc_status glc__fail(struct glc_device *dev, glc_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* Logs at `level` when the device's level allows it. */
-void glc__log(struct glc_device *dev, glc_log_level level, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-void glc__vlog(struct glc_device *dev, glc_log_level level, glc_status status,
-               const char *fmt, va_list ap);
-
 /* The context check alone: GLC_OK when the device's context is current on
  * this thread (an owned one is made current when no context is), else
  * GLC_ERR_STATE with a message. No GL call is made. */
@@ -125,12 +110,5 @@ glc_status glc__check_gl(struct glc_device *dev, const char *where);
  * the given limits; no EGL, no context checks. */
 glc_status glc__device_create_fake(const glc__gl *gl, const glc_device_limits *limits,
                                    glc_device **out);
-
-#define GLC__ARG(dev, cond)                                                      \
-    do {                                                                         \
-        if (!(cond))                                                             \
-            return glc__fail((dev), GLC_ERR_INVALID_ARG, "%s: invalid argument: %s", \
-                             __func__, #cond);                                   \
-    } while (0)
 
 #endif

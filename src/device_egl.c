@@ -699,17 +699,19 @@ glc_status glc_device_list(glc_device_entry *entries, int max, int *count)
     char err[1200];
     glc__env env;
     glc_status st;
-    if (!count || max < 0 || (max > 0 && !entries))
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, count && max >= 0 && (max == 0 || entries));
     *count = 0;
     glc__heap_use(NULL); /* no device: malloc */
     glc__env_defaults(&env);
     if ((st = glc__env_read_one(&env, GLC__ENV_EGL_LIBRARY, err, sizeof err)) != GLC_OK ||
         (st = load_egl(&a, env.egl_library, err, sizeof err)) != GLC_OK)
-        return st;
+        return glc__fail(NULL, st, "glc_device_list: %s", err);
     st = list_devices(&a, &list, &n);
     if (st != GLC_OK)
-        return st;
+        return glc__fail(NULL, st, "glc_device_list: %s",
+                         st == GLC_ERR_OUT_OF_MEMORY ? "out of memory"
+                                                     : "no EGL device enumeration "
+                                                       "(EGL_EXT_device_enumeration)");
     for (i = 0; i < n && i < max; i++) {
         glc_device_entry *d = &entries[i];
         memset(d, 0, sizeof *d);

@@ -7,6 +7,7 @@
 #include "graph.h"
 
 #include "alloc.h"
+#include "errmsg.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,8 +36,8 @@ glc_tensor glc__graph_fail(glc_graph *g, glc_status st, const char *fmt, ...)
 glc_status glc_graph_create(glc_device *dev, glc_graph **out)
 {
     glc_graph *g;
-    if (!dev || !out)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, dev);
+    GLC__ARG(dev, out);
     glc__use_device(dev);
     g = glc__calloc(1, sizeof *g);
     if (!g)

@@ -344,8 +344,7 @@ glc_status glc_kernel_create(glc_device *dev, const glc_kernel_desc *desc, glc_k
     uint32_t local = desc ? desc->local_size_x : 0;
     const char *name = desc && desc->name ? desc->name : "user";
     glc_status st;
-    if (!dev)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, dev);
     GLC__ARG(dev, desc && desc->source && out);
     st = check_local_size(dev, name, &local);
     if (st != GLC_OK)

@@ -137,7 +137,8 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     glc_status st;
     int i, j, n;
     if (!s)
-        return GLC_ERR_INVALID_ARG;
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_op_%s: the session is NULL",
+                         glc__ops[a->op]->name);
     dev = s->dev;
     desc = glc__ops[a->op];
     n = a->nin + a->nout;

@@ -261,8 +261,10 @@ static glc_status compile_plan(glc_graph *g, const glc_compile_desc *desc, glc_p
     char err[512];
     glc_status st;
     int i, fused = 0;
-    if (!g || !out)
-        return GLC_ERR_INVALID_ARG;
+    if (!g)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_graph_compile: invalid argument: g");
+    if (!out)
+        return glc__fail(g->dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: invalid argument: out");
     dev = g->dev;
     if (desc && (desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE))
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: flags 0x%x are reserved",
@@ -363,8 +365,10 @@ static glc_status transfer(glc_plan *p, int32_t id, const void *data, void *in, 
 static int32_t find_param(glc_plan *p, const char *name, const void *data)
 {
     int32_t id;
-    if (!p)
+    if (!p) {
+        glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_plan_set_param: the plan is NULL");
         return -1;
+    }
     if (!name || !data) {
         glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: name or data is NULL");
         return -1;
@@ -565,8 +569,7 @@ glc_status glc_plan_run(glc_plan *p, const glc_plan_input *in, int nin,
     const void *inputs[64];
     glc_status st;
     int i, k;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     if (nin < 0 || nout < 0 || (nin && !in) || (nout && !out))
         return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run: %d inputs, %d outputs", nin,
                          nout);
@@ -641,8 +644,7 @@ glc_status glc_plan_run_slots(glc_plan *p, const void *const *inputs, glc_plan_s
 {
     glc_status st;
     int i;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     if ((p->nin && !inputs) || (p->nout && !outs))
         return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run_slots: inputs or outs is NULL");
     for (i = 0; i < p->nin; i++)
@@ -665,8 +667,7 @@ glc_status glc_plan_run_raw(glc_plan *p, const void *const *inputs, const void *
     glc_plan_slice sl[64];
     glc_status st;
     int i;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     if (p->nout > 64)
         return glc__fail(p->dev, GLC_ERR_UNSUPPORTED, "glc_plan_run_raw: %d outputs (at most 64)",
                          p->nout);
@@ -688,8 +689,7 @@ glc_status glc_plan_set_vars(glc_plan *p, const glc_plan_var *vars, int n)
 {
     glc__glstate gs;
     glc_status st;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     if ((st = glc__enter(p->dev, 0, 0, &gs)) != GLC_OK)
         return st;
     st = set_vars(p, vars, n);
@@ -703,8 +703,6 @@ static glc_status set_vars(glc_plan *p, const glc_plan_var *vars, int n)
     char err[512];
     glc_status st;
     int i, v;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
     if (n < 0 || (n && !vars))
         return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_vars: %d variables", n);
     glc__use_device(p->dev); /* replanning allocates */
@@ -755,8 +753,7 @@ glc_status glc_plan_run_with_vars(glc_plan *p, const glc_plan_var *vars, int nva
 glc_status glc_plan_set_active_extent(glc_plan *p, int64_t rows)
 {
     glc_plan_var v;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     if (p->g->nvars == 0)
         return glc__fail(p->dev, GLC_ERR_STATE,
                          "glc_plan_set_active_extent: the graph has no variables");
@@ -768,8 +765,8 @@ glc_status glc_plan_set_active_extent(glc_plan *p, int64_t rows)
 glc_status glc_plan_stats(const glc_plan *p, glc_plan_info *out)
 {
     size_t i;
-    if (!p || !out)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
+    GLC__ARG(p->dev, out);
     memset(out, 0, sizeof *out);
     out->dispatches = (uint32_t)p->prog.ncmd;
     for (i = 0; i < p->prog.ncmd; i++)
@@ -800,7 +797,7 @@ static glc_status handle_io(glc_plan *p, const char *name, const void *data, voi
     int32_t id;
     glc_status st;
     if (!p)
-        return GLC_ERR_INVALID_ARG;
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "%s: the plan is NULL", fn);
     if ((id = find_handle(p, name, fn)) < 0)
         return GLC_ERR_INVALID_ARG;
     if ((!data && !in) || bytes != p->prog.place[id].bytes)
@@ -831,8 +828,7 @@ glc_status glc_plan_set_handle_feed(glc_plan *p, const char *handle, const char 
     int32_t h, o = -1;
     size_t i;
     glc__tensor th, to;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     if ((h = find_handle(p, handle, "glc_plan_set_handle_feed")) < 0)
         return GLC_ERR_INVALID_ARG;
     for (i = 0; i < p->g->nout; i++)
@@ -871,7 +867,7 @@ glc_status glc_plan_share(glc_plan *dst, const glc_plan *src, unsigned what)
     glc__glstate gs;
     glc_status st;
     if (!dst)
-        return GLC_ERR_INVALID_ARG;
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_plan_share: invalid argument: dst");
     if ((st = glc__enter(dst->dev, 0, 0, &gs)) != GLC_OK)
         return st;
     st = share(dst, src, what);
@@ -885,8 +881,8 @@ static glc_status share(glc_plan *dst, const glc_plan *src, unsigned what)
     size_t i;
     glc_status st;
     if (!dst || !src || src == dst || (what & ~3u))
-        return dst ? glc__fail(dst->dev, GLC_ERR_INVALID_ARG, "glc_plan_share: invalid arguments")
-                   : GLC_ERR_INVALID_ARG;
+        return glc__fail(dst ? dst->dev : NULL, GLC_ERR_INVALID_ARG,
+                         "glc_plan_share: invalid arguments");
     if (src->dev != dst->dev)
         return glc__fail(dst->dev, GLC_ERR_INVALID_ARG,
                          "glc_plan_share: the plans belong to different devices");
@@ -949,8 +945,8 @@ glc_status glc_plan_clone(const glc_plan *src, glc_plan **out)
 {
     glc_plan *p;
     glc_status st;
-    if (!src || !out)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, src);
+    GLC__ARG(src->dev, out);
     if ((st = glc_graph_compile(src->g, NULL, &p)) != GLC_OK)
         return st;
     if ((st = glc_plan_share(p, src, GLC_SHARE_PARAMS)) != GLC_OK) {

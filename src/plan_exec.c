@@ -92,8 +92,7 @@ glc_status glc_plan_commit_no_wait(glc_plan *p, const void *const *inputs)
     glc__glstate gs;
     glc_status st;
     int j;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     dev = p->dev;
     if (p->exec.pending)
         return refuse_pending(p, fn);
@@ -141,8 +140,7 @@ glc_status glc_plan_sync_pending(glc_plan *p, glc_plan_slice *outs)
     glc__glstate gs;
     glc_status st;
     int j;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     dev = p->dev;
     if (p->nout && !outs)
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: outs is NULL", fn);
@@ -233,8 +231,7 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
     size_t in_region = 0, out_region, nin, nout;
     glc_status st;
     int i, j, k;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     dev = p->dev;
     nin = (size_t)p->nin;
     nout = (size_t)p->nout;
@@ -324,8 +321,7 @@ glc_status glc_plan_run_typed(glc_plan *p, const glc_plan_typed_input *in, int n
     glc_device *dev;
     glc_status st;
     int i, k;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     dev = p->dev;
     if (nin < 0 || nout < 0 || (nin && !in) || (nout && !out))
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: %d inputs, %d outputs", fn, nin, nout);
@@ -498,8 +494,7 @@ glc_status glc_plan_run_profiled(glc_plan *p, const void *const *inputs, glc_pla
     glc_status st;
     int timers, forced = 0;
     size_t i;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     dev = p->dev;
     x = &p->exec;
     if (!prof || (prof->capacity && !prof->entries) || (p->nout && !outs))
@@ -783,8 +778,7 @@ glc_status glc_plan_dump(const glc_plan *p, unsigned flags, glc_text_fn fn, void
     dumper d;
     size_t i;
     int b, v;
-    if (!p)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, p);
     if (!fn || (flags & ~(unsigned)GLC_PLAN_DUMP_SOURCE))
         return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
                          "glc_plan_dump: %s", fn ? "unknown flags" : "fn is NULL");

@@ -35,8 +35,7 @@ glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
 {
     glc_session *s;
     int base = mode & ~GLC_SESSION_EARLY_FLUSH;
-    if (!dev)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, dev);
     GLC__ARG(dev, out);
     if ((base != GLC_SESSION_DIRECT && base != GLC_SESSION_RECORDED) ||
         (base == GLC_SESSION_DIRECT && (mode & GLC_SESSION_EARLY_FLUSH)))
@@ -197,8 +196,7 @@ glc_status glc_session_dispatch(glc_session *s, const glc_dispatch_desc *d)
     glc__cmd c;
     glc__glstate gs;
     glc_status st;
-    if (!s)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, s);
     glc__use_device(s->dev); /* a recorded list grows before any GL call */
     st = validate(s, d, &c);
     if (st != GLC_OK)
@@ -318,8 +316,7 @@ glc_status glc_session_barrier(glc_session *s)
 {
     glc__glstate gs;
     glc_status st;
-    if (!s)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, s);
     if ((st = encode_recorded(s)) != GLC_OK || (st = glc__enter(s->dev, 0, 0, &gs)) != GLC_OK)
         return st;
     glc__emit_barrier(s, GL_SHADER_STORAGE_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT |
@@ -361,8 +358,7 @@ glc_status glc_session_barrier_between(glc_session *s, const glc_binding *reads,
     glc__glstate gs;
     glc_status st;
     int conflict;
-    if (!s)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, s);
     st = manual_spans(s, "glc_session_barrier_between", reads, nreads, writes, nwrites, spans);
     if (st != GLC_OK || (st = encode_recorded(s)) != GLC_OK)
         return st;
@@ -385,8 +381,7 @@ glc_status glc_session_track_dispatch(glc_session *s, const glc_binding *reads, 
     glc_device *dev;
     glc_status st;
     int i;
-    if (!s)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, s);
     dev = s->dev;
     st = manual_spans(s, "glc_session_track_dispatch", reads, nreads, writes, nwrites, spans);
     if (st != GLC_OK || (st = encode_recorded(s)) != GLC_OK)
@@ -409,8 +404,8 @@ uint64_t glc_session_barrier_count(const glc_session *s) { return s ? s->stats.b
 
 glc_status glc_session_stats(const glc_session *s, glc_dispatch_stats *out)
 {
-    if (!s || !out)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, s);
+    GLC__ARG(s->dev, out);
     *out = s->stats;
     return GLC_OK;
 }
@@ -439,8 +434,7 @@ glc_status glc_session_commit(glc_session *s, glc_fence **out)
 {
     glc__glstate gs;
     glc_status st;
-    if (!s)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, s);
     GLC__ARG(s->dev, out);
     if ((st = encode_recorded(s)) != GLC_OK || (st = glc__enter(s->dev, 0, 0, &gs)) != GLC_OK)
         return st;
@@ -474,8 +468,7 @@ glc_status glc_fence_wait(glc_fence *f, uint64_t timeout_ns)
     glc__glstate gs;
     uint64_t waited = 0;
     glc_status st;
-    if (!f)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, f);
     if ((st = glc__enter(f->dev, 0, 0, &gs)) != GLC_OK)
         return st;
     st = fence_wait(f, timeout_ns, &waited);
@@ -502,8 +495,7 @@ glc_status glc_session_finish(glc_session *s, glc_dispatch_stats *stats)
     glc__glstate gs;
     glc_fence *f = NULL;
     glc_status st;
-    if (!s)
-        return GLC_ERR_INVALID_ARG;
+    GLC__ARG(NULL, s);
     dev = s->dev;
     st = encode_recorded(s);
     if (st == GLC_OK && (st = glc__enter(dev, 0, 0, &gs)) == GLC_OK) {

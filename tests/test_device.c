@@ -343,7 +343,7 @@ static void test_null_args(void **state)
     assert_int_equal(glc_device_get_info(NULL, &in), GLC_ERR_INVALID_ARG);
     assert_int_equal(glc_device_get_info(dev, NULL), GLC_ERR_INVALID_ARG);
     tu_assert_contains(glc_device_errmsg(dev), "glc_device_get_info: invalid argument");
-    assert_string_equal(glc_device_errmsg(NULL), "");
+    tu_assert_contains(glc_device_errmsg(NULL), "glc_device_get_info: invalid argument: dev");
     assert_int_equal(glc_buffer_create(NULL, GLC_DTYPE_F32, 1, &n, &b), GLC_ERR_INVALID_ARG);
     assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, NULL), GLC_ERR_INVALID_ARG);
     assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, NULL, &b), GLC_ERR_INVALID_ARG);

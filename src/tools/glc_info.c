@@ -2,7 +2,8 @@
  * glc-info: which device glcompute picks, through which EGL platform, its
  * GL strings, limits and features, and the EGL devices with their rank
  * (like clinfo or vulkaninfo --summary). --json prints the same for scripts.
- * Exit status: 0 when a device was created, 1 otherwise.
+ * Exit status: 0 when a device was created (or --help), 1 when none could
+ * be, 2 on a bad argument.
  */
 #include "glcompute.h"
 
@@ -13,7 +14,7 @@ static void log_stderr(void *user, glc_log_level level, glc_status status, const
 {
     int verbose = *(int *)user;
     (void)status; /* errors: the caller prints glc_device_errmsg */
-    if (level == GLC_LOG_WARN || verbose)
+    if (level == GLC_LOG_WARN || (verbose && level != GLC_LOG_ERROR))
         fprintf(stderr, "glc-info: %s\n", msg);
 }
 
@@ -48,12 +49,14 @@ static void print_json(const glc_device_info *in, const glc_device_entry *ent, i
     printf("  \"limits\": {\"max_group_count\": [%u, %u, %u], \"max_group_size\": [%u, %u, %u], "
            "\"max_invocations\": %u, \"max_shared_bytes\": %u, \"max_ssbo_blocks\": %u, "
            "\"max_ssbo_bindings\": %u, \"max_ssbo_size\": %llu, \"ssbo_offset_alignment\": %u, "
-           "\"max_uniform_block_size\": %u},\n",
+           "\"max_uniform_block_size\": %u, \"max_loop_iterations\": %u},\n",
            l->max_group_count[0], l->max_group_count[1], l->max_group_count[2],
            l->max_group_size[0], l->max_group_size[1], l->max_group_size[2], l->max_invocations,
            l->max_shared_bytes, l->max_ssbo_blocks, l->max_ssbo_bindings,
            (unsigned long long)l->max_ssbo_size, l->ssbo_offset_alignment,
-           l->max_uniform_block_size);
+           l->max_uniform_block_size, l->max_loop_iterations);
+    printf("  \"barriers\": \"%s\",\n  \"validate\": %s,\n", in->barriers ? in->barriers : "",
+           in->validate ? "true" : "false");
     printf("  \"features\": {\"subgroup\": %d, \"subgroup_size\": %u, \"subgroup_ops\": %u, "
            "\"timer_query\": %d, \"buffer_storage\": %d, \"program_binary_formats\": %d, "
            "\"fp16_arithmetic\": %d, \"robust_context\": %d},\n",
@@ -92,6 +95,13 @@ static void print_text(const glc_device_info *in, const glc_device_entry *ent, i
     printf("  SSBO size                  %llu bytes\n", (unsigned long long)l->max_ssbo_size);
     printf("  SSBO offset alignment      %u bytes\n", l->ssbo_offset_alignment);
     printf("  uniform block size         %u bytes\n", l->max_uniform_block_size);
+    if (l->max_loop_iterations)
+        printf("  loop iterations            %u per invocation (all loops together)\n",
+               l->max_loop_iterations);
+    else
+        printf("  loop iterations            no limit\n");
+    printf("barriers        %s (GLC_BARRIERS)\n", in->barriers ? in->barriers : "");
+    printf("validation      %s (GLC_VALIDATE)\n", in->validate ? "on" : "off");
     printf("features\n");
     printf("  subgroups                  %s", f->subgroup ? "yes" : "no");
     if (f->subgroup)
@@ -110,6 +120,19 @@ static void print_text(const glc_device_info *in, const glc_device_entry *ent, i
                ent[i].drm_path, *ent[i].render_path ? " " : "", ent[i].render_path);
 }
 
+static int usage(FILE *f, int rc)
+{
+    fprintf(f, "usage: glc-info [--json] [-v]\n"
+               "Prints the device glcompute picks: platform, GL strings, limits, features,\n"
+               "the barrier and validation knobs in force, and the EGL devices by rank.\n"
+               "  --json          the same as JSON\n"
+               "  -v, --verbose   also print the library's info messages\n"
+               "  -h, --help      this text\n"
+               "Environment: GLC_PLATFORM, GLC_DEVICE, GLC_LIMITS, GLC_BARRIERS, GLC_VALIDATE\n"
+               "(see the README).\n");
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     glc_device_desc desc;
@@ -123,10 +146,11 @@ int main(int argc, char **argv)
             json = 1;
         else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
             verbose = 1;
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return usage(stdout, 0);
         else {
-            fprintf(stderr, "usage: glc-info [--json] [-v]\n"
-                            "environment: GLC_PLATFORM, GLC_DEVICE, GLC_LIMITS=min\n");
-            return 2;
+            fprintf(stderr, "glc-info: unknown option %s\n", argv[i]);
+            return usage(stderr, 2);
         }
     }
     memset(&desc, 0, sizeof desc);

@@ -7,15 +7,13 @@
  *
  *     h = rms_norm(x, g);  y = silu(h + b) * h       x: [T, D], T <= 16
  *
- * Usage: glc-plan-dump [--source] [--no-fuse] [--rows T]
- *   --source   also print the GLSL each kernel program is compiled from
- *   --no-fuse  compile with GLC_COMPILE_NO_FUSE: one dispatch per op
- *   --rows T   list the plan at T rows (1..16; default 16)
- * Exit status: 0 on success, 1 on a bad argument or when no device or
- * plan could be made.
+ * Usage: glc-plan-dump [--source] [--no-fuse] [--rows T] (--help: the options)
+ * Exit status: 0 on success (or --help), 1 when no device or plan could be
+ * made, 2 on a bad argument.
  */
 #include "glcompute.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +27,29 @@ static void to_stdout(void *user, const char *text)
     fputs(text, stdout);
 }
 
-static int usage(void)
+/* Warnings to stderr; errors come back as the failing call's message,
+ * printed once by main (the default log would print them again). */
+static void log_cb(void *user, glc_log_level level, glc_status status, const char *msg)
 {
-    fprintf(stderr, "usage: glc-plan-dump [--source] [--no-fuse] [--rows T]   (1 <= T <= %d)\n",
-            TMAX);
-    return 1;
+    (void)user;
+    (void)status;
+    if (level != GLC_LOG_ERROR)
+        fprintf(stderr, "glc-plan-dump: %s\n", msg);
+}
+
+static int usage(FILE *f, int rc)
+{
+    fprintf(f,
+            "usage: glc-plan-dump [--source] [--no-fuse] [--rows T]\n"
+            "Compiles a small demo graph, h = rms_norm(x, g); y = silu(h + b) * h with\n"
+            "x [T, %d], on the default device and lists the plan: buffers, tensor places,\n"
+            "each dispatch and where the barriers fall.\n"
+            "  --source     also print the GLSL each kernel program is compiled from\n"
+            "  --no-fuse    compile with GLC_COMPILE_NO_FUSE: one dispatch per op\n"
+            "  --rows T     list the plan at T rows, 1..%d (default %d)\n"
+            "  -h, --help   this text\n",
+            D, TMAX, TMAX);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -45,6 +61,7 @@ int main(int argc, char **argv)
     int64_t xs[2], ws[1] = {D}, rows = TMAX;
     unsigned flags = 0;
     glc_compile_desc desc;
+    glc_device_desc ddesc;
     glc_status st;
     int i, rc = 1;
     desc.flags = 0;
@@ -53,16 +70,31 @@ int main(int argc, char **argv)
             flags |= GLC_PLAN_DUMP_SOURCE;
         } else if (strcmp(argv[i], "--no-fuse") == 0) {
             desc.flags |= GLC_COMPILE_NO_FUSE;
-        } else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            return usage(stdout, 0);
+        } else if (strcmp(argv[i], "--rows") == 0) {
             char *end;
-            rows = strtoll(argv[++i], &end, 10);
-            if (*end || rows < 1 || rows > TMAX)
-                return usage();
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            if (!v) {
+                fprintf(stderr, "glc-plan-dump: --rows needs a value\n");
+                return usage(stderr, 2);
+            }
+            errno = 0;
+            rows = strtoll(v, &end, 10);
+            if (end == v || *end || errno == ERANGE || rows < 1 || rows > TMAX) {
+                fprintf(stderr, "glc-plan-dump: --rows \"%s\": not an integer in 1..%d\n", v,
+                        TMAX);
+                return 2;
+            }
         } else {
-            return usage();
+            fprintf(stderr, "glc-plan-dump: unknown option %s\n", argv[i]);
+            return usage(stderr, 2);
         }
     }
-    if ((st = glc_device_create(NULL, &dev)) != GLC_OK) {
+    memset(&ddesc, 0, sizeof ddesc);
+    ddesc.log = log_cb;
+    ddesc.log_level = GLC_LOG_WARN;
+    if ((st = glc_device_create(&ddesc, &dev)) != GLC_OK) {
         fprintf(stderr, "glc-plan-dump: no device: %s\n", glc_device_errmsg(NULL));
         return 1;
     }
