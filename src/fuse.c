@@ -60,14 +60,18 @@ static void count_uses(fctx *c)
             c->uses[g->t[i].alias - 1] += 2; /* read through a view: not ours to hide */
 }
 
-/* The node producing tensor t when it is op `op`, used only once. */
+/* The node producing tensor t when it is op `op`, used only once. A view
+ * (a reshape, a part of a packed value: any alias) is a boundary: its
+ * producer wrote other indices (another shape, another offset), so a
+ * consumer fused with it would read the producer's elements at the view's
+ * indices. */
 static glc__gnode *single_use_producer(fctx *c, int32_t t, glc__op op)
 {
     const glc__gtensor *gt;
     if (t < 0)
         return NULL;
     gt = &c->g->t[t];
-    if (gt->kind != GLC__T_VALUE || gt->producer < 0 || c->uses[t] != 1)
+    if (gt->kind != GLC__T_VALUE || gt->producer < 0 || gt->alias || c->uses[t] != 1)
         return NULL;
     return c->g->n[gt->producer].args.op == op ? &c->g->n[gt->producer] : NULL;
 }
@@ -438,8 +442,9 @@ static void glu(fctx *c, glc__gnode *m)
     up = u->tensor[1];
     pack = g->t[gate].alias - 1;
     k = g->t[m->tensor[1]].shape[1];
-    if (pack < 0 || g->t[up].alias != pack + 1 || g->t[pack].shape[g->t[pack].rank - 1] != 2 * k)
-        return;
+    if (pack < 0 || !g->t[pack].packed || g->t[up].alias != pack + 1 ||
+        g->t[pack].shape[g->t[pack].rank - 1] != 2 * k)
+        return; /* the halves are the qkv pass's parts of one pack, not views of them */
     glc__graph_tensor_at(g, gate, NULL, &gt);
     if (!glc__same_shape(&gt, &u->args.t[1]) || glc__numel(&gt) / k > GLU_MAX_ROWS)
         return;

@@ -627,6 +627,149 @@ static void test_plan_reorder(void **state)
     glc_device_destroy(dev);
 }
 
+/* ---- a reshape is a boundary (issue 11) ---- */
+
+static double silu_d(double v) { return v / (1.0 + exp(-v)); }
+static double gelu_d(double v)
+{
+    return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
+
+/* Compiles the graph `build` makes (output "y") with flags, runs it on
+ * inputs "a" and "b" and a param "w" (if the graph has it) and returns the
+ * plan's fusion count. */
+typedef glc_tensor (*rs_build)(glc_graph *g);
+
+static uint32_t run_rs(glc_device *dev, rs_build build, uint32_t flags, const float *a, size_t na,
+                       const float *b, size_t nb, const float *w, size_t nw, float *y, size_t ny)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_compile_desc cd;
+    glc_plan_info info;
+    glc_plan_input in[2] = {{"a", a, na}, {"b", b, nb}};
+    glc_plan_output out = {"y", y, ny};
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    glc_graph_output(g, "y", build(g));
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    if (nw)
+        assert_int_equal(glc_plan_set_param(p, "w", w, nw), GLC_OK);
+    assert_int_equal(glc_plan_run(p, in, nb ? 2 : 1, &out, 1), GLC_OK);
+    assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+    glc_plan_destroy(p);
+    return info.fused;
+}
+
+/* the issue's case: a [3,1], b [3,3], y = reshape(silu(a), [1,3]) * b */
+static glc_tensor rs_silu_mul(glc_graph *g)
+{
+    int64_t as[2] = {3, 1}, bs[2] = {3, 3}, rs[2] = {1, 3};
+    glc_tensor a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, as);
+    glc_tensor b = glc_graph_input(g, "b", GLC_DTYPE_F32, 2, bs);
+    return glc_mul(g, glc_reshape(g, glc_unary(g, GLC_UNARY_SILU, a, 0), 2, rs), b);
+}
+
+/* the other operand order and the other broadcast: a [1,3] as [3,1] */
+static glc_tensor rs_mul_gelu(glc_graph *g)
+{
+    int64_t as[2] = {1, 3}, bs[2] = {3, 3}, rs[2] = {3, 1};
+    glc_tensor a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, as);
+    glc_tensor b = glc_graph_input(g, "b", GLC_DTYPE_F32, 2, bs);
+    return glc_mul(g, b, glc_reshape(g, glc_unary(g, GLC_UNARY_GELU, a, 0), 2, rs));
+}
+
+/* a reshape between a matmul and its bias and activation: y =
+ * gelu(reshape(a [2,4] W^T [6,4], [3,4]) + w[4]) (a matmul's bias is per
+ * column of its own output, not of the reshaped one) */
+static glc_tensor rs_mm_bias_act(glc_graph *g)
+{
+    glc_matmul_desc nt = {1};
+    int64_t as[2] = {2, 4}, ws[1] = {4}, bs[2] = {6, 4}, rs[2] = {3, 4};
+    glc_tensor a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, as);
+    glc_tensor b = glc_graph_input(g, "b", GLC_DTYPE_F32, 2, bs);
+    glc_tensor w = glc_graph_param(g, "w", GLC_DTYPE_F32, 1, ws);
+    glc_tensor mm = glc_reshape(g, glc_matmul(g, a, b, glc_none(), &nt), 2, rs);
+    return glc_unary(g, GLC_UNARY_GELU, glc_add(g, mm, w), 0);
+}
+
+/* rms_norm over the rows of a reshaped residual sum, times its weight:
+ * y = rms_norm(reshape(a + b, [4,3]), w[3]) */
+static glc_tensor rs_add_norm(glc_graph *g)
+{
+    int64_t as[2] = {2, 6}, ws[1] = {3}, rs[2] = {4, 3};
+    glc_tensor a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, as);
+    glc_tensor b = glc_graph_input(g, "b", GLC_DTYPE_F32, 2, as);
+    glc_tensor w = glc_graph_param(g, "w", GLC_DTYPE_F32, 1, ws);
+    glc_tensor h = glc_reshape(g, glc_add(g, a, b), 2, rs);
+    return glc_mul(g, glc_rms_norm(g, h, glc_none(), 1e-5f), w);
+}
+
+/* The issue's case and siblings: a pattern with a reshape in it is left
+ * alone (or fused only where the layout is the same), and the fused plan
+ * equals the unfused one and a double-precision reference. */
+static void test_fusion_reshape_boundary(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    uint64_t seed = 1111;
+    float a[12], b[24], w[4], y[2][12];
+    double ref[12];
+    int i, j, f;
+    (void)state;
+    ot_fill(&seed, a, 12, -2, 2);
+    ot_fill(&seed, b, 24, -2, 2);
+    ot_fill(&seed, w, 4, -1, 1);
+    /* y[i][j] = silu(a[j]) * b[i][j] */
+    for (f = 0; f < 2; f++)
+        run_rs(dev, rs_silu_mul, f ? GLC_COMPILE_NO_FUSE : 0, a, 3, b, 9, NULL, 0, y[f], 9);
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < 3; j++)
+            ref[i * 3 + j] = silu_d(a[j]) * b[i * 3 + j];
+    for (i = 0; i < 9; i++)
+        if (fabs(y[0][i] - ref[i]) > 1e-5 || fabs(y[1][i] - ref[i]) > 1e-5)
+            fail_msg("silu(reshape) * b [%d]: fused %g, unfused %g, ref %g", i, y[0][i], y[1][i],
+                     ref[i]);
+    /* y[i][j] = b[i][j] * gelu(a[i]) */
+    for (f = 0; f < 2; f++)
+        run_rs(dev, rs_mul_gelu, f ? GLC_COMPILE_NO_FUSE : 0, a, 3, b, 9, NULL, 0, y[f], 9);
+    for (i = 0; i < 9; i++) {
+        ref[i] = b[i] * gelu_d(a[i / 3]);
+        if (fabs(y[0][i] - ref[i]) > 1e-5 || fabs(y[1][i] - ref[i]) > 1e-5)
+            fail_msg("b * gelu(reshape) [%d]: fused %g, unfused %g, ref %g", i, y[0][i], y[1][i],
+                     ref[i]);
+    }
+    /* y = gelu(reshape(a b^T) + w) (gelu's tail on llvmpipe: 1e-3 off) */
+    for (f = 0; f < 2; f++)
+        run_rs(dev, rs_mm_bias_act, f ? GLC_COMPILE_NO_FUSE : 0, a, 8, b, 24, w, 4, y[f], 12);
+    for (i = 0; i < 12; i++) {
+        int r = i / 6, c = i % 6, k;
+        double s = 0;
+        for (k = 0; k < 4; k++)
+            s += (double)a[r * 4 + k] * b[c * 4 + k];
+        ref[i] = gelu_d(s + w[i % 4]);
+        if (fabs(y[0][i] - ref[i]) > 2e-3 || fabs(y[1][i] - ref[i]) > 2e-3)
+            fail_msg("gelu(reshape(mm) + w) [%d]: fused %g, unfused %g, ref %g", i, y[0][i],
+                     y[1][i], ref[i]);
+    }
+    /* y = rms_norm(reshape(a + b, [4,3])) * w */
+    for (f = 0; f < 2; f++)
+        run_rs(dev, rs_add_norm, f ? GLC_COMPILE_NO_FUSE : 0, a, 12, b, 12, w, 3, y[f], 12);
+    for (i = 0; i < 4; i++) {
+        double ss = 0;
+        for (j = 0; j < 3; j++)
+            ss += ((double)a[i * 3 + j] + b[i * 3 + j]) * ((double)a[i * 3 + j] + b[i * 3 + j]);
+        for (j = 0; j < 3; j++) {
+            double r = ((double)a[i * 3 + j] + b[i * 3 + j]) / sqrt(ss / 3 + 1e-5) * w[j];
+            if (fabs(y[0][i * 3 + j] - r) > 1e-4 || fabs(y[1][i * 3 + j] - r) > 1e-4)
+                fail_msg("rms_norm(reshape(a + b)) * w [%d]: fused %g, unfused %g, ref %g",
+                         i * 3 + j, y[0][i * 3 + j], y[1][i * 3 + j], r);
+        }
+    }
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_fusion_glu),
         cmocka_unit_test(test_plan_reorder),
         cmocka_unit_test(test_vars_params_only),
+        cmocka_unit_test(test_fusion_reshape_boundary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
