@@ -770,6 +770,100 @@ static void test_fusion_reshape_boundary(void **state)
     glc_device_destroy(dev);
 }
 
+/* The SwiGLU block with a variable row count (x [T,8], T 1..8, w1/w3
+ * [4,8], w2 [3,4]): the fused plan (w1 | w3 packed, the product folded
+ * into the w2 matmul) at every T against a double-precision reference and
+ * the unfused plan. The pack keeps its segments where they are at the
+ * maximum, so the gated input's halves stay 8 rows apart at any T. */
+static glc_plan *glu_var_plan(glc_device *dev, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_matmul_desc nt = {1};
+    glc_compile_desc cd;
+    int64_t xs[2];
+    glc_tensor x, gate, up;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    xs[0] = glc_graph_var(g, "T", 1, 8);
+    xs[1] = 8;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    gate = glc_matmul(g, x, param(g, "w1", GLC_DTYPE_F32, 2, 4, 8), glc_none(), &nt);
+    up = glc_matmul(g, x, param(g, "w3", GLC_DTYPE_F32, 2, 4, 8), glc_none(), &nt);
+    glc_graph_output(g, "y", glc_matmul(g, glc_mul(g, glc_unary(g, GLC_UNARY_SILU, gate, 0), up),
+                                        param(g, "w2", GLC_DTYPE_F32, 2, 3, 4), glc_none(), &nt));
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static void test_fusion_glu_var_rows(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_plan *pl[2];
+    glc_plan_info fi;
+    float x[64], w1[32], w3[32], w2[12], y[2][24];
+    uint64_t seed = 88;
+    int i, t, r, j, k;
+    (void)state;
+    pl[0] = glu_var_plan(dev, 0);
+    pl[1] = glu_var_plan(dev, GLC_COMPILE_NO_FUSE);
+    assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+    if (fi.fused != 3 || fi.dispatches != 2) /* swiglu, qkv (w1 | w3), glu */
+        fail_msg("glu var rows: fused %u, %u dispatches", fi.fused, fi.dispatches);
+    ot_fill(&seed, w1, 32, -0.5f, 0.5f);
+    ot_fill(&seed, w3, 32, -0.5f, 0.5f);
+    ot_fill(&seed, w2, 12, -0.5f, 0.5f);
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(glc_plan_set_param(pl[i], "w1", w1, 32), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[i], "w3", w3, 32), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[i], "w2", w2, 12), GLC_OK);
+    }
+    for (t = 8; t >= 1; t--) { /* down, then up again: every re-plan both ways */
+        glc_plan_var v = {"T", t};
+        ot_fill(&seed, x, 64, -1, 1);
+        for (i = 0; i < 2; i++) {
+            glc_plan_input in = {"x", x, (size_t)(t * 8)};
+            glc_plan_output out = {"y", y[i], (size_t)(t * 3)};
+            glc_status st = glc_plan_run_with_vars(pl[i], &v, 1, &in, 1, &out, 1);
+            if (st != GLC_OK)
+                fail_msg("T %d, %s plan: %s: %s", t, i ? "unfused" : "fused", glc_status_str(st),
+                         glc_device_errmsg(dev));
+        }
+        for (r = 0; r < t; r++)
+            for (j = 0; j < 3; j++) {
+                double s = 0;
+                for (k = 0; k < 4; k++) {
+                    double gv = 0, uv = 0;
+                    int c;
+                    for (c = 0; c < 8; c++) {
+                        gv += (double)x[r * 8 + c] * w1[k * 8 + c];
+                        uv += (double)x[r * 8 + c] * w3[k * 8 + c];
+                    }
+                    s += silu_d(gv) * uv * w2[j * 4 + k];
+                }
+                for (i = 0; i < 2; i++)
+                    if (fabs(y[i][r * 3 + j] - s) > 1e-5)
+                        fail_msg("T %d, row %d, col %d, %s plan: %g, reference %g", t, r, j,
+                                 i ? "unfused" : "fused", y[i][r * 3 + j], s);
+            }
+    }
+    for (t = 2; t <= 8; t += 3) {
+        glc_plan_var v = {"T", t};
+        glc_plan_input in = {"x", x, (size_t)(t * 8)};
+        ot_fill(&seed, x, 64, -1, 1);
+        for (i = 0; i < 2; i++) {
+            glc_plan_output out = {"y", y[i], (size_t)(t * 3)};
+            assert_int_equal(glc_plan_run_with_vars(pl[i], &v, 1, &in, 1, &out, 1), GLC_OK);
+        }
+        ot_check("glu var rows, going up", y[0], y[1], (size_t)(t * 3), 1e-12);
+    }
+    glc_plan_destroy(pl[0]);
+    glc_plan_destroy(pl[1]);
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -782,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_plan_reorder),
         cmocka_unit_test(test_vars_params_only),
         cmocka_unit_test(test_fusion_reshape_boundary),
+        cmocka_unit_test(test_fusion_glu_var_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
