@@ -236,35 +236,34 @@ static glc_status make_io(glc_plan *p)
     return p->mirror && p->stage ? GLC_OK : GLC_ERR_OUT_OF_MEMORY;
 }
 
-glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_plan **out)
+/* A plan of g compiled with flags. from: the plan whose graph g is (a
+ * clone's source: fused already, so its fusion count is taken, not redone),
+ * or NULL. */
+static glc_status compile_plan(const glc_graph *g, uint32_t flags, const glc_plan *from,
+                               glc_plan **out)
 {
-    glc_device *dev;
+    glc_device *dev = g->dev;
     glc__target tg;
     glc_plan *p;
     char err[512];
     glc_status st;
     int i, fused = 0;
-    if (!g || !out)
-        return GLC_ERR_INVALID_ARG;
-    dev = g->dev;
-    if (desc && (desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE))
-        return glc__fail(dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: flags 0x%x are reserved",
-                         desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE);
-    if (g->status != GLC_OK)
-        return glc__fail(dev, g->status, "%s", g->errmsg);
     glc__use_device(dev);
     p = glc__calloc(1, sizeof *p);
     if (!p)
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
     p->dev = dev;
+    p->flags = flags;
     dev->live_objects++;
     if (!(p->g = glc__graph_clone(g))) {
         glc_plan_destroy(p);
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
     }
     glc__target_of(dev, &tg);
-    if (!(desc && (desc->flags & GLC_COMPILE_NO_FUSE)) &&
-        (st = glc__fuse(p->g, tg.limits.ssbo_offset_alignment, &fused)) != GLC_OK) {
+    if (from)
+        fused = (int)from->prog.fused;
+    else if (!(flags & GLC_COMPILE_NO_FUSE) &&
+             (st = glc__fuse(p->g, tg.limits.ssbo_offset_alignment, &fused)) != GLC_OK) {
         glc_plan_destroy(p);
         return glc__fail(dev, st, "glc_graph_compile: out of memory");
     }
@@ -296,6 +295,18 @@ glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_pla
     }
     *out = p;
     return GLC_OK;
+}
+
+glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_plan **out)
+{
+    if (!g || !out)
+        return GLC_ERR_INVALID_ARG;
+    if (desc && (desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE))
+        return glc__fail(g->dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: flags 0x%x are reserved",
+                         desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE);
+    if (g->status != GLC_OK)
+        return glc__fail(g->dev, g->status, "%s", g->errmsg);
+    return compile_plan(g, desc ? desc->flags : 0, NULL, out);
 }
 
 /* ---- params ---- */
@@ -903,7 +914,9 @@ glc_status glc_plan_clone(const glc_plan *src, glc_plan **out)
     glc_status st;
     if (!src || !out)
         return GLC_ERR_INVALID_ARG;
-    if ((st = glc_graph_compile(src->g, NULL, &p)) != GLC_OK)
+    /* src's graph as it compiled it (fused or not): the same program, the
+     * same packs, so every param can be shared */
+    if ((st = compile_plan(src->g, src->flags, src, &p)) != GLC_OK)
         return st;
     if ((st = glc_plan_share(p, src, GLC_SHARE_PARAMS)) != GLC_OK) {
         glc_plan_destroy(p);

@@ -12,6 +12,8 @@
 #include "device.h"
 #include "optest.h"
 
+#include <math.h>
+
 #define D 48
 
 typedef struct model {
@@ -431,6 +433,79 @@ static void test_handles(void **state)
     glc_device_destroy(dev);
 }
 
+/* A clone keeps its source's compile options: a NO_FUSE plan with two
+ * transposed matmuls of one input (what the qkv pass would pack) clones,
+ * shares the source's params and gives its results; a fused plan's clone
+ * is the same fused program. Against a double-precision reference. */
+static glc_plan *two_proj_plan(glc_device *dev, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_matmul_desc nt = {1};
+    glc_compile_desc cd;
+    int64_t xs[2] = {3, 16}, ws[2] = {8, 16};
+    glc_tensor x;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    glc_graph_output(g, "q", glc_matmul(g, x, glc_graph_param(g, "wq", GLC_DTYPE_F32, 2, ws),
+                                        glc_none(), &nt));
+    glc_graph_output(g, "k", glc_matmul(g, x, glc_graph_param(g, "wk", GLC_DTYPE_F32, 2, ws),
+                                        glc_none(), &nt));
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static void test_clone_keeps_options(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    float x[48], wq[128], wk[128], q[24], k[24];
+    uint64_t seed = 31;
+    int f, i, j, c;
+    (void)state;
+    for (i = 0; i < 48; i++)
+        x[i] = (float)(tu_rand(&seed) % 200) / 100.0f - 1.0f;
+    for (i = 0; i < 128; i++) {
+        wq[i] = (float)(tu_rand(&seed) % 200) / 100.0f - 1.0f;
+        wk[i] = (float)(tu_rand(&seed) % 200) / 100.0f - 1.0f;
+    }
+    for (f = 0; f < 2; f++) {
+        glc_plan *src = two_proj_plan(dev, f ? 0 : GLC_COMPILE_NO_FUSE), *cl = NULL;
+        glc_plan_info si, ci;
+        glc_plan_input in = {"x", x, 48};
+        glc_plan_output out[2] = {{"q", q, 24}, {"k", k, 24}};
+        glc_status st;
+        assert_int_equal(glc_plan_set_param(src, "wq", wq, 128), GLC_OK);
+        assert_int_equal(glc_plan_set_param(src, "wk", wk, 128), GLC_OK);
+        st = glc_plan_clone(src, &cl);
+        if (st != GLC_OK)
+            fail_msg("clone of a %s plan: %s: %s", f ? "fused" : "NO_FUSE", glc_status_str(st),
+                     glc_device_errmsg(dev));
+        assert_int_equal(glc_plan_stats(src, &si), GLC_OK);
+        assert_int_equal(glc_plan_stats(cl, &ci), GLC_OK);
+        assert_int_equal(si.fused, f ? 1 : 0);
+        assert_int_equal(ci.fused, si.fused);
+        assert_int_equal(ci.dispatches, si.dispatches);
+        assert_int_equal(glc_plan_run(cl, &in, 1, out, 2), GLC_OK);
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < 8; j++) {
+                double rq = 0, rk = 0;
+                for (c = 0; c < 16; c++) {
+                    rq += (double)x[i * 16 + c] * wq[j * 16 + c];
+                    rk += (double)x[i * 16 + c] * wk[j * 16 + c];
+                }
+                if (fabs(q[i * 8 + j] - rq) > 1e-4 || fabs(k[i * 8 + j] - rk) > 1e-4)
+                    fail_msg("clone (%s) [%d][%d]: q %g (%g), k %g (%g)", f ? "fused" : "NO_FUSE",
+                             i, j, q[i * 8 + j], rq, k[i * 8 + j], rk);
+            }
+        glc_plan_destroy(cl);
+        glc_plan_destroy(src); /* (it outlives its clone) */
+    }
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_handles),
+        cmocka_unit_test(test_clone_keeps_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
