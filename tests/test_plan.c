@@ -506,6 +506,44 @@ static void test_clone_keeps_options(void **state)
     glc_device_destroy(dev);
 }
 
+/* The memory planner on a general graph (issue 11): c = copy(x [1,1]);
+ * s = c - c; m = s W [1,20]; a = B + m; q = (c * a) W2^T [22,20] + B2;
+ * y = gelu(q). Unfused (each op its own value) and fused, the arena is at
+ * the liveness bound (greedy by size alone took 368 bytes for 288). */
+static void test_arena_at_bound(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    int f;
+    (void)state;
+    for (f = 0; f < 2; f++) {
+        glc_graph *g;
+        glc_plan *p;
+        glc_plan_info info;
+        glc_compile_desc cd;
+        glc_matmul_desc nn = {0}, nt = {1};
+        int64_t xs[2] = {1, 1}, ws[2] = {1, 20}, bs[1] = {20}, w2s[2] = {22, 20}, b2s[1] = {22};
+        glc_tensor x, c, m, a, q;
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+        c = glc_copy(g, x, NULL, 0);
+        m = glc_matmul(g, glc_sub(g, c, c), glc_graph_param(g, "W", GLC_DTYPE_F32, 2, ws),
+                       glc_none(), &nn);
+        a = glc_add(g, glc_graph_param(g, "B", GLC_DTYPE_F32, 1, bs), m);
+        q = glc_matmul(g, glc_mul(g, c, a), glc_graph_param(g, "W2", GLC_DTYPE_F32, 2, w2s),
+                       glc_graph_param(g, "B2", GLC_DTYPE_F32, 1, b2s), &nt);
+        glc_graph_output(g, "y", glc_unary(g, GLC_UNARY_GELU, q, 0));
+        cd.flags = f ? 0 : GLC_COMPILE_NO_FUSE;
+        assert_int_equal(glc_graph_compile(g, &cd, &p), GLC_OK);
+        glc_graph_destroy(g);
+        assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+        if (info.arena_bytes != info.liveness_bound)
+            fail_msg("%s: arena %zu bytes, liveness bound %zu", f ? "fused" : "unfused",
+                     info.arena_bytes, info.liveness_bound);
+        glc_plan_destroy(p);
+    }
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -517,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_handles),
         cmocka_unit_test(test_clone_keeps_options),
+        cmocka_unit_test(test_arena_at_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
