@@ -370,6 +370,7 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
         int ns = cmd_spans(&p->cmd[i], sp);
         if (i > last_barrier && glc__hazard_check(&h, sp, ns, &why)) {
             p->cmd[i].barrier = 0x00002000u; /* GL_SHADER_STORAGE_BARRIER_BIT */
+            p->cmd[i].why = why;
             p->barriers++;
             glc__hazard_clear(&h);
             last_barrier = i;

@@ -374,6 +374,7 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     query_limits(dev);
     dev->info.barriers = env_is("GLC_BARRIERS", "always") ? "always" : "tracked";
     dev->info.validate = env_is("GLC_VALIDATE", "1") || (dev->flags & GLC_DEVICE_VALIDATE);
+    dev->trace = env_is("GLC_TRACE", "barriers"); /* env parser (knobs branch) replaces this */
     glc__log(dev, GLC_LOG_INFO, "device: %s on %s (%s platform, %s)", dev->renderer,
              dev->vendor, glc_platform_name(dev->info.platform), dev->info.egl_device);
     dev->errmsg[0] = '\0';

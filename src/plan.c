@@ -170,6 +170,61 @@ static glc_status validate_stream(glc_plan *p)
     return st;
 }
 
+/* What command k binds over bytes [begin, end) of program buffer b: a
+ * tensor's name, or what made it ("matmul output, tensor 7"), or scratch. */
+static const char *bound_over(const glc_plan *p, size_t k, uint32_t b, uint64_t begin,
+                              uint64_t end, char *buf, size_t len)
+{
+    const glc__ccmd *c = &p->prog.cmd[k];
+    int j;
+    for (j = 0; j < c->nbind; j++) {
+        const glc__cbind *x = &c->bind[j];
+        const glc__gtensor *t;
+        if ((uint32_t)x->buffer != b || x->offset >= end || x->offset + x->size <= begin)
+            continue;
+        if (x->tensor < 0)
+            return "op scratch";
+        t = &p->g->t[x->tensor];
+        if (t->name)
+            snprintf(buf, len, "\"%s\"", t->name);
+        else if (t->producer >= 0)
+            snprintf(buf, len, "%s output, tensor %d",
+                     glc__ops[p->g->n[t->producer].args.op]->name, (int)x->tensor);
+        else
+            snprintf(buf, len, "tensor %d", (int)x->tensor);
+        return buf;
+    }
+    return "?";
+}
+
+/* GLC_TRACE=barriers: each barrier of the command list and the conflict
+ * that needs it (at compile and when new variable values rebuild it). */
+static void trace_barriers(glc_plan *p)
+{
+    size_t i;
+    if (!p->dev->trace)
+        return;
+    if (p->dev->barrier_policy == GLC__BARRIERS_ALWAYS)
+        glc__trace(p->dev, "plan of %zu dispatches: GLC_BARRIERS=always: a barrier before each "
+                   "but the first; those the data needs:", p->prog.ncmd);
+    for (i = 0; i < p->prog.ncmd; i++) {
+        const glc__conflict *w = &p->prog.cmd[i].why;
+        size_t e = w->earlier ? w->earlier - 1 : 0;
+        char a[160], b[160];
+        if (!p->prog.cmd[i].barrier)
+            continue;
+        glc__trace(p->dev,
+                   "plan barrier before dispatch %zu (%s \"%s\", %s): %s on bytes [%llu, %llu) "
+                   "of plan buffer %u with dispatch %zu (%s \"%s\", %s)",
+                   i, p->cmds[i].kernel->name, p->cmds[i].label,
+                   bound_over(p, i, w->buffer, w->begin, w->end, a, sizeof a),
+                   w->kinds & GLC__HAZ_RAW ? "RAW" : w->kinds & GLC__HAZ_WAR ? "WAR" : "WAW",
+                   (unsigned long long)w->begin, (unsigned long long)w->end, w->buffer, e,
+                   p->cmds[e].kernel->name, p->cmds[e].label,
+                   bound_over(p, e, w->buffer, w->begin, w->end, b, sizeof b));
+    }
+}
+
 static glc_status rebuild(glc_plan *p)
 {
     glc_status st = build_cmds(p);
@@ -293,6 +348,7 @@ static glc_status compile_plan(const glc_graph *g, uint32_t flags, const glc_pla
         glc_plan_destroy(p);
         return st;
     }
+    trace_barriers(p);
     *out = p;
     return GLC_OK;
 }
@@ -718,6 +774,8 @@ glc_status glc_plan_set_vars(glc_plan *p, const glc_plan_var *vars, int n)
         /* back to the values that built before */
         if (glc__program_set_vars(&p->prog, old, err, sizeof err) == GLC_OK)
             rebuild(p);
+    } else {
+        trace_barriers(p);
     }
     return st;
 }

@@ -544,6 +544,60 @@ static void test_arena_at_bound(void **state)
     glc_device_destroy(dev);
 }
 
+/* GLC_TRACE=barriers traces plans, with no session ever begun: at compile,
+ * one line per barrier naming the conflict (kind, bytes, the tensors on
+ * both sides and the earlier dispatch); nothing without the variable. */
+static size_t count_lines(const char *all, const char *what)
+{
+    size_t n = 0;
+    for (; (all = strstr(all, what)) != NULL; all += strlen(what))
+        n++;
+    return n;
+}
+
+static void test_trace_barriers(void **state)
+{
+    int on;
+    (void)state;
+    for (on = 0; on < 2; on++) {
+        tu_log log;
+        glc_device *dev;
+        glc_graph *g;
+        glc_plan *p;
+        glc_plan_info info;
+        int64_t xs[1] = {100};
+        glc_tensor x, a;
+        if (on)
+            setenv("GLC_TRACE", "barriers", 1);
+        else
+            unsetenv("GLC_TRACE");
+        dev = tu_device(&log);
+        unsetenv("GLC_TRACE");
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        x = glc_graph_input(g, "x", GLC_DTYPE_F32, 1, xs);
+        a = glc_scale(g, x, 2.0f, 1.0f);
+        glc_graph_output(g, "y", glc_unary(g, GLC_UNARY_RELU, glc_add(g, a, x), 0));
+        assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+        glc_graph_destroy(g);
+        assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+        assert_int_equal(info.barriers, 2);
+        if (!on) {
+            assert_int_equal(count_lines(log.all, "plan barrier"), 0);
+        } else {
+            if (count_lines(log.all, "plan barrier before dispatch") != 2)
+                fail_msg("trace: %s", log.all);
+            tu_assert_contains(log.all, "plan barrier before dispatch 1 (binary \"add\", "
+                                        "scale output, tensor 1): RAW on bytes [");
+            tu_assert_contains(log.all, "with dispatch 0 (unary \"scale\", scale output, "
+                                        "tensor 1)");
+            tu_assert_contains(log.all, "plan barrier before dispatch 2 (unary \"unary\", "
+                                        "add output, tensor 2): RAW");
+        }
+        glc_plan_destroy(p);
+        glc_device_destroy(dev);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -556,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_handles),
         cmocka_unit_test(test_clone_keeps_options),
         cmocka_unit_test(test_arena_at_bound),
+        cmocka_unit_test(test_trace_barriers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
