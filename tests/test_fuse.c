@@ -9,6 +9,9 @@
 
 #include "optest.h"
 
+#include "compile.h"
+#include "op_run.h"
+
 #include <math.h>
 
 #define T 7
@@ -864,6 +867,49 @@ static void test_fusion_glu_var_rows(void **state)
     glc_device_destroy(dev);
 }
 
+/* The compiler's binding check covers a size a plan asks for itself, not
+ * only a tensor's shape: a gated matmul input (the glu pass's form) whose
+ * second half would end past the memory planned for a is refused at
+ * compile, and accepted where it ends inside. GL-free (glc__compile). */
+static void test_binding_past_memory_refused(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc__target tg;
+    int up;
+    (void)state;
+    glc__target_of(dev, &tg);
+    for (up = 16; up <= 24; up += 8) {
+        glc_graph *g;
+        glc__program prog;
+        glc_matmul_desc nt = {1};
+        int64_t xs[2] = {2, 16}, ws[2] = {3, 16};
+        glc_tensor x, w, y;
+        glc__gnode *n;
+        char err[256];
+        glc_status st;
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+        w = glc_graph_param(g, "w", GLC_DTYPE_F32, 2, ws);
+        y = glc_matmul(g, x, w, glc_none(), &nt);
+        glc_graph_output(g, "y", y);
+        /* as the glu pass would have it: x holds gate | up, [2, 8] each */
+        g->t[w.id].shape[1] = 8;
+        n = &g->n[g->t[y.id].producer];
+        n->iraw[6] = GLC_UNARY_SILU;
+        n->iraw[7] = (int64_t)up << 32; /* gate at 0, up at element `up` */
+        st = glc__compile(g, &tg, &prog, err, sizeof err);
+        if (up == 16) { /* up [16, 32): x's 128 bytes */
+            assert_int_equal(st, GLC_OK);
+            glc__program_free(&prog);
+        } else { /* up [24, 40): past them */
+            assert_int_equal(st, GLC_ERR_INVALID_ARG);
+            tu_assert_contains(err, "matmul: binding 0 does not fit the memory planned for it");
+        }
+        glc_graph_destroy(g);
+    }
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -877,6 +923,7 @@ int main(void)
         cmocka_unit_test(test_vars_params_only),
         cmocka_unit_test(test_fusion_reshape_boundary),
         cmocka_unit_test(test_fusion_glu_var_rows),
+        cmocka_unit_test(test_binding_past_memory_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
