@@ -258,15 +258,16 @@ glc_status glc__encode(glc_session *s, const glc__cmd *c)
             const struct glc__named *e = named(dev, why.earlier);
             if (dev->barrier_policy == GLC__BARRIERS_ALWAYS)
                 glc__trace(dev, "barrier before dispatch %llu (%s \"%s\"): GLC_BARRIERS=always",
-                      (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
-                      c->label ? c->label : "");
+                           (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                           c->label ? c->label : "");
             else
-                glc__trace(dev, "barrier before dispatch %llu (%s \"%s\"): %s on bytes [%llu, %llu) "
-                      "of buffer %u with dispatch %u (%s \"%s\")",
-                      (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
-                      c->label ? c->label : "", kind_name(why.kinds),
-                      (unsigned long long)why.begin, (unsigned long long)why.end, why.buffer,
-                      why.earlier, e->kernel, e->label);
+                glc__trace(dev,
+                           "barrier before dispatch %llu (%s \"%s\"): %s on bytes [%llu, %llu) "
+                           "of buffer %u with dispatch %u (%s \"%s\")",
+                           (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                           c->label ? c->label : "", kind_name(why.kinds),
+                           (unsigned long long)why.begin, (unsigned long long)why.end,
+                           why.buffer, why.earlier, e->kernel, e->label);
         }
         if (dev->test_drop_barrier > 0 && --dev->test_drop_barrier == 0) {
             /* test hook: forget the ranges as if the barrier were emitted */

@@ -454,11 +454,12 @@ static void keep(const planner *p, best *b, size_t n, const order_key *ord, size
 }
 
 /* Local search from the best plan (one buffer, above the bound): a tensor
- * that ends at the arena's top moves to a random earlier place in the
- * order, and the order is placed again with first fit; the move stays
- * when the arena is no larger (walking plateaus too). A fixed budget of
- * tries, fewer on larger graphs (each try costs a placement), and a fixed
- * seed: the result is deterministic. ord is scratch. */
+ * that ends at the arena's top (every other try: any tensor) moves to a
+ * random earlier place in the order, and the order is placed again with
+ * first fit; the move stays when the arena is no larger (walking plateaus
+ * too). A fixed budget of tries, fewer on larger graphs (each try costs a
+ * placement), and a fixed seed: the result is deterministic. ord is
+ * scratch. */
 static void improve(planner *p, best *b, size_t n, order_key *ord, size_t nord, size_t bound)
 {
     size_t ns = p->ns, tries = ns ? 16384 / ns : 0, nfixed = nord - ns;
