@@ -798,7 +798,8 @@ GLC_API glc_status glc_plan_set_handle_feed(glc_plan *p, const char *handle, con
 enum { GLC_SHARE_PARAMS = 1, GLC_SHARE_HANDLES = 2 };
 GLC_API glc_status glc_plan_share(glc_plan *dst, const glc_plan *src, unsigned what);
 /* A plan of the same graph with its own arena and handles, sharing src's
- * programs and params (src must outlive it). */
+ * programs and params (src must outlive it). It is compiled as src was
+ * (its glc_compile_desc flags, the same fused program). */
 GLC_API glc_status glc_plan_clone(const glc_plan *src, glc_plan **out);
 
 /* Variables: a plan is compiled for their maxima and runs at any values

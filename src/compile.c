@@ -344,7 +344,10 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
                     pl = &p->place[nd->tensor[b->tensor]];
                     whole = glc__tensor_bytes(&s->args.t[b->tensor]);
                 }
-                if (pl->region == GLC__REGION_NONE || whole > pl->bytes || b->offset > whole)
+                /* a size of the plan's own (a packed value's parts) may
+                 * reach past the tensor's shape now, not past its memory */
+                if (pl->region == GLC__REGION_NONE || whole > pl->bytes || b->offset > whole ||
+                    b->size > pl->bytes - b->offset)
                     return cfail(err, len, GLC_ERR_INVALID_ARG,
                                  "%s: binding %d does not fit the memory planned for it",
                                  glc__ops[s->args.op]->name, k);
@@ -367,6 +370,7 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
         int ns = cmd_spans(&p->cmd[i], sp);
         if (i > last_barrier && glc__hazard_check(&h, sp, ns, &why)) {
             p->cmd[i].barrier = 0x00002000u; /* GL_SHADER_STORAGE_BARRIER_BIT */
+            p->cmd[i].why = why;
             p->barriers++;
             glc__hazard_clear(&h);
             last_barrier = i;

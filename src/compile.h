@@ -58,6 +58,8 @@ typedef struct glc__ccmd {
     glc__cbind bind[GLC__OP_MAX_BIND];
     int nbind;
     unsigned barrier; /* GL barrier bits to emit before it (0: none) */
+    glc__conflict why; /* with a barrier: the conflict that needs it (earlier:
+                        * 1 + the command index) */
 } glc__ccmd;
 
 typedef struct glc__cstep {

@@ -63,12 +63,7 @@ static const char *kind_name(unsigned kinds)
     return kinds & GLC__HAZ_RAW ? "RAW" : kinds & GLC__HAZ_WAR ? "WAR" : "WAW";
 }
 
-static void trace(glc_device *dev, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void trace(glc_device *dev, const char *fmt, ...)
+void glc__trace(glc_device *dev, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -262,16 +257,17 @@ glc_status glc__encode(glc_session *s, const glc__cmd *c)
         if (dev->trace) {
             const struct glc__named *e = named(dev, why.earlier);
             if (dev->barrier_policy == GLC__BARRIERS_ALWAYS)
-                trace(dev, "barrier before dispatch %llu (%s \"%s\"): GLC_BARRIERS=always",
-                      (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
-                      c->label ? c->label : "");
+                glc__trace(dev, "barrier before dispatch %llu (%s \"%s\"): GLC_BARRIERS=always",
+                           (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                           c->label ? c->label : "");
             else
-                trace(dev, "barrier before dispatch %llu (%s \"%s\"): %s on bytes [%llu, %llu) "
-                      "of buffer %u with dispatch %u (%s \"%s\")",
-                      (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
-                      c->label ? c->label : "", kind_name(why.kinds),
-                      (unsigned long long)why.begin, (unsigned long long)why.end, why.buffer,
-                      why.earlier, e->kernel, e->label);
+                glc__trace(dev,
+                           "barrier before dispatch %llu (%s \"%s\"): %s on bytes [%llu, %llu) "
+                           "of buffer %u with dispatch %u (%s \"%s\")",
+                           (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                           c->label ? c->label : "", kind_name(why.kinds),
+                           (unsigned long long)why.begin, (unsigned long long)why.end,
+                           why.buffer, why.earlier, e->kernel, e->label);
         }
         if (dev->test_drop_barrier > 0 && --dev->test_drop_barrier == 0) {
             /* test hook: forget the ranges as if the barrier were emitted */

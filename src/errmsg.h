@@ -30,6 +30,13 @@ void glc__log(struct glc_device *dev, glc_log_level level, const char *fmt, ...)
     ;
 void glc__vlog(struct glc_device *dev, glc_log_level level, glc_status status,
                const char *fmt, va_list ap);
+/* GLC_TRACE output (encode.c): to the log callback at INFO whatever its
+ * level, else to stderr. */
+void glc__trace(struct glc_device *dev, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Fails the calling function with INVALID_ARG unless `cond` holds; the
  * message names the function and the condition. dev may be NULL. */

@@ -60,20 +60,50 @@ static void count_uses(fctx *c)
             c->uses[g->t[i].alias - 1] += 2; /* read through a view: not ours to hide */
 }
 
-/* The node producing tensor t when it is op `op`, used only once. */
+/* The node producing tensor t when it is op `op`, used only once. A view
+ * (a reshape, a part of a packed value: any alias) is a boundary: its
+ * producer wrote other indices (another shape, another offset), so a
+ * consumer fused with it would read the producer's elements at the view's
+ * indices. */
 static glc__gnode *single_use_producer(fctx *c, int32_t t, glc__op op)
 {
     const glc__gtensor *gt;
     if (t < 0)
         return NULL;
     gt = &c->g->t[t];
-    if (gt->kind != GLC__T_VALUE || gt->producer < 0 || c->uses[t] != 1)
+    if (gt->kind != GLC__T_VALUE || gt->producer < 0 || gt->alias || c->uses[t] != 1)
         return NULL;
     return c->g->n[gt->producer].args.op == op ? &c->g->n[gt->producer] : NULL;
 }
 
+/* 1 when node idx (a fused candidate in place) is accepted by its op's
+ * rule at every variable value the plan may be re-planned for, sampled:
+ * each variable at its minimum with the others at their maxima, and all at
+ * their minima (the maxima are the caller's check). With same_out, its
+ * output must also be its output tensor's shape at those values (the node
+ * it replaces made that tensor). */
+static int holds_over_vars(const fctx *c, size_t idx, int same_out)
+{
+    const glc_graph *g = c->g;
+    int64_t vals[GLC__GRAPH_MAX_VARS];
+    glc__op_args a;
+    glc__tensor t;
+    char err[256];
+    int v, i;
+    for (v = g->nvars ? -1 : 0; v < g->nvars; v++) {
+        for (i = 0; i < g->nvars; i++)
+            vals[i] = v < 0 || i == v ? g->var[i].min : g->var[i].max;
+        if (glc__graph_node_args(g, idx, vals, &a, err, sizeof err) != GLC_OK)
+            return 0;
+        glc__graph_tensor_at(g, out_of(&g->n[idx]), vals, &t);
+        if (same_out && !glc__same_shape(&a.t[a.nin], &t))
+            return 0;
+    }
+    return 1;
+}
+
 /* Replaces node n by `cand` (same output tensor) when the op's rule accepts
- * it at the variables' maxima; returns 1 if it did. */
+ * it at the variables' maxima and over their range; returns 1 if it did. */
 static int replace(fctx *c, glc__gnode *n, glc__gnode *cand)
 {
     glc__gnode keep = *n;
@@ -83,7 +113,8 @@ static int replace(fctx *c, glc__gnode *n, glc__gnode *cand)
     *n = *cand;
     if (glc__graph_node_args(c->g, idx, NULL, &a, err, sizeof err) != GLC_OK ||
         a.t[a.nin].dtype != c->g->t[out_of(n)].dtype ||
-        !glc__same_shape(&a.t[a.nin], &keep.args.t[keep.args.nin])) {
+        !glc__same_shape(&a.t[a.nin], &keep.args.t[keep.args.nin]) ||
+        !holds_over_vars(c, idx, 1)) {
         *n = keep;
         return 0;
     }
@@ -263,7 +294,8 @@ static glc_status add_norm(fctx *c, size_t ni)
     {
         glc__gnode keep = *d;
         *d = cand;
-        if (glc__graph_node_args(g, di, NULL, &a, err, sizeof err) != GLC_OK) {
+        if (glc__graph_node_args(g, di, NULL, &a, err, sizeof err) != GLC_OK ||
+            !holds_over_vars(c, di, 0)) {
             *d = keep;
             g->nt--; /* the pack was the last tensor added */
             return GLC_OK;
@@ -382,7 +414,8 @@ static glc_status qkv(fctx *c, size_t first)
     }
     keep = *f;
     *f = cand;
-    if (glc__graph_node_args(g, first, NULL, &a, err, sizeof err) != GLC_OK) {
+    if (glc__graph_node_args(g, first, NULL, &a, err, sizeof err) != GLC_OK ||
+        !holds_over_vars(c, first, 0)) {
         *f = keep;
         while (g->nt > nt0)
             glc__free(g->t[--g->nt].name);
@@ -438,8 +471,9 @@ static void glu(fctx *c, glc__gnode *m)
     up = u->tensor[1];
     pack = g->t[gate].alias - 1;
     k = g->t[m->tensor[1]].shape[1];
-    if (pack < 0 || g->t[up].alias != pack + 1 || g->t[pack].shape[g->t[pack].rank - 1] != 2 * k)
-        return;
+    if (pack < 0 || !g->t[pack].packed || g->t[up].alias != pack + 1 ||
+        g->t[pack].shape[g->t[pack].rank - 1] != 2 * k)
+        return; /* the halves are the qkv pass's parts of one pack, not views of them */
     glc__graph_tensor_at(g, gate, NULL, &gt);
     if (!glc__same_shape(&gt, &u->args.t[1]) || glc__numel(&gt) / k > GLU_MAX_ROWS)
         return;

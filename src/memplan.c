@@ -1,14 +1,24 @@
 /*
- * The memory planner: greedy by size, best fit (as TFLite's arena planner
- * and the "greedy by size" of Pisarchyk & Lee, 2020), split over buffers
- * of at most max_buffer bytes.
+ * The memory planner: greedy placements (as TFLite's arena planner and the
+ * "greedy by size" of Pisarchyk & Lee, 2020), split over buffers of at
+ * most max_buffer bytes, the best of several kept.
  *
  * Order. Non-empty tensors are placed one at a time: FIXED ones first, then
- * SHARED ones; within each kind largest first, ties by earlier first step,
- * then by index, so the plan is deterministic. Large tensors placed first
- * leave gaps that later, smaller ones fill; on layer-by-layer graphs this
- * stays within a few percent of the liveness lower bound (the tests
- * measure it on transformer-like graphs).
+ * SHARED ones in one of five orders (ORDERS): largest first (ties: earlier
+ * first step), earliest first step, latest last step, longest interval,
+ * largest size x interval (ties: largest, then by index), so each plan is
+ * deterministic. Large tensors placed first leave gaps that later, smaller
+ * ones fill; on layer-by-layer graphs that alone meets the liveness lower
+ * bound, but on general graphs (a small value read late, next to a
+ * chain of large ones) it can miss it by 30%, where another order meets
+ * it. Each order is placed with best fit and then with first fit (below);
+ * the smallest arena wins (ties: the earlier), and a plan at the lower
+ * bound ends the search. With one buffer, a local search follows
+ * (improve): a tensor at the arena's top (or, every other try, any
+ * tensor) moves earlier in the best order and first fit places it all
+ * again, the move kept when the arena is no larger; a fixed seed and a
+ * budget of tries shrinking with n. The tests hold the result against the
+ * bound on random graphs and against the optimum on small cases.
  *
  * FIXED tensors overlap everything, so each goes at the end of the first
  * buffer with room (first fit, decreasing): they form a prefix
@@ -18,7 +28,8 @@
  * A SHARED tensor looks at the placed SHARED tensors whose intervals
  * overlap its own, in (buffer, offset) order: the gaps between them (from
  * fixed_end up) are candidates, and it takes the smallest gap that fits
- * over all buffers (best fit; ties: lowest buffer, lowest offset). When no
+ * over all buffers (best fit; ties: lowest buffer, lowest offset; first
+ * fit: the lowest buffer and offset with room). When no
  * gap fits it goes on top of the overlapping tensors of the buffer whose
  * size grows least (ties: lowest buffer) among those where it stays within
  * max_buffer, else at offset 0 of a new buffer.
@@ -62,13 +73,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tensors in placing order: FIXED first, then size descending, first step
- * ascending, index ascending. */
+/* Tensors in placing order: FIXED first (largest first), then SHARED by
+ * k1 descending, k2 descending, index ascending (the order's keys, see
+ * ORDERS). */
 typedef struct order_key {
-    size_t size;
-    int32_t first;
+    uint64_t k1, k2;
     uint32_t fixed_idx; /* bit 31: SHARED; low bits: index */
 } order_key;
+
+/* The placing orders tried, each with best fit and with first fit; the
+ * first is the classic greedy by size. Keys are descending, so "ascending
+ * x" is the complement of x. */
+enum {
+    ORD_SIZE,     /* largest first, then earliest first */
+    ORD_START,    /* earliest first step first, then largest */
+    ORD_END,      /* latest last step first, then largest */
+    ORD_LIFETIME, /* longest live interval first, then largest */
+    ORD_AREA,     /* largest size x interval first, then largest */
+    ORDERS
+};
 
 typedef struct first_key { /* SHARED tensors by first step, then index */
     int32_t first, last;
@@ -113,6 +136,7 @@ typedef struct planner {
     size_t npend;
     size_t *bsize, *fixed_end, *top; /* [n] per buffer */
     size_t nbuf;
+    int first_fit;         /* the lowest gap that fits, not the smallest */
 } planner;
 
 static glc_status fail(char *err, size_t errlen, glc_status st, const char *fmt, ...)
@@ -134,11 +158,32 @@ static int cmp_order(const void *pa, const void *pb)
     uint32_t ka = a->fixed_idx >> 31, kb = b->fixed_idx >> 31;
     if (ka != kb)
         return ka < kb ? -1 : 1;
-    if (a->size != b->size)
-        return a->size > b->size ? -1 : 1;
-    if (a->first != b->first)
-        return a->first < b->first ? -1 : 1;
+    if (a->k1 != b->k1)
+        return a->k1 > b->k1 ? -1 : 1;
+    if (a->k2 != b->k2)
+        return a->k2 > b->k2 ? -1 : 1;
     return a->fixed_idx < b->fixed_idx ? -1 : a->fixed_idx > b->fixed_idx;
+}
+
+/* A step as an unsigned key in the same order. */
+static uint64_t ukey(int32_t step) { return (uint64_t)((int64_t)step - INT32_MIN); }
+
+/* The keys of tensor i in order `o` (FIXED ones: by size in every order). */
+static order_key key_in(const glc__mem_tensor *t, uint32_t i, int o)
+{
+    const glc__mem_tensor *x = &t[i];
+    uint64_t size = x->size, len, k1;
+    if (x->kind != GLC__MEM_SHARED)
+        return (order_key){size, UINT32_MAX, i};
+    len = (uint64_t)((int64_t)x->last - x->first) + 1;
+    switch (o) {
+    case ORD_START: k1 = UINT32_MAX - ukey(x->first); break;
+    case ORD_END: k1 = ukey(x->last); break;
+    case ORD_LIFETIME: k1 = len; break;
+    case ORD_AREA: k1 = size > UINT64_MAX / len ? UINT64_MAX : size * len; break;
+    default: return (order_key){size, UINT32_MAX - ukey(x->first), i | 0x80000000u};
+    }
+    return (order_key){k1, size, i | 0x80000000u};
 }
 
 static int cmp_first(const void *pa, const void *pb)
@@ -330,6 +375,8 @@ static void place_shared(planner *p, uint32_t idx)
                 best_gap = gap;
                 best_b = c->buf;
                 best_off = *top;
+                if (p->first_fit)
+                    break; /* the lowest buffer and offset with room */
             }
         }
         if (c->end > *top)
@@ -360,6 +407,108 @@ static void place_shared(planner *p, uint32_t idx)
     p->pl[p->npl++] = idx;
     if (p->indexed)
         index_add(p, idx);
+}
+
+/* Places the tensors in the order ord (best or first fit) from scratch;
+ * returns the arena's bytes. */
+static size_t place_all(planner *p, const order_key *ord, size_t nord, int first_fit)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < 2 * p->leaves; i++)
+        p->tree[i] = INT32_MIN;
+    p->npl = p->nsrt = p->npend = p->nbuf = 0;
+    p->indexed = 0;
+    p->first_fit = first_fit;
+    for (size_t i = 0; i < nord; i++) {
+        uint32_t idx = ord[i].fixed_idx & 0x7FFFFFFFu;
+        if (ord[i].fixed_idx >> 31)
+            place_shared(p, idx);
+        else
+            place_fixed(p, idx);
+    }
+    for (size_t b = 0; b < p->nbuf; b++)
+        total += p->bsize[b];
+    return total;
+}
+
+/* The smallest plan found so far, and the order that made it. */
+typedef struct best {
+    size_t total, nbuf;
+    uint32_t *buf;   /* [n] */
+    size_t *off;     /* [n] */
+    size_t *bsize;   /* [nz] */
+    order_key *ord;  /* [nz] */
+} best;
+
+static void keep(const planner *p, best *b, size_t n, const order_key *ord, size_t nord)
+{
+    b->total = 0;
+    for (size_t i = 0; i < p->nbuf; i++)
+        b->total += p->bsize[i];
+    b->nbuf = p->nbuf;
+    memcpy(b->buf, p->buf, n * sizeof *b->buf);
+    memcpy(b->off, p->off, n * sizeof *b->off);
+    memcpy(b->bsize, p->bsize, p->nbuf * sizeof *b->bsize);
+    if (b->ord != ord)
+        memcpy(b->ord, ord, nord * sizeof *ord);
+}
+
+/* Local search from the best plan (one buffer, above the bound): a tensor
+ * that ends at the arena's top (every other try: any tensor) moves to a
+ * random earlier place in the order, and the order is placed again with
+ * first fit; the move stays when the arena is no larger (walking plateaus
+ * too). A fixed budget of tries, fewer on larger graphs (each try costs a
+ * placement), and a fixed seed: the result is deterministic. ord is
+ * scratch. */
+static void improve(planner *p, best *b, size_t n, order_key *ord, size_t nord, size_t bound)
+{
+    size_t ns = p->ns, tries = ns ? 16384 / ns : 0, nfixed = nord - ns;
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    if (tries > 128)
+        tries = 128;
+    if (b->nbuf != 1 || ns < 2)
+        return;
+    memcpy(ord, b->ord, nord * sizeof *ord);
+    for (size_t k = 0; k < tries && b->total > bound; k++) {
+        size_t ntop = 0, pick, pos, to;
+        order_key moved;
+        uint64_t r;
+        seed += 0x9E3779B97F4A7C15ull;
+        r = seed;
+        r = (r ^ (r >> 30)) * 0xBF58476D1CE4E5B9ull;
+        r = (r ^ (r >> 27)) * 0x94D049BB133111EBull;
+        r ^= r >> 31;
+        /* the SHARED tensors ending at the top: pick one */
+        for (size_t i = nfixed; i < nord; i++) {
+            uint32_t idx = ord[i].fixed_idx & 0x7FFFFFFFu;
+            if (b->off[idx] + p->asz[idx] >= b->total)
+                ntop++;
+        }
+        if (ntop == 0)
+            return;
+        if (k % 2) { /* every other try: any tensor, to leave a plateau */
+            pos = nfixed + (size_t)(r % ns);
+        } else {
+            pick = (size_t)(r % ntop);
+            for (pos = nfixed; pos < nord; pos++) {
+                uint32_t idx = ord[pos].fixed_idx & 0x7FFFFFFFu;
+                if (b->off[idx] + p->asz[idx] >= b->total && pick-- == 0)
+                    break;
+            }
+        }
+        if (pos == nfixed)
+            continue; /* placed first already */
+        to = nfixed + (size_t)((r >> 32) % (pos - nfixed));
+        moved = ord[pos];
+        memmove(&ord[to + 1], &ord[to], (pos - to) * sizeof *ord);
+        ord[to] = moved;
+        if (place_all(p, ord, nord, 1) <= b->total && p->nbuf == 1) {
+            keep(p, b, n, ord, nord);
+        } else { /* undo */
+            memmove(&ord[to], &ord[to + 1], (pos - to) * sizeof *ord);
+            ord[pos] = moved;
+        }
+    }
 }
 
 /* Bytes for `count` elements of `size`, rounded up so that every array
@@ -426,7 +575,9 @@ glc_status glc__memplan_make(glc__mem_tensor *t, size_t n, size_t align, size_t 
                    span_of(ns, sizeof(end_key)) + span_of(2 * p.leaves, sizeof *p.tree) +
                    span_of(ns, sizeof *p.cand) + 3 * span_of(ns, sizeof(place_key)) +
                    span_of(PEND, sizeof(place_key)) +
-                   span_of(ns, sizeof *p.pl) + 3 * span_of(nz, sizeof(size_t));
+                   span_of(ns, sizeof *p.pl) + 4 * span_of(nz, sizeof(size_t)) +
+                   span_of(n, sizeof(uint32_t)) + span_of(n, sizeof(size_t)) +
+                   span_of(nz, sizeof(order_key));
     unsigned char *block = glc__malloc(bytes ? bytes : 1);
     if (!block)
         return fail(err, errlen, GLC_ERR_OUT_OF_MEMORY, "out of memory (%zu bytes)", bytes);
@@ -438,6 +589,9 @@ glc_status glc__memplan_make(glc__mem_tensor *t, size_t n, size_t align, size_t 
     } while (0)
     order_key *ord;
     end_key *ends;
+    uint32_t *best_buf;
+    size_t *best_off, *best_bsize;
+    order_key *best_ord;
     CARVE(p.asz, n);
     CARVE(p.buf, n);
     CARVE(p.off, n);
@@ -455,6 +609,10 @@ glc_status glc__memplan_make(glc__mem_tensor *t, size_t n, size_t align, size_t 
     CARVE(p.bsize, nz);
     CARVE(p.fixed_end, nz);
     CARVE(p.top, nz);
+    CARVE(best_buf, n);
+    CARVE(best_off, n);
+    CARVE(best_bsize, nz);
+    CARVE(best_ord, nz);
 #undef CARVE
 
     /* Keys, aligned sizes and the lower bound. */
@@ -467,8 +625,7 @@ glc_status glc__memplan_make(glc__mem_tensor *t, size_t n, size_t align, size_t 
         p.off[i] = 0;
         if (a == 0)
             continue;
-        ord[nord++] = (order_key){t[i].size, shared ? t[i].first : 0,
-                                  (uint32_t)i | (shared ? 0x80000000u : 0)};
+        ord[nord++] = key_in(t, (uint32_t)i, ORD_SIZE);
         if (shared) {
             p.byfirst[nsh] = (first_key){t[i].first, t[i].last, (uint32_t)i};
             ends[nsh++] = (end_key){t[i].last, a};
@@ -488,39 +645,40 @@ glc_status glc__memplan_make(glc__mem_tensor *t, size_t n, size_t align, size_t 
             peak = live;
     }
 
-    for (size_t i = 0; i < 2 * p.leaves; i++)
-        p.tree[i] = INT32_MIN;
     for (size_t i = 0; i < ns; i++)
         p.pos[p.byfirst[i].idx] = (uint32_t)i;
 
-    for (size_t i = 0; i < nord; i++) {
-        uint32_t idx = ord[i].fixed_idx & 0x7FFFFFFFu;
-        if (ord[i].fixed_idx >> 31)
-            place_shared(&p, idx);
-        else
-            place_fixed(&p, idx);
+    /* Every order with best fit, then with first fit; the smallest arena
+     * wins (ties: the earlier try), and reaching the bound ends the search. */
+    size_t bound = fixed_sum + peak;
+    best b = {SIZE_MAX, 0, best_buf, best_off, best_bsize, best_ord};
+    for (int try = 0; try < 2 * ORDERS && (try == 0 || b.total > bound); try++) {
+        for (size_t i = 0; i < nord; i++)
+            ord[i] = key_in(t, ord[i].fixed_idx & 0x7FFFFFFFu, try % ORDERS);
+        qsort(ord, nord, sizeof *ord, cmp_order);
+        if (place_all(&p, ord, nord, try >= ORDERS) < b.total)
+            keep(&p, &b, n, ord, nord);
     }
+    improve(&p, &b, n, ord, nord, bound);
+    size_t best_nbuf = b.nbuf, best_total = b.total;
 
-    size_t *bsize = NULL, total = 0;
-    if (p.nbuf > 0) {
-        bsize = glc__malloc(p.nbuf * sizeof *bsize);
+    size_t *bsize = NULL;
+    if (best_nbuf > 0) {
+        bsize = glc__malloc(best_nbuf * sizeof *bsize);
         if (!bsize) {
             glc__free(block);
             return fail(err, errlen, GLC_ERR_OUT_OF_MEMORY, "out of memory (%zu buffer sizes)",
-                        p.nbuf);
+                        best_nbuf);
         }
-        for (size_t b = 0; b < p.nbuf; b++) {
-            bsize[b] = p.bsize[b];
-            total += bsize[b];
-        }
+        memcpy(bsize, best_bsize, best_nbuf * sizeof *bsize);
     }
     for (size_t i = 0; i < n; i++) {
-        t[i].buffer = (int)p.buf[i];
-        t[i].offset = p.off[i];
+        t[i].buffer = (int)best_buf[i];
+        t[i].offset = best_off[i];
     }
-    out->nbuffers = (int)p.nbuf;
+    out->nbuffers = (int)best_nbuf;
     out->buffer_size = bsize;
-    out->total = total;
+    out->total = best_total == SIZE_MAX ? 0 : best_total;
     out->lower_bound = fixed_sum + peak;
     glc__free(block);
     return GLC_OK;

@@ -11,8 +11,10 @@
  * Offsets are multiples of the alignment (the device's SSBO offset
  * alignment) and sizes are rounded up to it.
  *
- * The plan is greedy by size with best fit (see memplan.c); the liveness
- * lower bound it reports lets glc_plan_stats say how close it came.
+ * The plan is the best of several greedy placements (orders by size,
+ * start, end, lifetime and size x lifetime, each with best and first fit)
+ * refined by a short local search (see memplan.c); the liveness lower
+ * bound it reports lets glc_plan_stats say how close it came.
  */
 #ifndef GLC_MEMPLAN_H
 #define GLC_MEMPLAN_H
@@ -68,9 +70,12 @@ typedef struct glc__memplan {
  * message names its index and size), or the sizes add up past SIZE_MAX;
  * GLC_ERR_OUT_OF_MEMORY. On error neither t nor *out is changed.
  *
- * Cost: O(n log n + P log n) where P is the number of pairs of SHARED
- * tensors whose intervals overlap, O(n^2) at worst (every interval
- * overlapping every other), plus O(n * nbuffers). Thread-safe (no state). */
+ * Cost: each greedy placement is O(n log n + P log n) where P is the
+ * number of pairs of SHARED tensors whose intervals overlap, O(n^2) at
+ * worst (every interval overlapping every other), plus O(n * nbuffers);
+ * there are at most 10 of them plus min(128, 16384 / n) for the local
+ * search, and the search ends as soon as a plan meets the lower bound.
+ * Thread-safe (no state). */
 glc_status glc__memplan_make(glc__mem_tensor *t, size_t n, size_t align, size_t max_buffer,
                              glc__memplan *out, char *err, size_t errlen);
 

@@ -66,8 +66,11 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
     if (a->i[6]) { /* fused SwiGLU input: a row is gate | up, K each */
         int64_t g0 = a->i[7] & 0xffffffffll, u0 = a->i[7] >> 32, lo = g0 < u0 ? g0 : u0;
         int64_t hi = g0 < u0 ? u0 : g0;
-        if (!nt || b->rank != 2 || k % 8 || g0 % 4 || u0 % 4 || hi - lo < k / 2 ||
-            hi + k / 2 > glc__numel(x) || a->i[6] < GLC_UNARY_GELU || a->i[6] > GLC_UNARY_RELU)
+        /* the halves may not overlap; their extent (hi + M K elements, where
+         * a's shape at lower variable values no longer says) is the binding
+         * glu_params asks for, which the compiler checks against a's memory */
+        if (!nt || b->rank != 2 || k % 8 || g0 % 4 || u0 % 4 || hi - lo < glc__numel(x) / 2 ||
+            a->i[6] < GLC_UNARY_GELU || a->i[6] > GLC_UNARY_RELU)
             return glc__op_error(err, len, "matmul", "a %s: not a gated input this matmul takes",
                                  glc__shape_str(x, sx, sizeof sx));
         k /= 2;
@@ -144,8 +147,11 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
 
 /* The fused SwiGLU input (i[6] the activation; i[7] where the gate and up
  * halves start in a, elements, low and high 32 bits): the define, a bound
- * from the first half on, and the signed distance as param `at`. */
-static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at)
+ * from the first half on through the second's m x k elements (not a's
+ * shape: below the maxima the halves keep their places, further apart
+ * than a's shape says), and the signed distance as param `at`. */
+static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at, int64_t m,
+                       int64_t k)
 {
     int64_t g0 = a->i[7] & 0xffffffffll, u0 = a->i[7] >> 32;
     if (!a->i[6])
@@ -155,6 +161,7 @@ static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at)
         glc__plan_param(d, 0);
     glc__plan_param(d, (uint32_t)(int32_t)(u0 - g0));
     d->bind[0].offset = (size_t)(g0 < u0 ? g0 : u0) * 4; /* a from the first half on */
+    d->bind[0].size = (size_t)((g0 < u0 ? u0 - g0 : g0 - u0) + m * k) * 4;
 }
 
 /* The decode path: glsl/matvec.comp, a subgroup per RN rows of b, 16-byte
@@ -182,7 +189,7 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     glc__plan_param(d, a->t[2].present ? 1u : 0u);
     glc__plan_paramf(d, a->f[0]);
     bind_dense(d, a, m, n);
-    glu_params(d, a, 10);
+    glu_params(d, a, 10, m, k);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return GLC_OK;
@@ -309,7 +316,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__plan_param(d, a->t[2].present ? 1u : 0u);
     glc__plan_paramf(d, a->f[0]);
     bind_dense(d, a, m, n);
-    glu_params(d, a, 15);
+    glu_params(d, a, 15, m, k);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return k_split(a, tg, p, v == V_DIRECT ? 4 : 16, v != V_DIRECT ? 24 : m == 1 ? 1 : 2,

@@ -170,6 +170,61 @@ static glc_status validate_stream(glc_plan *p)
     return st;
 }
 
+/* What command k binds over bytes [begin, end) of program buffer b: a
+ * tensor's name, or what made it ("matmul output, tensor 7"), or scratch. */
+static const char *bound_over(const glc_plan *p, size_t k, uint32_t b, uint64_t begin,
+                              uint64_t end, char *buf, size_t len)
+{
+    const glc__ccmd *c = &p->prog.cmd[k];
+    int j;
+    for (j = 0; j < c->nbind; j++) {
+        const glc__cbind *x = &c->bind[j];
+        const glc__gtensor *t;
+        if ((uint32_t)x->buffer != b || x->offset >= end || x->offset + x->size <= begin)
+            continue;
+        if (x->tensor < 0)
+            return "op scratch";
+        t = &p->g->t[x->tensor];
+        if (t->name)
+            snprintf(buf, len, "\"%s\"", t->name);
+        else if (t->producer >= 0)
+            snprintf(buf, len, "%s output, tensor %d",
+                     glc__ops[p->g->n[t->producer].args.op]->name, (int)x->tensor);
+        else
+            snprintf(buf, len, "tensor %d", (int)x->tensor);
+        return buf;
+    }
+    return "?";
+}
+
+/* GLC_TRACE=barriers: each barrier of the command list and the conflict
+ * that needs it (at compile and when new variable values rebuild it). */
+static void trace_barriers(glc_plan *p)
+{
+    size_t i;
+    if (!p->dev->trace)
+        return;
+    if (p->dev->barrier_policy == GLC__BARRIERS_ALWAYS)
+        glc__trace(p->dev, "plan of %zu dispatches: GLC_BARRIERS=always: a barrier before each "
+                   "but the first; those the data needs:", p->prog.ncmd);
+    for (i = 0; i < p->prog.ncmd; i++) {
+        const glc__conflict *w = &p->prog.cmd[i].why;
+        size_t e = w->earlier ? w->earlier - 1 : 0;
+        char a[160], b[160];
+        if (!p->prog.cmd[i].barrier)
+            continue;
+        glc__trace(p->dev,
+                   "plan barrier before dispatch %zu (%s \"%s\", %s): %s on bytes [%llu, %llu) "
+                   "of plan buffer %u with dispatch %zu (%s \"%s\", %s)",
+                   i, p->cmds[i].kernel->name, p->cmds[i].label,
+                   bound_over(p, i, w->buffer, w->begin, w->end, a, sizeof a),
+                   w->kinds & GLC__HAZ_RAW ? "RAW" : w->kinds & GLC__HAZ_WAR ? "WAR" : "WAW",
+                   (unsigned long long)w->begin, (unsigned long long)w->end, w->buffer, e,
+                   p->cmds[e].kernel->name, p->cmds[e].label,
+                   bound_over(p, e, w->buffer, w->begin, w->end, b, sizeof b));
+    }
+}
+
 static glc_status rebuild(glc_plan *p)
 {
     glc_status st = build_cmds(p);
@@ -236,54 +291,34 @@ static glc_status make_io(glc_plan *p)
     return p->mirror && p->stage ? GLC_OK : GLC_ERR_OUT_OF_MEMORY;
 }
 
-static glc_status compile_plan(glc_graph *g, const glc_compile_desc *desc, glc_plan **out);
-
-/* One context check around the whole compile: it creates buffers and
- * programs, and none may go to another context. */
-glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_plan **out)
+/* A plan of g compiled with flags. from: the plan whose graph g is (a
+ * clone's source: fused already, so its fusion count is taken, not redone),
+ * or NULL. Runs inside glc__enter (compile_entered). */
+static glc_status compile_plan(const glc_graph *g, uint32_t flags, const glc_plan *from,
+                               glc_plan **out)
 {
-    glc__glstate gs;
-    glc_status st;
-    if (!g || !out)
-        return compile_plan(g, desc, out); /* the argument checks */
-    if ((st = glc__enter(g->dev, 0, 0, &gs)) != GLC_OK)
-        return st;
-    st = compile_plan(g, desc, out);
-    glc__leave(g->dev, &gs);
-    return st;
-}
-
-static glc_status compile_plan(glc_graph *g, const glc_compile_desc *desc, glc_plan **out)
-{
-    glc_device *dev;
+    glc_device *dev = g->dev;
     glc__target tg;
     glc_plan *p;
     char err[512];
     glc_status st;
     int i, fused = 0;
-    if (!g)
-        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_graph_compile: invalid argument: g");
-    if (!out)
-        return glc__fail(g->dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: invalid argument: out");
-    dev = g->dev;
-    if (desc && (desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE))
-        return glc__fail(dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: flags 0x%x are reserved",
-                         desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE);
-    if (g->status != GLC_OK)
-        return glc__fail(dev, g->status, "%s", g->errmsg);
     glc__use_device(dev);
     p = glc__calloc(1, sizeof *p);
     if (!p)
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
     p->dev = dev;
+    p->flags = flags;
     dev->live_objects++;
     if (!(p->g = glc__graph_clone(g))) {
         glc_plan_destroy(p);
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
     }
     glc__target_of(dev, &tg);
-    if (!(desc && (desc->flags & GLC_COMPILE_NO_FUSE)) &&
-        (st = glc__fuse(p->g, tg.limits.ssbo_offset_alignment, &fused)) != GLC_OK) {
+    if (from)
+        fused = (int)from->prog.fused;
+    else if (!(flags & GLC_COMPILE_NO_FUSE) &&
+             (st = glc__fuse(p->g, tg.limits.ssbo_offset_alignment, &fused)) != GLC_OK) {
         glc_plan_destroy(p);
         return glc__fail(dev, st, "glc_graph_compile: out of memory");
     }
@@ -313,8 +348,35 @@ static glc_status compile_plan(glc_graph *g, const glc_compile_desc *desc, glc_p
         glc_plan_destroy(p);
         return st;
     }
+    trace_barriers(p);
     *out = p;
     return GLC_OK;
+}
+
+/* One context check around the whole compile: it creates buffers and
+ * programs, and none may go to another context. */
+static glc_status compile_entered(const glc_graph *g, uint32_t flags, const glc_plan *from,
+                                  glc_plan **out)
+{
+    glc__glstate gs;
+    glc_status st;
+    if ((st = glc__enter(g->dev, 0, 0, &gs)) != GLC_OK)
+        return st;
+    st = compile_plan(g, flags, from, out);
+    glc__leave(g->dev, &gs);
+    return st;
+}
+
+glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_plan **out)
+{
+    GLC__ARG(NULL, g);
+    GLC__ARG(g->dev, out);
+    if (desc && (desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE))
+        return glc__fail(g->dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: flags 0x%x are reserved",
+                         desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE);
+    if (g->status != GLC_OK)
+        return glc__fail(g->dev, g->status, "%s", g->errmsg);
+    return compile_entered(g, desc ? desc->flags : 0, NULL, out);
 }
 
 /* ---- params ---- */
@@ -738,6 +800,8 @@ static glc_status set_vars(glc_plan *p, const glc_plan_var *vars, int n)
         /* back to the values that built before */
         if (glc__program_set_vars(&p->prog, old, err, sizeof err) == GLC_OK)
             rebuild(p);
+    } else {
+        trace_barriers(p);
     }
     return st;
 }
@@ -947,7 +1011,9 @@ glc_status glc_plan_clone(const glc_plan *src, glc_plan **out)
     glc_status st;
     GLC__ARG(NULL, src);
     GLC__ARG(src->dev, out);
-    if ((st = glc_graph_compile(src->g, NULL, &p)) != GLC_OK)
+    /* src's graph as it compiled it (fused or not): the same program, the
+     * same packs, so every param can be shared */
+    if ((st = compile_entered(src->g, src->flags, src, &p)) != GLC_OK)
         return st;
     if ((st = glc_plan_share(p, src, GLC_SHARE_PARAMS)) != GLC_OK) {
         glc_plan_destroy(p);

@@ -40,7 +40,8 @@ typedef struct glc__plan_exec {
 
 struct glc_plan {
     glc_device *dev;
-    glc_graph *g; /* the plan's own copy of the graph */
+    glc_graph *g; /* the plan's own copy of the graph, after fusion */
+    uint32_t flags; /* the glc_compile_desc flags it was compiled with */
     glc__program prog;
     glc_buffer **buf;      /* [prog.nbuffers] */
     glc__cmd *cmds;        /* [prog.ncmd], at the current variable values */

@@ -9,6 +9,9 @@
 
 #include "optest.h"
 
+#include "compile.h"
+#include "op_run.h"
+
 #include <math.h>
 
 #define T 7
@@ -627,6 +630,286 @@ static void test_plan_reorder(void **state)
     glc_device_destroy(dev);
 }
 
+/* ---- a reshape is a boundary (issue 11) ---- */
+
+static double silu_d(double v) { return v / (1.0 + exp(-v)); }
+static double gelu_d(double v)
+{
+    return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
+
+/* Compiles the graph `build` makes (output "y") with flags, runs it on
+ * inputs "a" and "b" and a param "w" (if the graph has it) and returns the
+ * plan's fusion count. */
+typedef glc_tensor (*rs_build)(glc_graph *g);
+
+static uint32_t run_rs(glc_device *dev, rs_build build, uint32_t flags, const float *a, size_t na,
+                       const float *b, size_t nb, const float *w, size_t nw, float *y, size_t ny)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_compile_desc cd;
+    glc_plan_info info;
+    glc_plan_input in[2] = {{"a", a, na}, {"b", b, nb}};
+    glc_plan_output out = {"y", y, ny};
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    glc_graph_output(g, "y", build(g));
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    if (nw)
+        assert_int_equal(glc_plan_set_param(p, "w", w, nw), GLC_OK);
+    assert_int_equal(glc_plan_run(p, in, nb ? 2 : 1, &out, 1), GLC_OK);
+    assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+    glc_plan_destroy(p);
+    return info.fused;
+}
+
+/* the issue's case: a [3,1], b [3,3], y = reshape(silu(a), [1,3]) * b */
+static glc_tensor rs_silu_mul(glc_graph *g)
+{
+    int64_t as[2] = {3, 1}, bs[2] = {3, 3}, rs[2] = {1, 3};
+    glc_tensor a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, as);
+    glc_tensor b = glc_graph_input(g, "b", GLC_DTYPE_F32, 2, bs);
+    return glc_mul(g, glc_reshape(g, glc_unary(g, GLC_UNARY_SILU, a, 0), 2, rs), b);
+}
+
+/* the other operand order and the other broadcast: a [1,3] as [3,1] */
+static glc_tensor rs_mul_gelu(glc_graph *g)
+{
+    int64_t as[2] = {1, 3}, bs[2] = {3, 3}, rs[2] = {3, 1};
+    glc_tensor a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, as);
+    glc_tensor b = glc_graph_input(g, "b", GLC_DTYPE_F32, 2, bs);
+    return glc_mul(g, b, glc_reshape(g, glc_unary(g, GLC_UNARY_GELU, a, 0), 2, rs));
+}
+
+/* a reshape between a matmul and its bias and activation: y =
+ * gelu(reshape(a [2,4] W^T [6,4], [3,4]) + w[4]) (a matmul's bias is per
+ * column of its own output, not of the reshaped one) */
+static glc_tensor rs_mm_bias_act(glc_graph *g)
+{
+    glc_matmul_desc nt = {1};
+    int64_t as[2] = {2, 4}, ws[1] = {4}, bs[2] = {6, 4}, rs[2] = {3, 4};
+    glc_tensor a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, as);
+    glc_tensor b = glc_graph_input(g, "b", GLC_DTYPE_F32, 2, bs);
+    glc_tensor w = glc_graph_param(g, "w", GLC_DTYPE_F32, 1, ws);
+    glc_tensor mm = glc_reshape(g, glc_matmul(g, a, b, glc_none(), &nt), 2, rs);
+    return glc_unary(g, GLC_UNARY_GELU, glc_add(g, mm, w), 0);
+}
+
+/* rms_norm over the rows of a reshaped residual sum, times its weight:
+ * y = rms_norm(reshape(a + b, [4,3]), w[3]) */
+static glc_tensor rs_add_norm(glc_graph *g)
+{
+    int64_t as[2] = {2, 6}, ws[1] = {3}, rs[2] = {4, 3};
+    glc_tensor a = glc_graph_input(g, "a", GLC_DTYPE_F32, 2, as);
+    glc_tensor b = glc_graph_input(g, "b", GLC_DTYPE_F32, 2, as);
+    glc_tensor w = glc_graph_param(g, "w", GLC_DTYPE_F32, 1, ws);
+    glc_tensor h = glc_reshape(g, glc_add(g, a, b), 2, rs);
+    return glc_mul(g, glc_rms_norm(g, h, glc_none(), 1e-5f), w);
+}
+
+/* The issue's case and siblings: a pattern with a reshape in it is left
+ * alone (or fused only where the layout is the same), and the fused plan
+ * equals the unfused one and a double-precision reference. */
+static void test_fusion_reshape_boundary(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    uint64_t seed = 1111;
+    float a[12], b[24], w[4], y[2][12];
+    double ref[12];
+    int i, j, f;
+    (void)state;
+    ot_fill(&seed, a, 12, -2, 2);
+    ot_fill(&seed, b, 24, -2, 2);
+    ot_fill(&seed, w, 4, -1, 1);
+    /* y[i][j] = silu(a[j]) * b[i][j] */
+    for (f = 0; f < 2; f++)
+        run_rs(dev, rs_silu_mul, f ? GLC_COMPILE_NO_FUSE : 0, a, 3, b, 9, NULL, 0, y[f], 9);
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < 3; j++)
+            ref[i * 3 + j] = silu_d(a[j]) * b[i * 3 + j];
+    for (i = 0; i < 9; i++)
+        if (fabs(y[0][i] - ref[i]) > 1e-5 || fabs(y[1][i] - ref[i]) > 1e-5)
+            fail_msg("silu(reshape) * b [%d]: fused %g, unfused %g, ref %g", i, y[0][i], y[1][i],
+                     ref[i]);
+    /* y[i][j] = b[i][j] * gelu(a[i]) */
+    for (f = 0; f < 2; f++)
+        run_rs(dev, rs_mul_gelu, f ? GLC_COMPILE_NO_FUSE : 0, a, 3, b, 9, NULL, 0, y[f], 9);
+    for (i = 0; i < 9; i++) {
+        ref[i] = b[i] * gelu_d(a[i / 3]);
+        if (fabs(y[0][i] - ref[i]) > 1e-5 || fabs(y[1][i] - ref[i]) > 1e-5)
+            fail_msg("b * gelu(reshape) [%d]: fused %g, unfused %g, ref %g", i, y[0][i], y[1][i],
+                     ref[i]);
+    }
+    /* y = gelu(reshape(a b^T) + w) (gelu's tail on llvmpipe: 1e-3 off) */
+    for (f = 0; f < 2; f++)
+        run_rs(dev, rs_mm_bias_act, f ? GLC_COMPILE_NO_FUSE : 0, a, 8, b, 24, w, 4, y[f], 12);
+    for (i = 0; i < 12; i++) {
+        int r = i / 6, c = i % 6, k;
+        double s = 0;
+        for (k = 0; k < 4; k++)
+            s += (double)a[r * 4 + k] * b[c * 4 + k];
+        ref[i] = gelu_d(s + w[i % 4]);
+        if (fabs(y[0][i] - ref[i]) > 2e-3 || fabs(y[1][i] - ref[i]) > 2e-3)
+            fail_msg("gelu(reshape(mm) + w) [%d]: fused %g, unfused %g, ref %g", i, y[0][i],
+                     y[1][i], ref[i]);
+    }
+    /* y = rms_norm(reshape(a + b, [4,3])) * w */
+    for (f = 0; f < 2; f++)
+        run_rs(dev, rs_add_norm, f ? GLC_COMPILE_NO_FUSE : 0, a, 12, b, 12, w, 3, y[f], 12);
+    for (i = 0; i < 4; i++) {
+        double ss = 0;
+        for (j = 0; j < 3; j++)
+            ss += ((double)a[i * 3 + j] + b[i * 3 + j]) * ((double)a[i * 3 + j] + b[i * 3 + j]);
+        for (j = 0; j < 3; j++) {
+            double r = ((double)a[i * 3 + j] + b[i * 3 + j]) / sqrt(ss / 3 + 1e-5) * w[j];
+            if (fabs(y[0][i * 3 + j] - r) > 1e-4 || fabs(y[1][i * 3 + j] - r) > 1e-4)
+                fail_msg("rms_norm(reshape(a + b)) * w [%d]: fused %g, unfused %g, ref %g",
+                         i * 3 + j, y[0][i * 3 + j], y[1][i * 3 + j], r);
+        }
+    }
+    glc_device_destroy(dev);
+}
+
+/* The SwiGLU block with a variable row count (x [T,8], T 1..8, w1/w3
+ * [4,8], w2 [3,4]): the fused plan (w1 | w3 packed, the product folded
+ * into the w2 matmul) at every T against a double-precision reference and
+ * the unfused plan. The pack keeps its segments where they are at the
+ * maximum, so the gated input's halves stay 8 rows apart at any T. */
+static glc_plan *glu_var_plan(glc_device *dev, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_matmul_desc nt = {1};
+    glc_compile_desc cd;
+    int64_t xs[2];
+    glc_tensor x, gate, up;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    xs[0] = glc_graph_var(g, "T", 1, 8);
+    xs[1] = 8;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    gate = glc_matmul(g, x, param(g, "w1", GLC_DTYPE_F32, 2, 4, 8), glc_none(), &nt);
+    up = glc_matmul(g, x, param(g, "w3", GLC_DTYPE_F32, 2, 4, 8), glc_none(), &nt);
+    glc_graph_output(g, "y", glc_matmul(g, glc_mul(g, glc_unary(g, GLC_UNARY_SILU, gate, 0), up),
+                                        param(g, "w2", GLC_DTYPE_F32, 2, 3, 4), glc_none(), &nt));
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static void test_fusion_glu_var_rows(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_plan *pl[2];
+    glc_plan_info fi;
+    float x[64], w1[32], w3[32], w2[12], y[2][24];
+    uint64_t seed = 88;
+    int i, t, r, j, k;
+    (void)state;
+    pl[0] = glu_var_plan(dev, 0);
+    pl[1] = glu_var_plan(dev, GLC_COMPILE_NO_FUSE);
+    assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+    if (fi.fused != 3 || fi.dispatches != 2) /* swiglu, qkv (w1 | w3), glu */
+        fail_msg("glu var rows: fused %u, %u dispatches", fi.fused, fi.dispatches);
+    ot_fill(&seed, w1, 32, -0.5f, 0.5f);
+    ot_fill(&seed, w3, 32, -0.5f, 0.5f);
+    ot_fill(&seed, w2, 12, -0.5f, 0.5f);
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(glc_plan_set_param(pl[i], "w1", w1, 32), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[i], "w3", w3, 32), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[i], "w2", w2, 12), GLC_OK);
+    }
+    for (t = 8; t >= 1; t--) { /* down, then up again: every re-plan both ways */
+        glc_plan_var v = {"T", t};
+        ot_fill(&seed, x, 64, -1, 1);
+        for (i = 0; i < 2; i++) {
+            glc_plan_input in = {"x", x, (size_t)(t * 8)};
+            glc_plan_output out = {"y", y[i], (size_t)(t * 3)};
+            glc_status st = glc_plan_run_with_vars(pl[i], &v, 1, &in, 1, &out, 1);
+            if (st != GLC_OK)
+                fail_msg("T %d, %s plan: %s: %s", t, i ? "unfused" : "fused", glc_status_str(st),
+                         glc_device_errmsg(dev));
+        }
+        for (r = 0; r < t; r++)
+            for (j = 0; j < 3; j++) {
+                double s = 0;
+                for (k = 0; k < 4; k++) {
+                    double gv = 0, uv = 0;
+                    int c;
+                    for (c = 0; c < 8; c++) {
+                        gv += (double)x[r * 8 + c] * w1[k * 8 + c];
+                        uv += (double)x[r * 8 + c] * w3[k * 8 + c];
+                    }
+                    s += silu_d(gv) * uv * w2[j * 4 + k];
+                }
+                for (i = 0; i < 2; i++)
+                    if (fabs(y[i][r * 3 + j] - s) > 1e-5)
+                        fail_msg("T %d, row %d, col %d, %s plan: %g, reference %g", t, r, j,
+                                 i ? "unfused" : "fused", y[i][r * 3 + j], s);
+            }
+    }
+    for (t = 2; t <= 8; t += 3) {
+        glc_plan_var v = {"T", t};
+        glc_plan_input in = {"x", x, (size_t)(t * 8)};
+        ot_fill(&seed, x, 64, -1, 1);
+        for (i = 0; i < 2; i++) {
+            glc_plan_output out = {"y", y[i], (size_t)(t * 3)};
+            assert_int_equal(glc_plan_run_with_vars(pl[i], &v, 1, &in, 1, &out, 1), GLC_OK);
+        }
+        ot_check("glu var rows, going up", y[0], y[1], (size_t)(t * 3), 1e-12);
+    }
+    glc_plan_destroy(pl[0]);
+    glc_plan_destroy(pl[1]);
+    glc_device_destroy(dev);
+}
+
+/* The compiler's binding check covers a size a plan asks for itself, not
+ * only a tensor's shape: a gated matmul input (the glu pass's form) whose
+ * second half would end past the memory planned for a is refused at
+ * compile, and accepted where it ends inside. GL-free (glc__compile). */
+static void test_binding_past_memory_refused(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc__target tg;
+    int up;
+    (void)state;
+    glc__target_of(dev, &tg);
+    for (up = 16; up <= 24; up += 8) {
+        glc_graph *g;
+        glc__program prog;
+        glc_matmul_desc nt = {1};
+        int64_t xs[2] = {2, 16}, ws[2] = {3, 16};
+        glc_tensor x, w, y;
+        glc__gnode *n;
+        char err[256];
+        glc_status st;
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+        w = glc_graph_param(g, "w", GLC_DTYPE_F32, 2, ws);
+        y = glc_matmul(g, x, w, glc_none(), &nt);
+        glc_graph_output(g, "y", y);
+        /* as the glu pass would have it: x holds gate | up, [2, 8] each */
+        g->t[w.id].shape[1] = 8;
+        n = &g->n[g->t[y.id].producer];
+        n->iraw[6] = GLC_UNARY_SILU;
+        n->iraw[7] = (int64_t)up << 32; /* gate at 0, up at element `up` */
+        st = glc__compile(g, &tg, &prog, err, sizeof err);
+        if (up == 16) { /* up [16, 32): x's 128 bytes */
+            assert_int_equal(st, GLC_OK);
+            glc__program_free(&prog);
+        } else { /* up [24, 40): past them */
+            assert_int_equal(st, GLC_ERR_INVALID_ARG);
+            tu_assert_contains(err, "matmul: binding 0 does not fit the memory planned for it");
+        }
+        glc_graph_destroy(g);
+    }
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +921,9 @@ int main(void)
         cmocka_unit_test(test_fusion_glu),
         cmocka_unit_test(test_plan_reorder),
         cmocka_unit_test(test_vars_params_only),
+        cmocka_unit_test(test_fusion_reshape_boundary),
+        cmocka_unit_test(test_fusion_glu_var_rows),
+        cmocka_unit_test(test_binding_past_memory_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

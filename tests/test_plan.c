@@ -12,6 +12,8 @@
 #include "device.h"
 #include "optest.h"
 
+#include <math.h>
+
 #define D 48
 
 typedef struct model {
@@ -431,6 +433,171 @@ static void test_handles(void **state)
     glc_device_destroy(dev);
 }
 
+/* A clone keeps its source's compile options: a NO_FUSE plan with two
+ * transposed matmuls of one input (what the qkv pass would pack) clones,
+ * shares the source's params and gives its results; a fused plan's clone
+ * is the same fused program. Against a double-precision reference. */
+static glc_plan *two_proj_plan(glc_device *dev, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_matmul_desc nt = {1};
+    glc_compile_desc cd;
+    int64_t xs[2] = {3, 16}, ws[2] = {8, 16};
+    glc_tensor x;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    glc_graph_output(g, "q", glc_matmul(g, x, glc_graph_param(g, "wq", GLC_DTYPE_F32, 2, ws),
+                                        glc_none(), &nt));
+    glc_graph_output(g, "k", glc_matmul(g, x, glc_graph_param(g, "wk", GLC_DTYPE_F32, 2, ws),
+                                        glc_none(), &nt));
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static void test_clone_keeps_options(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    float x[48], wq[128], wk[128], q[24], k[24];
+    uint64_t seed = 31;
+    int f, i, j, c;
+    (void)state;
+    for (i = 0; i < 48; i++)
+        x[i] = (float)(tu_rand(&seed) % 200) / 100.0f - 1.0f;
+    for (i = 0; i < 128; i++) {
+        wq[i] = (float)(tu_rand(&seed) % 200) / 100.0f - 1.0f;
+        wk[i] = (float)(tu_rand(&seed) % 200) / 100.0f - 1.0f;
+    }
+    for (f = 0; f < 2; f++) {
+        glc_plan *src = two_proj_plan(dev, f ? 0 : GLC_COMPILE_NO_FUSE), *cl = NULL;
+        glc_plan_info si, ci;
+        glc_plan_input in = {"x", x, 48};
+        glc_plan_output out[2] = {{"q", q, 24}, {"k", k, 24}};
+        glc_status st;
+        assert_int_equal(glc_plan_set_param(src, "wq", wq, 128), GLC_OK);
+        assert_int_equal(glc_plan_set_param(src, "wk", wk, 128), GLC_OK);
+        st = glc_plan_clone(src, &cl);
+        if (st != GLC_OK)
+            fail_msg("clone of a %s plan: %s: %s", f ? "fused" : "NO_FUSE", glc_status_str(st),
+                     glc_device_errmsg(dev));
+        assert_int_equal(glc_plan_stats(src, &si), GLC_OK);
+        assert_int_equal(glc_plan_stats(cl, &ci), GLC_OK);
+        assert_int_equal(si.fused, f ? 1 : 0);
+        assert_int_equal(ci.fused, si.fused);
+        assert_int_equal(ci.dispatches, si.dispatches);
+        assert_int_equal(glc_plan_run(cl, &in, 1, out, 2), GLC_OK);
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < 8; j++) {
+                double rq = 0, rk = 0;
+                for (c = 0; c < 16; c++) {
+                    rq += (double)x[i * 16 + c] * wq[j * 16 + c];
+                    rk += (double)x[i * 16 + c] * wk[j * 16 + c];
+                }
+                if (fabs(q[i * 8 + j] - rq) > 1e-4 || fabs(k[i * 8 + j] - rk) > 1e-4)
+                    fail_msg("clone (%s) [%d][%d]: q %g (%g), k %g (%g)", f ? "fused" : "NO_FUSE",
+                             i, j, q[i * 8 + j], rq, k[i * 8 + j], rk);
+            }
+        glc_plan_destroy(cl);
+        glc_plan_destroy(src); /* (it outlives its clone) */
+    }
+    glc_device_destroy(dev);
+}
+
+/* The memory planner on a general graph (issue 11): c = copy(x [1,1]);
+ * s = c - c; m = s W [1,20]; a = B + m; q = (c * a) W2^T [22,20] + B2;
+ * y = gelu(q). Unfused (each op its own value) and fused, the arena is at
+ * the liveness bound (greedy by size alone took 368 bytes for 288). */
+static void test_arena_at_bound(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    int f;
+    (void)state;
+    for (f = 0; f < 2; f++) {
+        glc_graph *g;
+        glc_plan *p;
+        glc_plan_info info;
+        glc_compile_desc cd;
+        glc_matmul_desc nn = {0}, nt = {1};
+        int64_t xs[2] = {1, 1}, ws[2] = {1, 20}, bs[1] = {20}, w2s[2] = {22, 20}, b2s[1] = {22};
+        glc_tensor x, c, m, a, q;
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+        c = glc_copy(g, x, NULL, 0);
+        m = glc_matmul(g, glc_sub(g, c, c), glc_graph_param(g, "W", GLC_DTYPE_F32, 2, ws),
+                       glc_none(), &nn);
+        a = glc_add(g, glc_graph_param(g, "B", GLC_DTYPE_F32, 1, bs), m);
+        q = glc_matmul(g, glc_mul(g, c, a), glc_graph_param(g, "W2", GLC_DTYPE_F32, 2, w2s),
+                       glc_graph_param(g, "B2", GLC_DTYPE_F32, 1, b2s), &nt);
+        glc_graph_output(g, "y", glc_unary(g, GLC_UNARY_GELU, q, 0));
+        cd.flags = f ? 0 : GLC_COMPILE_NO_FUSE;
+        assert_int_equal(glc_graph_compile(g, &cd, &p), GLC_OK);
+        glc_graph_destroy(g);
+        assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+        if (info.arena_bytes != info.liveness_bound)
+            fail_msg("%s: arena %zu bytes, liveness bound %zu", f ? "fused" : "unfused",
+                     info.arena_bytes, info.liveness_bound);
+        glc_plan_destroy(p);
+    }
+    glc_device_destroy(dev);
+}
+
+/* GLC_TRACE=barriers traces plans, with no session ever begun: at compile,
+ * one line per barrier naming the conflict (kind, bytes, the tensors on
+ * both sides and the earlier dispatch); nothing without the variable. */
+static size_t count_lines(const char *all, const char *what)
+{
+    size_t n = 0;
+    for (; (all = strstr(all, what)) != NULL; all += strlen(what))
+        n++;
+    return n;
+}
+
+static void test_trace_barriers(void **state)
+{
+    int on;
+    (void)state;
+    for (on = 0; on < 2; on++) {
+        tu_log log;
+        glc_device *dev;
+        glc_graph *g;
+        glc_plan *p;
+        glc_plan_info info;
+        int64_t xs[1] = {100};
+        glc_tensor x, a;
+        if (on)
+            setenv("GLC_TRACE", "barriers", 1);
+        else
+            unsetenv("GLC_TRACE");
+        dev = tu_device(&log);
+        unsetenv("GLC_TRACE");
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        x = glc_graph_input(g, "x", GLC_DTYPE_F32, 1, xs);
+        a = glc_scale(g, x, 2.0f, 1.0f);
+        glc_graph_output(g, "y", glc_unary(g, GLC_UNARY_RELU, glc_add(g, a, x), 0));
+        assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+        glc_graph_destroy(g);
+        assert_int_equal(glc_plan_stats(p, &info), GLC_OK);
+        assert_int_equal(info.barriers, 2);
+        if (!on) {
+            assert_int_equal(count_lines(log.all, "plan barrier"), 0);
+        } else {
+            if (count_lines(log.all, "plan barrier before dispatch") != 2)
+                fail_msg("trace: %s", log.all);
+            tu_assert_contains(log.all, "plan barrier before dispatch 1 (binary \"add\", "
+                                        "scale output, tensor 1): RAW on bytes [");
+            tu_assert_contains(log.all, "with dispatch 0 (unary \"scale\", scale output, "
+                                        "tensor 1)");
+            tu_assert_contains(log.all, "plan barrier before dispatch 2 (unary \"unary\", "
+                                        "add output, tensor 2): RAW");
+        }
+        glc_plan_destroy(p);
+        glc_device_destroy(dev);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +608,9 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_handles),
+        cmocka_unit_test(test_clone_keeps_options),
+        cmocka_unit_test(test_arena_at_bound),
+        cmocka_unit_test(test_trace_barriers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
