@@ -10,10 +10,12 @@
 # 2. transformer: build/examples/transformer --config 1b --wdtype f16 saves
 #    the weights ($OUT/w1b.bin), our logits ($OUT/logits.bin) and our decode
 #    report ($OUT/glc_decode.json); torch_ref.py checks the logits against
-#    PyTorch f32 ($OUT/torch_check.json) and times PyTorch eager decode in
-#    f16 and f32 on the same weights and prompt ($OUT/torch_decode.jsonl);
-# 3. a markdown table ($OUT/summary.md): our ms/token against PyTorch eager
-#    f16 and f32, and against the bandwidth floor (weight bytes read per
+#    PyTorch f32 ($OUT/torch_check.json) and times PyTorch decode on the
+#    same weights and prompt ($OUT/torch_decode.jsonl): eager and CUDA graph
+#    (static KV cache, the step captured once) in f16 and bf16, eager f32,
+#    and torch.compile reduce-overhead in f16 with GLC_TORCH_COMPILE=1;
+# 3. a markdown table ($OUT/summary.md): our ms/token against each PyTorch
+#    row, and each against the bandwidth floor (weight bytes read per
 #    token / the device copy GB/s measured in this run).
 #
 # --quick: smaller op sizes and --config tiny everywhere (a smoke run).
@@ -95,10 +97,10 @@ ours() {
         build/examples/transformer --config "$config" --wdtype "$wdtype" --save "$weights" \
             --logits "$logits" --decode "$decode" --report-json "$out/glc_decode.json"
 }
-torch_bench() { # dtype
+torch_bench() { # dtype impl
     local src=()
     [ -s "$logits" ] && src=(--logits "$logits") # the same prompt as ours
-    python3 bench/torch_ref.py --model "$weights" --decode-bench "$decode" --dtype "$1" \
+    python3 bench/torch_ref.py --model "$weights" --decode-bench "$decode" --dtype "$1" --impl "$2" \
         ${src[@]+"${src[@]}"} $quick | tee -a "$out/torch_decode.jsonl"
 }
 
@@ -112,11 +114,16 @@ if [ "$tr" = 1 ]; then
         skip torch_check_f32 "no weights or logits file from the transformer"
     fi
     if [ -s "$weights" ]; then
-        part torch_decode_f16 torch_bench f16
-        part torch_decode_f32 torch_bench f32
+        part torch_graph_f16 torch_bench f16 graph
+        part torch_eager_f16 torch_bench f16 eager
+        part torch_graph_bf16 torch_bench bf16 graph
+        part torch_eager_bf16 torch_bench bf16 eager
+        part torch_eager_f32 torch_bench f32 eager
+        if [ "${GLC_TORCH_COMPILE:-0}" = 1 ]; then
+            part torch_compile_f16 torch_bench f16 compile
+        fi
     else
-        skip torch_decode_f16 "no weights file"
-        skip torch_decode_f32 "no weights file"
+        skip torch_decode "no weights file"
     fi
 fi
 
@@ -142,7 +149,7 @@ try:
     for line in open(os.path.join(out, "torch_decode.jsonl")):
         if line.strip().startswith("{"):
             r = json.loads(line)
-            pt[r["dtype"]] = r
+            pt[(r.get("impl", "pytorch eager"), r["dtype"])] = r
 except (OSError, ValueError):
     pass
 try:
@@ -176,8 +183,9 @@ if cfg:
              cfg.get("head_dim"), cfg.get("ffn"), cfg.get("vocab"), cfg.get("wdtype"),
              (any_pt or {}).get("prompt_tokens", "?"), (any_pt or {}).get("decode_tokens", "?")))
 print("Floor: weight bytes one decode step reads (all but the embedding) / PyTorch device copy "
-      "%s GB/s (bytes read + written per second, measured in this run). PyTorch eager (no "
-      "torch.compile, no CUDA graphs): prefill, then each token timed alone with its argmax and "
+      "%s GB/s (bytes read + written per second, measured in this run). PyTorch eager: op by op; "
+      "PyTorch cuda graph: static KV cache, fused projections, the step (argmax included) captured "
+      "once and replayed; each: prefill, then each token timed alone with its argmax's .item() and "
       "torch.cuda.synchronize; median over 3 passes; the faster of its two attention paths."
       % f(copy, "%.0f"))
 print()
@@ -185,12 +193,10 @@ glc_ms = num(glc, "decode_ms_per_token")
 file_bytes = num(any_pt, "weight_bytes_per_token_file")
 glc_floor = file_bytes / (copy * 1e9) * 1e3 if file_bytes and copy else None
 rows = [("glcompute", (glc or {}).get("wdtype") or cfg.get("wdtype") or wdtype, glc_ms, num(glc, "prefill_tokens_per_s"), glc_floor)]
-for dt in ("f16", "f32", "bf16"):
-    if dt in pt:
-        r = pt[dt]
-        floor = r["weight_bytes_per_token_model"] / (copy * 1e9) * 1e3 if copy else None
-        rows.append(("PyTorch eager %s (%s)" % (dt, r.get("attn", "?")), dt, r["decode_ms_per_token"],
-                     r.get("prefill_tokens_per_s"), floor))
+for (impl, dt), r in sorted(pt.items(), key=lambda kv: kv[1]["decode_ms_per_token"]):
+    floor = r["weight_bytes_per_token_model"] / (copy * 1e9) * 1e3 if copy else None
+    rows.append(("%s %s (%s)" % (impl.replace("pytorch", "PyTorch"), dt, r.get("attn", "?")), dt,
+                 r["decode_ms_per_token"], r.get("prefill_tokens_per_s"), floor))
 print("| implementation | weights read as | decode ms/token | tokens/s | prefill tokens/s | "
       "glcompute ms / its ms | floor ms/token | ms / floor |")
 print("|---|---|---:|---:|---:|---:|---:|---:|")

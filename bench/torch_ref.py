@@ -37,9 +37,17 @@ Modes (needs torch + numpy, except --self-test, which needs numpy only):
       ~4e-6 on its own (seen, 1b-sized), hence 1e-4 for it. The verdict also
       names the level reached (f32-level at NMSE <= 1e-9).
 
-  torch_ref.py --model WEIGHTS --decode-bench N [--dtype f32|f16]
+  torch_ref.py --model WEIGHTS --decode-bench N [--dtype f32|f16|bf16]
+               [--impl eager|graph|compile]
                [--prompt P | --logits LOGITS] [--warmup W] [--json OUT]
-      Speed: PyTorch eager decode of the same model: one prefill of P prompt
+      Speed: PyTorch decode of the same model. --impl eager (default): each
+      step op by op, the baseline a plain PyTorch program gets. --impl graph:
+      what a PyTorch user who cares about speed runs: a static KV cache
+      (attention over all of it, later positions masked), fused projections,
+      the whole step (argmax included) captured once in a CUDA graph and
+      replayed per token, the token and position copied in first. --impl
+      compile: torch.compile(mode="reduce-overhead") of that static step
+      (its own CUDA graphs; needs a working Triton). One prefill of P prompt
       tokens (or the logits file's prompt), then N decode steps, each timed
       alone (argmax and its .item() included, then torch.cuda.synchronize);
       reports the median ms per token over R passes (--reps, default 3;
@@ -539,8 +547,61 @@ class TorchModel:
             x = x + F.linear(F.silu(g) * u, p["w2"])
         return F.linear(self.rmsnorm(x[-1:], self.out_norm), self.out)[0].float()
 
+    def step_static(self, tok, pos):
+        """One decode step with static shapes, for CUDA graph capture (and
+        torch.compile): tok and pos are LongTensor [1] on the device. Returns
+        the argmax, LongTensor [1]."""
+        return self.logits_static(tok, pos).argmax().view(1)
+
+    def logits_static(self, tok, pos):
+        """The f32 logits of one decode step with static shapes: the new k, v
+        go to the cache at pos and attention reads the whole cache with the
+        positions past pos masked."""
+        F = torch.nn.functional
+        Hq, Hkv, hd = self.Hq, self.Hkv, self.hd
+        cos = self.cos.index_select(0, pos)[:, None, :]
+        sin = self.sin.index_select(0, pos)[:, None, :]
+        keep = torch.arange(self.max_len, device=self.dev) <= pos  # [max_len]
+        x = self.emb.index_select(0, tok)
+        for l, p in enumerate(self.layers):
+            h = self.rmsnorm(x, p["attn_norm"])
+            if self.fused:
+                q, k, v = F.linear(h, p["wqkv"]).split([Hq * hd, Hkv * hd, Hkv * hd], dim=-1)
+            else:
+                q, k, v = F.linear(h, p["wq"]), F.linear(h, p["wk"]), F.linear(h, p["wv"])
+            q = self.rope(q.reshape(1, Hq, hd), cos, sin)
+            k = self.rope(k.reshape(1, Hkv, hd), cos, sin)
+            self.kc[l].index_copy_(1, pos, k.transpose(0, 1))
+            self.vc[l].index_copy_(1, pos, v.reshape(1, Hkv, hd).transpose(0, 1))
+            a = self.attend_static(q, self.kc[l], self.vc[l], keep)
+            x = x + F.linear(a, p["wo"])
+            h2 = self.rmsnorm(x, p["ffn_norm"])
+            if self.fused:
+                g, u = F.linear(h2, p["w13"]).split([self.F, self.F], dim=-1)
+            else:
+                g, u = F.linear(h2, p["w1"]), F.linear(h2, p["w3"])
+            x = x + F.linear(F.silu(g) * u, p["w2"])
+        return F.linear(self.rmsnorm(x, self.out_norm), self.out)[0].float()
+
+    def attend_static(self, q, k, v, keep):
+        # q [1, Hq, hd]; k, v [Hkv, max_len, hd]; keep [max_len] -> [1, Hq*hd]
+        if self.attn == "sdpa":
+            F = torch.nn.functional
+            q4, k4, v4 = q.transpose(0, 1).unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)
+            if self.g > 1:  # static shapes: repeat rather than probe enable_gqa
+                k4, v4 = k4.repeat_interleave(self.g, 1), v4.repeat_interleave(self.g, 1)
+            o = F.scaled_dot_product_attention(q4, k4, v4, attn_mask=keep[None, :], scale=self.scale)
+            return o[0].transpose(0, 1).reshape(1, self.Hq * self.hd)
+        qh = q.transpose(0, 1).reshape(self.Hkv, self.g, self.hd)  # row r: head kvh*g + r
+        s = torch.matmul(qh, k.transpose(1, 2)).float() * self.scale  # [Hkv, g, max_len]
+        s = s.masked_fill(~keep, float("-inf"))
+        o = torch.matmul(torch.softmax(s, dim=-1).to(self.dt), v)  # [Hkv, g, hd]
+        return o.reshape(1, self.Hq * self.hd)
+
 
 TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+IMPLS = {"eager": "pytorch eager", "graph": "pytorch cuda graph",
+         "compile": "pytorch compile reduce-overhead"}
 
 
 def build_model(w, args, max_len, attn):
@@ -569,6 +630,20 @@ def replay(model, dev, lg):
             else:
                 ids, start = [int(lg.token[i])], int(lg.pos[i])
             out[i] = model.forward(torch.tensor(ids, dtype=torch.long, device=dev), start).cpu().numpy()
+    return out
+
+
+def replay_static(model, dev, lg):
+    """As replay, but every decode step through the static step the CUDA
+    graph captures (the prompt still through forward)."""
+    n = len(lg)
+    out = np.zeros((n, lg.vocab), np.float32)
+    with torch.inference_mode():
+        out[0] = model.forward(torch.tensor(list(lg.prompt), dtype=torch.long, device=dev), 0).cpu().numpy()
+        for i in range(1, n):
+            tok = torch.tensor([int(lg.token[i])], dtype=torch.long, device=dev)
+            pos = torch.tensor([int(lg.pos[i])], dtype=torch.long, device=dev)
+            out[i] = model.logits_static(tok, pos).cpu().numpy()
     return out
 
 
@@ -703,10 +778,51 @@ def mode_bench(args):
         sync(dev)
         return time.perf_counter() - t0, tok
 
-    def decode(tok, steps, times):
-        for i in range(steps):
+    def make_step():
+        """The decode step of --impl for model.attn: (tok [1], pos) -> argmax [1]."""
+        if args.impl == "eager":
+            return lambda tok, pos: model.forward(tok, pos).argmax().view(1)
+        tok_s = torch.zeros(1, dtype=torch.long, device=dev)
+        pos_s = torch.full((1,), max_len - 1, dtype=torch.long, device=dev)  # warm-up writes there
+        if args.impl == "compile":
+            fn = torch.compile(model.step_static, mode="reduce-overhead", fullgraph=True)
+            for _ in range(3):
+                fn(tok_s, pos_s)
+            sync(dev)
+
+            def step(tok, pos):
+                tok_s.copy_(tok)
+                pos_s.fill_(pos)
+                return fn(tok_s, pos_s)
+            return step
+        side = torch.cuda.Stream(dev)  # warm-up off the capture stream, as CUDA graphs want
+        side.wait_stream(torch.cuda.current_stream(dev))
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                model.step_static(tok_s, pos_s)
+        torch.cuda.current_stream(dev).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out_s = model.step_static(tok_s, pos_s)
+
+        def step(tok, pos):
+            tok_s.copy_(tok)
+            pos_s.fill_(pos)
+            graph.replay()
+            return out_s
+        return step
+
+    steps = {}
+
+    def decode(tok, n, times):
+        if model.attn not in steps:
             t0 = time.perf_counter()
-            tok = model.forward(tok, P + i).argmax().view(1)
+            steps[model.attn] = make_step()
+            log("%s step for %s attention made in %.1f s" % (args.impl, model.attn, time.perf_counter() - t0))
+        step = steps[model.attn]
+        for i in range(n):
+            t0 = time.perf_counter()
+            tok = step(tok, P + i)
             tok.item()  # the host learns the token, as a generation loop does
             sync(dev)
             times.append(time.perf_counter() - t0)
@@ -738,7 +854,7 @@ def mode_bench(args):
     file_tok = w.file_bytes() - w.file_bytes(emb)
     model_tok = model.decode_weight_bytes()
     res = {
-        "mode": "decode_bench", "impl": "pytorch eager", "dtype": args.dtype,
+        "mode": "decode_bench", "impl": IMPLS[args.impl], "dtype": args.dtype,
         "attn": best, "fused": not args.unfused,
         "norm": "F.rms_norm" if model.fused_norm else "spelled out",
         "decode_ms_by_attn": {k: v[0] for k, v in runs.items()},
@@ -757,9 +873,9 @@ def mode_bench(args):
         "floor_ms_per_token_model": model_tok / (copy_gbs * 1e9) * 1e3,
     }
     res["x_floor_model"] = med / res["floor_ms_per_token_model"]
-    log("decode %s: %.3f ms/token median of %d (min %.3f, p90 %.3f), prefill %d tokens %.2f ms "
+    log("decode %s %s: %.3f ms/token median of %d (min %.3f, p90 %.3f), prefill %d tokens %.2f ms "
         "(%.0f tokens/s); floor %.3f ms (%.2f GB / %.0f GB/s), %.2fx of it"
-        % (args.dtype, med, len(ms), ms[0], res["decode_ms_p90"], P, 1e3 * pre_s, res["prefill_tokens_per_s"],
+        % (args.impl, args.dtype, med, len(ms), ms[0], res["decode_ms_p90"], P, 1e3 * pre_s, res["prefill_tokens_per_s"],
            res["floor_ms_per_token_model"], model_tok / 1e9, copy_gbs, res["x_floor_model"]))
     line = json.dumps(res)
     print(line)
@@ -1042,12 +1158,21 @@ def mode_self_test(args):
                 check("torch %s %s%s%s on %s weights vs float64 numpy"
                       % (dtn, attn, "" if fused else " unfused", " manual-norm" if manual else "", DT_NAMES[wd]),
                       s["pass"], "worst NMSE %.2g, argmax %d/%d" % (s["worst_nmse"], s["argmax_agree"], s["steps"]))
+                m, _ = build_model(w, sargs, P + steps, attn)
+                rows, s = compare(lgw.logits, replay_static(m, dev, lgw), lgw.next, tol, margin)
+                check("torch %s %s%s%s static step on %s weights vs float64 numpy"
+                      % (dtn, attn, "" if fused else " unfused", " manual-norm" if manual else "", DT_NAMES[wd]),
+                      s["pass"], "worst NMSE %.2g, argmax %d/%d" % (s["worst_nmse"], s["argmax_agree"], s["steps"]))
         # the benchmark's code path on the small model
         bargs = argparse.Namespace(**vars(sargs))
         bargs.model, bargs.logits, bargs.dtype, bargs.unfused = files[DT_F16], lpath, "f16" if dev.type == "cuda" else "f32", False
         bargs.decode_bench, bargs.warmup, bargs.json, bargs.quick, bargs.attn = 4, 2, None, True, None
         bargs.manual_norm, bargs.reps = False, 2
+        bargs.impl = "eager"
         check("decode benchmark runs", mode_bench(bargs) == 0)
+        if dev.type == "cuda":
+            bargs.impl = "graph"
+            check("decode benchmark runs its CUDA graph", mode_bench(bargs) == 0)
     nf = results.count(False)
     print("self-test: %d passed, %d failed" % (len(results) - nf, nf))
     return 1 if nf else 0
@@ -1078,6 +1203,10 @@ def main(argv):
     ap.add_argument("--attn", choices=["math", "sdpa"],
                     help="attention: explicit (default for the check) or scaled_dot_product_attention "
                          "(default for the benchmark: both, the faster reported)")
+    ap.add_argument("--impl", choices=sorted(IMPLS), default="eager",
+                    help="decode step for --decode-bench: eager (default), graph (static KV cache, "
+                         "the step captured once in a CUDA graph and replayed), compile "
+                         "(torch.compile mode reduce-overhead of the same static step)")
     ap.add_argument("--unfused", action="store_true", help="separate q/k/v and w1/w3 matmuls")
     ap.add_argument("--manual-norm", action="store_true",
                     help="RMSNorm spelled out in f32 ops instead of torch's fused rms_norm")
