@@ -356,6 +356,39 @@ int main(int argc, char **argv)
         glc_buffer_destroy(Wq);
     }
     {
+        /* the 1b decoder's mat-vecs (issue 13): 1 x K times [N, K]^T for each
+         * projection of a step, in each weight type; each run waits on the
+         * previous one's output (the session's write-after-write barrier),
+         * as one step's chain does */
+        static const struct { const char *name; int64_t n, k; } mv[] = {
+            {"qkv", 3072, 2048}, {"wo", 2048, 2048}, {"w1+w3", 16384, 2048},
+            {"w2", 2048, 8192}, {"lm_head", 32000, 2048}};
+        static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0, GLC_DTYPE_F32};
+        int64_t most = 32000LL * 2048 * 4, cap = (int64_t)in.limits.max_ssbo_size;
+        glc_buffer *Wm = buffer(GLC_DTYPE_U8, most < cap ? most : cap);
+        size_t j, t;
+        fill_random(Wm);
+        for (j = 0; j < sizeof mv / sizeof mv[0]; j++)
+            for (t = 0; t < sizeof wt / sizeof wt[0]; t++) {
+                int q = wt[t] == GLC_DTYPE_Q8_0 || wt[t] == GLC_DTYPE_Q4_0;
+                double wbytes = wt[t] == GLC_DTYPE_Q8_0   ? mv[j].n * mv[j].k / 32 * 34.0
+                                : wt[t] == GLC_DTYPE_Q4_0 ? mv[j].n * mv[j].k / 32 * 18.0
+                                                          : (double)mv[j].n * mv[j].k * glc_dtype_size(wt[t]);
+                if (wbytes > (double)glc_buffer_size(Wm) || !want("decode mat-vec"))
+                    continue;
+                c.a = v1(X, GLC_DTYPE_F32, 2, 1, mv[j].k, 1, 1);
+                c.b = v1(Wm, wt[t], 2, mv[j].n, mv[j].k, 1, 1);
+                c.c = v1(Z, GLC_DTYPE_F32, 2, 1, mv[j].n, 1, 1);
+                c.d.buffer = NULL;
+                c.mm.transpose_b = 1;
+                snprintf(size, sizeof size, "%s %lld x %lld, %s", mv[j].name, (long long)mv[j].n,
+                         (long long)mv[j].k, glc_dtype_name(wt[t]));
+                row_bw("decode mat-vec", size, time_op(q ? r_matmul_q : r_matmul, &c, reps),
+                       wbytes + 4.0 * (mv[j].k + mv[j].n));
+            }
+        glc_buffer_destroy(Wm);
+    }
+    {
         int64_t kv = gpu ? 8192 : 1024, hq = 32, hkv = 8, d = 128;
         glc_buffer *scratch = buffer(GLC_DTYPE_F32, glc_sdpa_decode_scratch(hq, d, kv) + 1);
         memset(&c.sdpa, 0, sizeof c.sdpa);
