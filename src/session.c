@@ -32,28 +32,29 @@ struct glc_fence {
 
 static glc_status reorder_pass(glc_session *s, glc__cmd *cmds, size_t *n, void *user);
 
-glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
+/* Checks a session's mode and flags; fn names the public call. */
+static glc_status check_mode(glc_device *dev, unsigned mode, uint32_t flags, const char *fn)
 {
-    glc_session *s;
-    int base = mode & ~GLC_SESSION_EARLY_FLUSH;
-    GLC__ARG(NULL, dev);
-    GLC__ARG(dev, out);
-    if ((base != GLC_SESSION_DIRECT && base != GLC_SESSION_RECORDED) ||
-        (base == GLC_SESSION_DIRECT && (mode & GLC_SESSION_EARLY_FLUSH)))
+    if ((mode != GLC_SESSION_DIRECT && mode != GLC_SESSION_RECORDED) ||
+        (flags & ~(uint32_t)GLC_SESSION_EARLY_FLUSH) ||
+        (mode == GLC_SESSION_DIRECT && (flags & GLC_SESSION_EARLY_FLUSH)))
         return glc__fail(dev, GLC_ERR_INVALID_ARG,
-                         "glc_session_begin: mode 0x%x (DIRECT, or RECORDED optionally with "
-                         "EARLY_FLUSH)",
-                         (unsigned)mode);
-    {
-        glc__glstate gs;
-        glc_status st = glc__enter(dev, 0, 0, &gs); /* the full context check */
-        if (st != GLC_OK)
-            return st;
-        glc__leave(dev, &gs);
-    }
+                         "%s: mode 0x%x (DIRECT, or RECORDED optionally with EARLY_FLUSH)", fn,
+                         mode | flags);
+    return GLC_OK;
+}
+
+static glc_status begin(glc_device *dev, int mode, glc_session **out, const char *fn)
+{
+    glc__glstate gs;
+    glc_session *s;
+    glc_status st = glc__enter(dev, 0, 0, &gs); /* the full context check */
+    if (st != GLC_OK)
+        return st;
+    glc__leave(dev, &gs);
     s = glc__calloc(1, sizeof *s);
     if (!s)
-        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_session_begin: out of memory");
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     s->dev = dev;
     s->mode = mode;
     s->reorder_window = REORDER_WINDOW;
@@ -61,6 +62,33 @@ glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
     dev->live_objects++;
     *out = s;
     return GLC_OK;
+}
+
+glc_status glc_session_create(glc_device *dev, const glc_session_desc *desc, glc_session **out)
+{
+    static const char fn[] = "glc_session_create";
+    glc_session_desc d;
+    glc_status st;
+    GLC__ARG(NULL, dev);
+    GLC__ARG(dev, out);
+    memset(&d, 0, sizeof d);
+    if (desc)
+        d = *desc;
+    if ((st = check_mode(dev, (unsigned)d.mode, d.flags, fn)) != GLC_OK)
+        return st;
+    return begin(dev, (int)d.mode | (int)d.flags, out, fn);
+}
+
+glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
+{
+    static const char fn[] = "glc_session_begin";
+    glc_status st;
+    GLC__ARG(NULL, dev);
+    GLC__ARG(dev, out);
+    if ((st = check_mode(dev, (unsigned)mode & ~(unsigned)GLC_SESSION_EARLY_FLUSH,
+                         (uint32_t)mode & GLC_SESSION_EARLY_FLUSH, fn)) != GLC_OK)
+        return st;
+    return begin(dev, mode, out, fn);
 }
 
 glc_status glc__session_add_pass(glc_session *s, glc__pass_fn fn, void *user)
