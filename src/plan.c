@@ -662,18 +662,17 @@ glc_status glc_plan_read_handle(glc_plan *p, const char *name, void *data, size_
 
 glc_status glc_plan_set_handle_feed(glc_plan *p, const char *handle, const char *output)
 {
-    int32_t h, o = -1;
+    int32_t h, o;
     size_t i;
+    int j;
     glc__tensor th, to;
     GLC__ARG(NULL, p);
     if ((h = find_handle(p, handle, "glc_plan_set_handle_feed")) < 0)
         return GLC_ERR_INVALID_ARG;
-    for (i = 0; i < p->g->nout; i++)
-        if (output && strcmp(p->g->out[i].name, output) == 0)
-            o = p->g->out[i].tensor;
-    if (o < 0)
+    if ((j = glc__plan_output_slot(p, output)) < 0)
         return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_handle_feed: no output \"%s\"",
                          output ? output : "(null)");
+    o = p->out[j].tensor;
     glc__graph_tensor_at(p->g, h, NULL, &th);
     glc__graph_tensor_at(p->g, o, NULL, &to);
     if (!glc__same_shape(&th, &to) || th.dtype != to.dtype) {

@@ -354,29 +354,40 @@ static void test_env_policies_without_a_session(void **state)
     assert_int_equal(six_tanh_barriers(NULL, NULL, GLC_DEVICE_VALIDATE), 0);
 }
 
+/* A dispatch of "fill" over 1000 u32 of a new buffer *b: out[i] =
+ * p[1] + p[2] * i (p: 3 params, bind: its one binding, both the caller's). */
+static void fill_1000(glc_device *dev, glc_buffer **b, uint32_t *p, glc_binding *bind,
+                      glc_dispatch_desc *d)
+{
+    int64_t n = 1000;
+    glc_kernel *k;
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &n, b), GLC_OK);
+    assert_int_equal(glc__kernel_get(dev, "fill", NULL, 64, &k), GLC_OK);
+    bind->buffer = *b;
+    bind->offset = bind->size = 0;
+    bind->access = GLC_WRITE;
+    bind->kind = GLC_BIND_STORAGE;
+    memset(d, 0, sizeof *d);
+    d->kernel = k;
+    d->groups = 16;
+    d->bindings = bind;
+    d->binding_count = 1;
+    d->params = p;
+    d->param_count = 3;
+}
+
 static void test_commit_and_fence(void **state)
 {
     glc_device *dev = tu_device(NULL);
     glc_buffer *b;
-    glc_kernel *k;
     glc_session *s;
     glc_fence *f = NULL;
-    int64_t n = 1000;
     uint32_t p[3] = {1000, 9, 1}, got[1000];
-    glc_binding bind = {NULL, 0, 0, GLC_WRITE, GLC_BIND_STORAGE};
+    glc_binding bind;
     glc_dispatch_desc d;
     int i;
     (void)state;
-    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &n, &b), GLC_OK);
-    assert_int_equal(glc__kernel_get(dev, "fill", NULL, 64, &k), GLC_OK);
-    bind.buffer = b;
-    memset(&d, 0, sizeof d);
-    d.kernel = k;
-    d.groups = 16;
-    d.bindings = &bind;
-    d.binding_count = 1;
-    d.params = p;
-    d.param_count = 3;
+    fill_1000(dev, &b, p, &bind, &d);
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_RECORDED, &s), GLC_OK);
     assert_int_equal(glc_session_dispatch(s, &d), GLC_OK);
     assert_int_equal(glc_session_commit(s, &f), GLC_OK);
@@ -399,11 +410,9 @@ static void test_session_create_desc(void **state)
 {
     glc_device *dev = tu_device(NULL);
     glc_buffer *b;
-    glc_kernel *k;
     glc_session *s;
-    int64_t n = 1000;
     uint32_t p[3] = {1000, 5, 2}, got[1000];
-    glc_binding bind = {NULL, 0, 0, GLC_WRITE, GLC_BIND_STORAGE};
+    glc_binding bind;
     glc_dispatch_desc d;
     glc_session_desc sd;
     static const glc_session_desc bad[] = {
@@ -414,16 +423,7 @@ static void test_session_create_desc(void **state)
     int i, m;
     glc_dispatch_stats st;
     (void)state;
-    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &n, &b), GLC_OK);
-    assert_int_equal(glc__kernel_get(dev, "fill", NULL, 64, &k), GLC_OK);
-    bind.buffer = b;
-    memset(&d, 0, sizeof d);
-    d.kernel = k;
-    d.groups = 16;
-    d.bindings = &bind;
-    d.binding_count = 1;
-    d.params = p;
-    d.param_count = 3;
+    fill_1000(dev, &b, p, &bind, &d);
     for (m = 0; m < 2; m++) {
         memset(&sd, 0, sizeof sd);
         sd.mode = GLC_SESSION_RECORDED;
