@@ -416,12 +416,24 @@ typedef struct glc_dispatch_stats {
     uint64_t gpu_wait_ns;       /* time blocked waiting for the GPU at finish/fence waits */
 } glc_dispatch_stats;
 
-/* Starts a session on the device. `mode` is a glc_session_mode, or-ed with
- * GLC_SESSION_EARLY_FLUSH for RECORDED. Environment: GLC_BARRIERS=always
- * puts a barrier between every two dispatches; GLC_VALIDATE=1 checks every
- * emitted stream with the brute-force oracle (GLC_ERR_HAZARD names both
- * dispatches of a missing barrier); GLC_TRACE=barriers logs each barrier
- * with the pair of dispatches that needed it. */
+/* How a session encodes. A zeroed desc (or NULL) is a DIRECT session. */
+typedef struct glc_session_desc {
+    glc_session_mode mode; /* DIRECT or RECORDED */
+    uint32_t flags;        /* GLC_SESSION_EARLY_FLUSH (RECORDED only); others reserved (0) */
+} glc_session_desc;
+
+/* Starts a session on the device, ended by glc_session_finish.
+ * GLC_ERR_INVALID_ARG for an unknown mode or flag, or EARLY_FLUSH with
+ * DIRECT. The device's barrier policy applies (read once at device
+ * creation): GLC_BARRIERS=always puts a barrier between every two
+ * dispatches; GLC_VALIDATE=1 checks every emitted stream with the
+ * brute-force oracle (GLC_ERR_HAZARD names both dispatches of a missing
+ * barrier); GLC_TRACE=barriers logs each barrier with the pair of
+ * dispatches that needed it. */
+GLC_API glc_status glc_session_create(glc_device *dev, const glc_session_desc *desc,
+                                      glc_session **out);
+/* The same with the desc packed in one int: `mode` is a glc_session_mode,
+ * or-ed with GLC_SESSION_EARLY_FLUSH for RECORDED. */
 GLC_API glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out);
 
 /* Records (RECORDED) or encodes (DIRECT) one dispatch, with a barrier first

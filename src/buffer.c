@@ -179,12 +179,7 @@ static glc_status check_range(glc_buffer *buf, const char *fn, size_t offset, si
 
 void glc__buffer_host_access(glc_buffer *buf)
 {
-    glc_device *dev = buf->dev;
-    if (buf->write_seq > dev->update_barrier_seq) {
-        /* why: host reads/updates see shader writes only after this bit */
-        dev->gl.glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-        dev->update_barrier_seq = dev->dispatch_seq;
-    }
+    glc__enc_host_access(buf->dev, buf->write_seq);
 }
 
 glc_status glc_buffer_write(glc_buffer *buf, size_t offset, size_t size, const void *data)

@@ -5,6 +5,7 @@
 #include "compile.h"
 
 #include "alloc.h"
+#include "fuse.h"
 #include "memplan.h"
 #include "reorder.h"
 
@@ -369,7 +370,7 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
         glc__conflict why;
         int ns = cmd_spans(&p->cmd[i], sp);
         if (i > last_barrier && glc__hazard_check(&h, sp, ns, &why)) {
-            p->cmd[i].barrier = 0x00002000u; /* GL_SHADER_STORAGE_BARRIER_BIT */
+            p->cmd[i].barrier = GLC__BARRIER_STORAGE;
             p->cmd[i].why = why;
             p->barriers++;
             glc__hazard_clear(&h);
@@ -461,6 +462,20 @@ out:
     glc__free(live);
     if (st != GLC_OK)
         glc__program_free(p);
+    return st;
+}
+
+glc_status glc__compile_graph(glc_graph *g, const glc__target *tg, int fuse, glc__program *p,
+                              char *err, size_t len)
+{
+    glc_status st;
+    int fused = 0;
+    if (fuse && (st = glc__fuse(g, tg->limits.ssbo_offset_alignment, &fused)) != GLC_OK) {
+        memset(p, 0, sizeof *p);
+        return cfail(err, len, st, "glc_graph_compile: out of memory");
+    }
+    if ((st = glc__compile(g, tg, p, err, len)) == GLC_OK)
+        p->fused = (uint32_t)fused;
     return st;
 }
 

@@ -1,5 +1,6 @@
 /*
- * The graph compiler, GL-free: a graph becomes a program, a flat list of
+ * The graph compiler, GL-free: a graph (fused first, fuse.c, unless the
+ * caller says not) becomes a program, a flat list of
  * dispatches whose bindings are byte ranges of a few buffers (the arena
  * buffers, the params buffers, a buffer per handle), with the barrier bits each dispatch
  * needs before it precomputed by the hazard tracker. plan.c turns the
@@ -57,7 +58,7 @@ typedef struct glc__ccmd {
     const glc__dispatch_plan *plan; /* kernel, defines, groups, params */
     glc__cbind bind[GLC__OP_MAX_BIND];
     int nbind;
-    unsigned barrier; /* GL barrier bits to emit before it (0: none) */
+    unsigned barrier; /* glc__barrier_kind bits to emit before it (0: none) */
     glc__conflict why; /* with a barrier: the conflict that needs it (earlier:
                         * 1 + the command index) */
 } glc__ccmd;
@@ -85,12 +86,20 @@ typedef struct glc__program {
     size_t arena_bytes, lower_bound, params_bytes;
     int64_t vals[GLC__GRAPH_MAX_VARS]; /* the variable values of the commands */
     uint32_t barriers;
-    uint32_t fused; /* patterns the fusion passes rewrote (set by the caller) */
+    uint32_t fused; /* patterns the fusion passes rewrote (glc__compile_graph) */
     int params_only;  /* the last set_vars changed params only: commands and
                        * barriers as they were */
 } glc__program;
 
-/* Compiles g for a target (GL-free). On failure err holds a message. */
+/* The compiler's entry: fuses g in place when `fuse` is set (fuse.c), then
+ * compiles it; p->fused counts the patterns fused. A graph fused already
+ * (a clone's source) is compiled with fuse 0 and its count set by the
+ * caller. On failure err holds a message. */
+glc_status glc__compile_graph(glc_graph *g, const glc__target *tg, int fuse, glc__program *p,
+                              char *err, size_t errlen);
+
+/* Compiles g for a target (GL-free), no fusion. On failure err holds a
+ * message. */
 glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program *p, char *err,
                         size_t errlen);
 void glc__program_free(glc__program *p);

@@ -165,7 +165,7 @@ static void give_back_host_errors(struct glc_device *dev)
 glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__glstate *st)
 {
     glc__use_device(dev); /* what the call allocates is the device's */
-    dev->bound.valid = 0;
+    glc__enc_forget_bindings(&dev->enc);
     if (dev->egl) {
         glc_status s = glc__check_context(dev);
         if (s != GLC_OK)
@@ -184,7 +184,7 @@ glc_status glc__enter_hot(struct glc_device *dev, unsigned touch, int nssbo, glc
 {
     if (tls_checked == dev && !dev->adopted && !(dev->flags & GLC_DEVICE_DEBUG)) {
         glc__use_device(dev);
-        dev->bound.valid = 0;
+        glc__enc_forget_bindings(&dev->enc);
         st->mask = 0;
         dev->depth++;
         return GLC_OK;
@@ -353,8 +353,7 @@ static glc_status device_alloc(const glc_device_desc *desc, glc_device **out)
         dev->flags = desc->flags;
     }
     dev->next_buffer_id = 1;
-    glc__hazard_init(&dev->haz);
-    glc__oracle_init(&dev->oracle);
+    glc__enc_init(&dev->enc);
     *out = dev;
     return GLC_OK;
 }
@@ -362,9 +361,7 @@ static glc_status device_alloc(const glc_device_desc *desc, glc_device **out)
 static void device_free(glc_device *dev)
 {
     glc__heap *heap = dev->heap;
-    glc__hazard_finish(&dev->haz);
-    glc__oracle_finish(&dev->oracle);
-    glc__free(dev->named);
+    glc__enc_finish(&dev->enc);
     glc__free(dev->extensions);
     glc__free(dev->cache_dir);
     glc__free(dev);

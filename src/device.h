@@ -11,6 +11,7 @@
 #include "glcompute.h"
 #include "glstate.h"
 #include "egl.h"
+#include "encode.h"
 #include "env.h"
 #include "errmsg.h"
 #include "hazard.h"
@@ -39,20 +40,9 @@ struct glc_device {
     char *cache_dir;             /* program-binary cache, or NULL */
     struct glc__kcache *kcache;  /* built-in kernels by (name, defines) */
     uint32_t next_buffer_id;     /* ids for the hazard tracker, never reused */
-    uint64_t dispatch_seq;        /* dispatches encoded so far */
-    uint64_t update_barrier_seq;  /* dispatch_seq at the last BUFFER_UPDATE barrier */
-    uint64_t uniform_barrier_seq; /* ... UNIFORM barrier */
-    uint64_t command_barrier_seq; /* ... COMMAND barrier */
-
-    /* Barrier state is the context's, not a session's: a dispatch of the
-     * next session can depend on one of the last. */
-    glc__hazard haz;              /* storage ranges since the last barrier */
-    size_t since_barrier;         /* dispatches encoded since the last barrier */
+    glc__encoder enc;            /* the ordering state of the context's work (encode.h) */
     int barrier_policy;           /* GLC__BARRIERS_*, from GLC_BARRIERS at create */
     int validate, trace;          /* GLC_VALIDATE or GLC_DEVICE_VALIDATE, GLC_TRACE=barriers */
-    glc__oracle oracle;           /* validate: the brute-force check of what is emitted */
-    struct glc__named *named;     /* validate/trace: names of dispatches since the barrier */
-    size_t nnamed, named_cap;
     long test_drop_barrier;       /* test hook: skip the k-th needed barrier (1-based) */
     long live_objects;           /* buffers, kernels, sessions not destroyed */
     int skip_restore;            /* test hook: show the state test can fail */
@@ -62,20 +52,6 @@ struct glc_device {
      * again when the bracket closes */
     GLenum host_err[4];
     int nhost_err;
-
-    /* What the last dispatches bound, so a run of them skips GL calls that
-     * would set what is already set. Valid within one API call only (the
-     * host may change bindings between calls on an adopted context):
-     * glc__enter clears it. */
-    struct glc__bound {
-        int valid;
-        GLuint program;
-        struct {
-            GLuint name;
-            GLintptr offset;
-            GLsizeiptr size;
-        } ssbo[16];
-    } bound;
 
 };
 

@@ -1,5 +1,6 @@
 /*
- * The encoder: one command to GL calls, with the barriers it needs.
+ * The encoder (encode.h): one command to GL calls, with the barriers it
+ * needs, and every change of the state that orders a context's work.
  *
  * Which barrier bit is chosen by how the consumer reads what a shader
  * wrote: GL_SHADER_STORAGE_BARRIER_BIT between storage accesses (it orders
@@ -7,19 +8,22 @@
  * as a uniform block, GL_COMMAND_BARRIER_BIT before it supplies indirect
  * group counts. Storage conflicts are found per byte range by the device's
  * hazard tracker; uniform and command use is rarer and tracked per buffer
- * (the buffer's last write against the last barrier of that bit).
+ * (the buffer's last write against the last barrier of that bit). Callers
+ * name barriers by kind (glc__barrier_kind); glc__gl_barrier_bits is the
+ * one place kinds become GL bits.
  *
  * With GLC_VALIDATE the brute-force oracle sees the same emitted stream and
  * fails the call, naming both dispatches, when a conflicting dispatch is
  * encoded with no barrier in between. GLC_TRACE=barriers logs each barrier
  * with the pair that needed it.
  */
-#include "session.h"
+#include "encode.h"
 
 #include "alloc.h"
 #include "buffer.h"
 #include "device.h"
 #include "kernel.h"
+#include "select.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -80,88 +84,192 @@ static const struct glc__named *named(glc_device *dev, uint32_t id)
 {
     static const struct glc__named unknown = {"?", "?"};
     /* ids are dispatch_seq values; named[] holds those since the barrier */
-    uint64_t first = dev->dispatch_seq + 1 - dev->nnamed;
-    return id >= first && id - first < dev->nnamed ? &dev->named[id - first] : &unknown;
+    uint64_t first = dev->enc.dispatch_seq + 1 - dev->enc.nnamed;
+    return id >= first && id - first < dev->enc.nnamed ? &dev->enc.named[id - first] : &unknown;
 }
 
 static void remember_name(glc_device *dev, const glc__cmd *c)
 {
-    if (dev->nnamed == dev->named_cap) {
-        size_t cap = dev->named_cap ? dev->named_cap * 2 : 64;
-        struct glc__named *n = glc__realloc(dev->named, cap * sizeof *n);
+    if (dev->enc.nnamed == dev->enc.named_cap) {
+        size_t cap = dev->enc.named_cap ? dev->enc.named_cap * 2 : 64;
+        struct glc__named *n = glc__realloc(dev->enc.named, cap * sizeof *n);
         if (!n)
             return; /* names are for messages only */
-        dev->named = n;
-        dev->named_cap = cap;
+        dev->enc.named = n;
+        dev->enc.named_cap = cap;
     }
-    snprintf(dev->named[dev->nnamed].kernel, sizeof dev->named[0].kernel, "%s", c->kernel->name);
-    snprintf(dev->named[dev->nnamed].label, sizeof dev->named[0].label, "%s",
+    snprintf(dev->enc.named[dev->enc.nnamed].kernel, sizeof dev->enc.named[0].kernel, "%s", c->kernel->name);
+    snprintf(dev->enc.named[dev->enc.nnamed].label, sizeof dev->enc.named[0].label, "%s",
              c->label ? c->label : "");
-    dev->nnamed++;
+    dev->enc.nnamed++;
 }
 
-void glc__emit_barrier(glc_session *s, unsigned bits)
+void glc__enc_init(glc__encoder *e)
 {
-    glc_device *dev = s->dev;
-    dev->gl.glMemoryBarrier(bits);
-    if (bits & GL_SHADER_STORAGE_BARRIER_BIT) {
-        glc__hazard_clear(&dev->haz);
-        dev->since_barrier = 0;
+    memset(e, 0, sizeof *e);
+    glc__hazard_init(&e->haz);
+    glc__oracle_init(&e->oracle);
+}
+
+void glc__enc_finish(glc__encoder *e)
+{
+    glc__hazard_finish(&e->haz);
+    glc__oracle_finish(&e->oracle);
+    glc__free(e->named);
+    e->named = NULL;
+}
+
+void glc__enc_forget_bindings(glc__encoder *e) { e->bound.valid = 0; }
+
+GLbitfield glc__gl_barrier_bits(unsigned kinds)
+{
+    return (kinds & GLC__BARRIER_STORAGE ? GL_SHADER_STORAGE_BARRIER_BIT : 0u) |
+           (kinds & GLC__BARRIER_BUFFER_UPDATE ? GL_BUFFER_UPDATE_BARRIER_BIT : 0u) |
+           (kinds & GLC__BARRIER_UNIFORM ? GL_UNIFORM_BARRIER_BIT : 0u) |
+           (kinds & GLC__BARRIER_COMMAND ? GL_COMMAND_BARRIER_BIT : 0u);
+}
+
+void glc__enc_barrier(glc_device *dev, unsigned kinds, glc_dispatch_stats *stats)
+{
+    glc__encoder *e = &dev->enc;
+    dev->gl.glMemoryBarrier(glc__gl_barrier_bits(kinds));
+    if (kinds & GLC__BARRIER_STORAGE) {
+        glc__hazard_clear(&e->haz);
+        e->since_barrier = 0;
         if (dev->validate)
-            glc__oracle_clear(&dev->oracle);
-        dev->nnamed = 0;
+            glc__oracle_clear(&e->oracle);
+        e->nnamed = 0;
     }
-    if (bits & GL_UNIFORM_BARRIER_BIT)
-        dev->uniform_barrier_seq = dev->dispatch_seq;
-    if (bits & GL_COMMAND_BARRIER_BIT)
-        dev->command_barrier_seq = dev->dispatch_seq;
-    if (bits & GL_BUFFER_UPDATE_BARRIER_BIT)
-        dev->update_barrier_seq = dev->dispatch_seq;
-    s->stats.barriers++;
+    if (kinds & GLC__BARRIER_UNIFORM)
+        e->uniform_barrier_seq = e->dispatch_seq;
+    if (kinds & GLC__BARRIER_COMMAND)
+        e->command_barrier_seq = e->dispatch_seq;
+    if (kinds & GLC__BARRIER_BUFFER_UPDATE)
+        e->update_barrier_seq = e->dispatch_seq;
+    if (stats)
+        stats->barriers++;
 }
 
-/* The barrier bits command c needs before it; *why gets the storage conflict. */
-static unsigned needed_bits(glc_session *s, const glc__cmd *c, const glc__span *spans, int n,
-                            glc__conflict *why)
+void glc__enc_settle(glc_device *dev)
 {
-    glc_device *dev = s->dev;
+    if (dev->enc.since_barrier)
+        glc__enc_barrier(dev, GLC__BARRIER_STORAGE, NULL);
+}
+
+void glc__enc_host_access(glc_device *dev, uint64_t write_seq)
+{
+    /* why: host reads/updates see shader writes only after this bit */
+    if (write_seq > dev->enc.update_barrier_seq)
+        glc__enc_barrier(dev, GLC__BARRIER_BUFFER_UPDATE, NULL);
+}
+
+void glc__enc_raw_barrier(glc_device *dev, unsigned kinds)
+{
+    dev->gl.glMemoryBarrier(glc__gl_barrier_bits(kinds));
+}
+
+/* Spans into the tracker (and the oracle under GLC_VALIDATE) as dispatch id. */
+static glc_status track(glc_device *dev, const glc__span *spans, int n, uint32_t id)
+{
+    glc_status st = glc__hazard_add(&dev->enc.haz, spans, n, id);
+    if (st == GLC_OK && dev->validate)
+        st = glc__oracle_add(&dev->enc.oracle, spans, n, id);
+    return st;
+}
+
+void glc__enc_learn(glc_device *dev, const glc__span *spans, int n)
+{
+    if (n == 0)
+        return;
+    /* the tracker keeps its capacity: no allocation after the first runs */
+    if (track(dev, spans, n, (uint32_t)dev->enc.dispatch_seq) != GLC_OK) {
+        /* cannot track: a barrier makes every later dispatch safe */
+        glc__enc_barrier(dev, GLC__BARRIER_STORAGE, NULL);
+        return;
+    }
+    dev->enc.since_barrier = 1;
+}
+
+int glc__enc_conflicts(glc_device *dev, const glc__span *spans, int n)
+{
+    return glc__hazard_check(&dev->enc.haz, spans, n, NULL) != 0;
+}
+
+glc_status glc__enc_track_outside(glc_device *dev, const glc__span *spans, int n,
+                                  const glc_binding *writes, int nwrites, const char *fn)
+{
+    glc__encoder *e = &dev->enc;
+    int i;
+    if (track(dev, spans, n, (uint32_t)(e->dispatch_seq + 1)) != GLC_OK)
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    e->dispatch_seq++;
+    e->since_barrier++;
+    e->nnamed = 0; /* the outside dispatch has no name: forget the window's */
+    for (i = 0; i < nwrites; i++)
+        writes[i].buffer->write_seq = e->dispatch_seq;
+    return GLC_OK;
+}
+
+glc_status glc__sync_wait(glc_device *dev, GLsync sync, uint64_t timeout_ns, uint64_t *waited,
+                          const char *fn)
+{
+    uint64_t t0 = glc__now_ns();
+    GLenum r = dev->gl.glClientWaitSync(sync, GL_SYNC_FLUSH_COMMANDS_BIT, timeout_ns);
+    while (r == GL_TIMEOUT_EXPIRED && timeout_ns == UINT64_MAX) /* a driver may clamp it */
+        r = dev->gl.glClientWaitSync(sync, 0, UINT64_MAX);
+    *waited += glc__now_ns() - t0;
+    if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED)
+        return GLC_OK;
+    if (r == GL_TIMEOUT_EXPIRED)
+        return glc__fail(dev, GLC_ERR_TIMEOUT, "%s: not signalled after %llu ns", fn,
+                         (unsigned long long)timeout_ns);
+    if (dev->info.features.robust_context && dev->gl.glGetGraphicsResetStatusEXT &&
+        glc__has_ext(dev->extensions, "GL_EXT_robustness") &&
+        dev->gl.glGetGraphicsResetStatusEXT() != GL_NO_ERROR)
+        return glc__fail(dev, GLC_ERR_CONTEXT_LOST, "%s: the GPU was reset", fn);
+    return glc__fail(dev, GLC_ERR_GL, "%s: glClientWaitSync failed (0x%04x)", fn, r);
+}
+
+/* The barrier kinds command c needs before it; *why gets the storage conflict. */
+static unsigned needed_kinds(glc_device *dev, const glc__cmd *c, const glc__span *spans, int n,
+                             glc__conflict *why, glc_dispatch_stats *stats)
+{
     unsigned bits = 0;
     uint64_t t0 = glc__now_ns();
     int i;
-    if (dev->since_barrier &&
-        (dev->barrier_policy == GLC__BARRIERS_ALWAYS || glc__hazard_check(&dev->haz, spans, n, why)))
-        bits |= GL_SHADER_STORAGE_BARRIER_BIT;
-    s->stats.tracker_ns += glc__now_ns() - t0;
+    if (dev->enc.since_barrier &&
+        (dev->barrier_policy == GLC__BARRIERS_ALWAYS || glc__hazard_check(&dev->enc.haz, spans, n, why)))
+        bits |= GLC__BARRIER_STORAGE;
+    stats->tracker_ns += glc__now_ns() - t0;
     for (i = 0; i < c->nbind; i++)
         if (c->bind[i].kind == GLC_BIND_UNIFORM &&
-            c->bind[i].buffer->write_seq > dev->uniform_barrier_seq)
-            bits |= GL_UNIFORM_BARRIER_BIT; /* why: uniform reads see shader writes only after it */
-    if (c->indirect && c->indirect->write_seq > dev->command_barrier_seq)
-        bits |= GL_COMMAND_BARRIER_BIT; /* why: indirect counts are fetched by the command processor */
+            c->bind[i].buffer->write_seq > dev->enc.uniform_barrier_seq)
+            bits |= GLC__BARRIER_UNIFORM; /* why: uniform reads see shader writes only after it */
+    if (c->indirect && c->indirect->write_seq > dev->enc.command_barrier_seq)
+        bits |= GLC__BARRIER_COMMAND; /* why: indirect counts are fetched by the command processor */
     if (dev->barrier_policy == GLC__BARRIERS_NEVER)
         bits = 0;
     return bits;
 }
 
 /* GLC_VALIDATE: the oracle's view of the stream just emitted. */
-static glc_status validate_emitted(glc_session *s, const glc__cmd *c, const glc__span *spans,
+static glc_status validate_emitted(glc_device *dev, const glc__cmd *c, const glc__span *spans,
                                    int n)
 {
-    glc_device *dev = s->dev;
     glc__conflict why;
     glc_status st;
-    if (glc__oracle_check(&dev->oracle, spans, n, &why)) {
+    if (glc__oracle_check(&dev->enc.oracle, spans, n, &why)) {
         const struct glc__named *e = named(dev, why.earlier);
         return glc__fail(dev, GLC_ERR_HAZARD,
                          "GLC_VALIDATE: missing barrier: dispatch %llu (%s \"%s\") %s bytes "
                          "[%llu, %llu) of buffer %u after dispatch %u (%s \"%s\") with no "
                          "barrier between",
-                         (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                         (unsigned long long)dev->enc.dispatch_seq + 1, c->kernel->name,
                          c->label ? c->label : "", kind_name(why.kinds),
                          (unsigned long long)why.begin, (unsigned long long)why.end, why.buffer,
                          why.earlier, e->kernel, e->label);
     }
-    st = glc__oracle_add(&dev->oracle, spans, n, (uint32_t)(dev->dispatch_seq + 1));
+    st = glc__oracle_add(&dev->enc.oracle, spans, n, (uint32_t)(dev->enc.dispatch_seq + 1));
     return st == GLC_OK ? GLC_OK
                         : glc__fail(dev, st, "GLC_VALIDATE: out of memory in the oracle");
 }
@@ -171,7 +279,7 @@ static glc_status validate_emitted(glc_session *s, const glc__cmd *c, const glc_
  * replay of consecutive dispatches skips most GL calls. */
 static void bind_and_dispatch(glc_device *dev, const glc__cmd *c)
 {
-    struct glc__bound *b = &dev->bound;
+    struct glc__bound *b = &dev->enc.bound;
     glc_kernel *k = c->kernel;
     GLuint ssbo = 0, ubo = 0;
     int i;
@@ -227,10 +335,10 @@ void glc__replay(glc_device *dev, const glc__cmd *c)
 {
     int i;
     bind_and_dispatch(dev, c);
-    dev->dispatch_seq++;
+    dev->enc.dispatch_seq++;
     for (i = 0; i < c->nbind; i++)
         if (c->bind[i].access & GLC_WRITE)
-            c->bind[i].buffer->write_seq = dev->dispatch_seq;
+            c->bind[i].buffer->write_seq = dev->enc.dispatch_seq;
 }
 
 static int histogram_bucket(uint64_t groups)
@@ -243,54 +351,53 @@ static int histogram_bucket(uint64_t groups)
     return b;
 }
 
-glc_status glc__encode(glc_session *s, const glc__cmd *c)
+glc_status glc__encode(glc_device *dev, const glc__cmd *c, glc_dispatch_stats *stats)
 {
-    glc_device *dev = s->dev;
     glc__span spans[GLC__MAX_BINDINGS + 1];
     glc__conflict why;
     uint64_t t0 = glc__now_ns(), t1;
     unsigned bits;
     glc_status st;
     int n = glc__cmd_spans(c, spans);
-    bits = needed_bits(s, c, spans, n, &why);
-    if (bits & GL_SHADER_STORAGE_BARRIER_BIT) {
+    bits = needed_kinds(dev, c, spans, n, &why, stats);
+    if (bits & GLC__BARRIER_STORAGE) {
         if (dev->trace) {
             const struct glc__named *e = named(dev, why.earlier);
             if (dev->barrier_policy == GLC__BARRIERS_ALWAYS)
                 glc__trace(dev, "barrier before dispatch %llu (%s \"%s\"): GLC_BARRIERS=always",
-                           (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                           (unsigned long long)dev->enc.dispatch_seq + 1, c->kernel->name,
                            c->label ? c->label : "");
             else
                 glc__trace(dev,
                            "barrier before dispatch %llu (%s \"%s\"): %s on bytes [%llu, %llu) "
                            "of buffer %u with dispatch %u (%s \"%s\")",
-                           (unsigned long long)dev->dispatch_seq + 1, c->kernel->name,
+                           (unsigned long long)dev->enc.dispatch_seq + 1, c->kernel->name,
                            c->label ? c->label : "", kind_name(why.kinds),
                            (unsigned long long)why.begin, (unsigned long long)why.end,
                            why.buffer, why.earlier, e->kernel, e->label);
         }
         if (dev->test_drop_barrier > 0 && --dev->test_drop_barrier == 0) {
             /* test hook: forget the ranges as if the barrier were emitted */
-            glc__hazard_clear(&dev->haz);
-            dev->since_barrier = 0;
-            bits &= ~(unsigned)GL_SHADER_STORAGE_BARRIER_BIT;
+            glc__hazard_clear(&dev->enc.haz);
+            dev->enc.since_barrier = 0;
+            bits &= ~(unsigned)GLC__BARRIER_STORAGE;
         }
     }
     if (bits)
-        glc__emit_barrier(s, bits);
-    if (dev->validate && (st = validate_emitted(s, c, spans, n)) != GLC_OK)
+        glc__enc_barrier(dev, bits, stats);
+    if (dev->validate && (st = validate_emitted(dev, c, spans, n)) != GLC_OK)
         return st;
     t1 = glc__now_ns();
-    st = glc__hazard_add(&dev->haz, spans, n, (uint32_t)(dev->dispatch_seq + 1));
-    s->stats.tracker_ns += glc__now_ns() - t1;
+    st = glc__hazard_add(&dev->enc.haz, spans, n, (uint32_t)(dev->enc.dispatch_seq + 1));
+    stats->tracker_ns += glc__now_ns() - t1;
     if (st != GLC_OK)
         return glc__fail(dev, st, "glc_session_dispatch: out of memory in the hazard tracker");
     if (dev->validate || dev->trace)
         remember_name(dev, c);
     glc__replay(dev, c);
-    dev->since_barrier++;
-    s->stats.dispatches++;
-    s->stats.group_histogram[histogram_bucket(c->total_groups)]++;
-    s->stats.encode_ns += glc__now_ns() - t0;
+    dev->enc.since_barrier++;
+    stats->dispatches++;
+    stats->group_histogram[histogram_bucket(c->total_groups)]++;
+    stats->encode_ns += glc__now_ns() - t0;
     return glc__check_gl(dev, "glc_session_dispatch");
 }

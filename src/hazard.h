@@ -34,6 +34,18 @@ typedef struct glc__span {
 
 enum { GLC__HAZ_RAW = 1, GLC__HAZ_WAR = 2, GLC__HAZ_WAW = 4 };
 
+/* The barriers GL-free code asks for, by what the consumer reads; the
+ * encoder (encode.c, glc__gl_barrier_bits) maps them to GL bits. STORAGE
+ * orders storage accesses (RAW, WAR, WAW); BUFFER_UPDATE host reads and
+ * API writes after shader writes; UNIFORM uniform-block reads; COMMAND
+ * indirect group counts. */
+typedef enum glc__barrier_kind {
+    GLC__BARRIER_STORAGE = 1u << 0,
+    GLC__BARRIER_BUFFER_UPDATE = 1u << 1,
+    GLC__BARRIER_UNIFORM = 1u << 2,
+    GLC__BARRIER_COMMAND = 1u << 3
+} glc__barrier_kind;
+
 /* Why a dispatch conflicts. `kinds` is the whole dispatch's mask (the value
  * the check returned); the other fields describe one conflict found: an
  * earlier dispatch's id, and the overlapping bytes [begin, end) of `buffer`

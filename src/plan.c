@@ -1,20 +1,11 @@
 /*
  * Compiled plans, the GL side of the compiler (compile.c): the program's
  * buffers become GL buffers, its commands become ready-to-encode commands
- * (kernel programs fetched, grids folded, bindings resolved), and a run
- * replays them with the precomputed barriers: no tracking, no lookup, no
- * allocation.
- *
- * A run: inputs uploaded (glBufferSubData: an API write a later shader read
- * needs no barrier for), one storage barrier first when the device's
- * tracker holds unbarriered work of anything before, the commands with
- * their barriers, then the device's tracker learns the spans after the
- * plan's last barrier (so eager work and other plans after it stay
- * correct), and outputs are read back (BUFFER_UPDATE barrier, map) into a
- * host mirror preallocated at compile time.
- *
- * plan.h holds the plan object; plan_exec.c the other runs (without a
- * wait, pipelined, typed, profiled) and the listing.
+ * (kernel programs fetched, grids folded, bindings resolved, barrier kinds
+ * chosen by the device's policy), and the plan's lifetime, params, handles,
+ * variables and sharing. The runs are plan_run.c's, the profiled run
+ * plan_profile.c's, the listing plan_dump.c's (plan.h says how they
+ * depend on this file, and never the other way).
  */
 #include "plan.h"
 
@@ -22,7 +13,6 @@
 #include "buffer.h"
 #include "convert.h"
 #include "device.h"
-#include "fuse.h"
 #include "grid.h"
 #include "kernel.h"
 #include "op_run.h"
@@ -30,15 +20,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-static size_t align16(size_t v) { return (v + 15) & ~(size_t)15; }
-
-static size_t bytes_now(const glc_plan *p, int32_t id)
-{
-    glc__tensor t;
-    glc__graph_tensor_at(p->g, id, p->prog.vals, &t);
-    return glc__tensor_bytes(&t);
-}
 
 static size_t numel_now(const glc_plan *p, int32_t id)
 {
@@ -103,7 +84,7 @@ static glc_status build_cmds(glc_plan *p)
         c->nparams = d->nparams;
         memcpy(c->params, d->params, sizeof c->params);
         c->label = glc__ops[pr->step[cc->step].args.op]->name;
-        p->bar[i] = dev->barrier_policy == GLC__BARRIERS_ALWAYS ? (i ? GL_SHADER_STORAGE_BARRIER_BIT : 0u)
+        p->bar[i] = dev->barrier_policy == GLC__BARRIERS_ALWAYS ? (i ? GLC__BARRIER_STORAGE : 0u)
                     : dev->barrier_policy == GLC__BARRIERS_NEVER ? 0u
                                                                  : cc->barrier;
     }
@@ -235,12 +216,32 @@ static glc_status rebuild(glc_plan *p)
 
 /* ---- compile / destroy ---- */
 
+/* What the runs and profiled runs made: a pending fence, timer queries,
+ * staging buffers and their arrays. */
+static void release_runs(glc_plan *p)
+{
+    glc__glstate gs;
+    if ((p->run.pending || p->prof.nqueries) && glc__enter(p->dev, 0, 0, &gs) == GLC_OK) {
+        if (p->run.pending)
+            p->dev->gl.glDeleteSync(p->run.pending);
+        if (p->prof.nqueries)
+            p->dev->gl.glDeleteQueriesEXT((GLsizei)p->prof.nqueries, p->prof.queries);
+        glc__leave(p->dev, &gs);
+    }
+    glc_buffer_destroy(p->run.stage_in);
+    glc_buffer_destroy(p->run.stage_out);
+    glc__free(p->run.inputs);
+    glc__free(p->run.slices);
+    glc__free(p->prof.queries);
+    glc__free(p->prof.cpu_ns);
+}
+
 void glc_plan_destroy(glc_plan *p)
 {
     int i;
     if (!p)
         return;
-    glc__plan_exec_release(p);
+    release_runs(p);
     if (p->buf)
         for (i = 0; i < p->prog.nbuffers; i++)
             glc_buffer_destroy(p->buf[i]);
@@ -272,7 +273,9 @@ static glc_status make_io(glc_plan *p)
     p->out = glc__calloc((size_t)p->nout + 1, sizeof *p->out);
     p->param_set = glc__calloc(g->nt + 1, 1);
     p->ext = glc__calloc(g->nt + 1, sizeof *p->ext);
-    if (!p->in || !p->out || !p->param_set || !p->ext)
+    p->run.inputs = glc__calloc((size_t)p->nin + 1, sizeof *p->run.inputs);
+    p->run.slices = glc__calloc((size_t)p->nout + 1, sizeof *p->run.slices);
+    if (!p->in || !p->out || !p->param_set || !p->ext || !p->run.inputs || !p->run.slices)
         return GLC_ERR_OUT_OF_MEMORY;
     for (i = 0; i < g->nt; i++) {
         if (g->t[i].kind != GLC__T_INPUT)
@@ -284,7 +287,7 @@ static glc_status make_io(glc_plan *p)
     for (k = 0; k < p->nout; k++) {
         p->out[k].tensor = g->out[k].tensor;
         p->out[k].host_off = p->mirror_bytes;
-        p->mirror_bytes += align16(p->prog.place[g->out[k].tensor].bytes);
+        p->mirror_bytes += glc__align16(p->prog.place[g->out[k].tensor].bytes);
     }
     p->mirror = glc__malloc(p->mirror_bytes + 16);
     p->stage = glc__malloc(p->stage_bytes + 16);
@@ -302,7 +305,7 @@ static glc_status compile_plan(const glc_graph *g, uint32_t flags, const glc_pla
     glc_plan *p;
     char err[512];
     glc_status st;
-    int i, fused = 0;
+    int i;
     glc__use_device(dev);
     p = glc__calloc(1, sizeof *p);
     if (!p)
@@ -315,19 +318,15 @@ static glc_status compile_plan(const glc_graph *g, uint32_t flags, const glc_pla
         return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
     }
     glc__target_of(dev, &tg);
-    if (from)
-        fused = (int)from->prog.fused;
-    else if (!(flags & GLC_COMPILE_NO_FUSE) &&
-             (st = glc__fuse(p->g, tg.limits.ssbo_offset_alignment, &fused)) != GLC_OK) {
-        glc_plan_destroy(p);
-        return glc__fail(dev, st, "glc_graph_compile: out of memory");
-    }
     err[0] = '\0';
-    if ((st = glc__compile(p->g, &tg, &p->prog, err, sizeof err)) != GLC_OK) {
+    /* a clone's source graph is fused already: compiled as it is, its count taken */
+    if ((st = glc__compile_graph(p->g, &tg, !from && !(flags & GLC_COMPILE_NO_FUSE), &p->prog,
+                                 err, sizeof err)) != GLC_OK) {
         glc_plan_destroy(p);
         return glc__fail(dev, st, "%s", err);
     }
-    p->prog.fused = (uint32_t)fused;
+    if (from)
+        p->prog.fused = from->prog.fused;
     if ((st = make_io(p)) != GLC_OK) {
         glc_plan_destroy(p);
         return glc__fail(dev, st, "glc_graph_compile: out of memory");
@@ -492,7 +491,7 @@ glc_status glc_plan_set_param(glc_plan *p, const char *name, const float *data, 
     return st;
 }
 
-/* ---- runs ---- */
+/* ---- params ready, counts ---- */
 
 static glc_status params_ready(glc_plan *p, const char *fn)
 {
@@ -509,237 +508,19 @@ static glc_status params_ready(glc_plan *p, const char *fn)
     return GLC_OK;
 }
 
-#define EARLY_FLUSH_AT 16
-
-static void replay(glc_plan *p)
-{
-    glc_device *dev = p->dev;
-    size_t i;
-    if (dev->since_barrier) {
-        dev->gl.glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-        glc__hazard_clear(&dev->haz);
-        if (dev->validate)
-            glc__oracle_clear(&dev->oracle);
-        dev->nnamed = 0;
-        dev->since_barrier = 0;
-    }
-    for (i = 0; i < p->prog.ncmd; i++) {
-        if (p->bar[i])
-            dev->gl.glMemoryBarrier(p->bar[i]);
-        if (p->exec.probe)
-            p->exec.probe(p, i, 0);
-        glc__replay(dev, &p->cmds[i]);
-        if (p->exec.probe)
-            p->exec.probe(p, i, 1);
-        /* long lists: hand the first commands to the GPU early, so it
-         * works while the CPU encodes the rest (a flush costs ~us) */
-        if (i + 1 == EARLY_FLUSH_AT && p->prog.ncmd >= 2 * EARLY_FLUSH_AT)
-            dev->gl.glFlush();
-    }
-    if (p->ntail) {
-        /* the tracker keeps its capacity: no allocation after the first runs */
-        if (glc__hazard_add(&dev->haz, p->tail, p->ntail, (uint32_t)dev->dispatch_seq) != GLC_OK) {
-            /* cannot track: a barrier makes every later dispatch safe */
-            dev->gl.glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-            glc__hazard_clear(&dev->haz);
-            return;
-        }
-        if (dev->validate && glc__oracle_add(&dev->oracle, p->tail, p->ntail,
-                                             (uint32_t)dev->dispatch_seq) != GLC_OK) {
-            dev->gl.glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-            glc__hazard_clear(&dev->haz);
-            glc__oracle_clear(&dev->oracle);
-            return;
-        }
-        dev->since_barrier = 1;
-    }
-}
-
-glc_status glc__plan_upload(glc_plan *p, const void *const *inputs, int from_f32,
-                            const char *fn)
-{
-    glc_status st = GLC_OK;
-    int i;
-    for (i = 0; i < p->nin && st == GLC_OK; i++) {
-        int32_t id = p->in[i].tensor;
-        const glc__place *pl = &p->prog.place[id];
-        glc_dtype dt = p->g->t[id].dtype;
-        const void *src = inputs[i];
-        size_t bytes = bytes_now(p, id);
-        if (pl->region == GLC__REGION_NONE || bytes == 0)
-            continue;
-        if (from_f32 && (dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16)) {
-            glc__convert_from_f32(dt, src, p->stage, numel_now(p, id));
-            src = p->stage;
-        }
-        st = glc__buffer_write_in(p->buf[pl->buffer], pl->offset, bytes, src, fn);
-    }
-    return st;
-}
-
-void glc__plan_replay(glc_plan *p)
-{
-    glc_device *dev = p->dev;
-    int i;
-    replay(p);
-    for (i = 0; i < p->nfeed; i++) {
-        size_t fo, to;
-        glc_buffer *fb = storage(p, p->feed[i].from, &fo), *tb = storage(p, p->feed[i].to, &to);
-        glc__buffer_host_access(fb); /* a copy reads what shaders wrote after this bit */
-        dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, fb->name);
-        dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, tb->name);
-        dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)fo,
-                                    (GLintptr)to, (GLsizeiptr)p->prog.place[p->feed[i].to].bytes);
-    }
-}
-
-/* Uploads inputs (bytes in the declared dtype, or f32/i32 converted when
- * f32 is set), replays, reads every output into the mirror. Refused while
- * a run of glc_plan_commit_no_wait is pending: it would overwrite the
- * arena that run's outputs are still to be read from. */
-static glc_status run_core(glc_plan *p, const void *const *inputs, int from_f32, const char *fn)
-{
-    glc_device *dev = p->dev;
-    glc__glstate gs;
-    glc_status st;
-    int i;
-    if (p->exec.pending)
-        return glc__fail(dev, GLC_ERR_STATE,
-                         "%s: a run of glc_plan_commit_no_wait is pending (call "
-                         "glc_plan_sync_pending first)",
-                         fn);
-    st = glc__enter(dev, GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_COPY, p->max_bind, &gs);
-    if (st != GLC_OK)
-        return st;
-    st = glc__plan_upload(p, inputs, from_f32, fn);
-    if (st == GLC_OK) {
-        glc__plan_replay(p);
-        for (i = 0; i < p->nout && st == GLC_OK; i++) {
-            size_t bytes = bytes_now(p, p->out[i].tensor), off;
-            glc_buffer *b = storage(p, p->out[i].tensor, &off);
-            if (bytes)
-                st = glc__buffer_read_in(b, off, bytes, p->mirror + p->out[i].host_off, fn);
-        }
-    }
-    glc__leave(dev, &gs);
-    return st;
-}
-
-glc_status glc_plan_run(glc_plan *p, const glc_plan_input *in, int nin,
-                        const glc_plan_output *out, int nout)
-{
-    const void *inputs[64];
-    glc_status st;
-    int i, k;
-    GLC__ARG(NULL, p);
-    if (nin < 0 || nout < 0 || (nin && !in) || (nout && !out))
-        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run: %d inputs, %d outputs", nin,
-                         nout);
-    if (p->nin > 64)
-        return glc__fail(p->dev, GLC_ERR_UNSUPPORTED,
-                         "glc_plan_run: %d inputs (at most 64 by name; use glc_plan_run_slots)",
-                         p->nin);
-    for (k = 0; k < nin; k++) {
-        int32_t id = in[k].name ? find_tensor(p, GLC__T_INPUT, in[k].name) : -1;
-        if (id < 0)
-            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run: no input named \"%s\"",
-                             in[k].name ? in[k].name : "(null)");
-    }
-    for (i = 0; i < p->nin; i++) {
-        int32_t id = p->in[i].tensor;
-        const char *name = p->g->t[id].name;
-        size_t n = numel_now(p, id);
-        inputs[i] = NULL;
-        for (k = 0; k < nin; k++)
-            if (strcmp(in[k].name, name) == 0) {
-                if (inputs[i] || !in[k].data || in[k].count != n)
-                    return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
-                                     "glc_plan_run: input \"%s\": %s%zu values given, it takes %zu",
-                                     name, inputs[i] ? "given twice; " : !in[k].data ? "no data; " : "",
-                                     in[k].count, n);
-                inputs[i] = in[k].data;
-            }
-        if (!inputs[i])
-            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run: input \"%s\" is missing",
-                             name);
-    }
-    for (k = 0; k < nout; k++) {
-        int j = -1;
-        for (i = 0; i < p->nout && j < 0; i++)
-            if (out[k].name && strcmp(p->g->out[i].name, out[k].name) == 0)
-                j = i;
-        if (j < 0)
-            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run: no output named \"%s\"",
-                             out[k].name ? out[k].name : "(null)");
-        if (!out[k].data || out[k].count != numel_now(p, p->out[j].tensor))
-            return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
-                             "glc_plan_run: output \"%s\": room for %zu values, it has %zu",
-                             out[k].name, out[k].data ? out[k].count : 0,
-                             numel_now(p, p->out[j].tensor));
-    }
-    if ((st = params_ready(p, "glc_plan_run")) != GLC_OK)
-        return st;
-    if ((st = run_core(p, inputs, 1, "glc_plan_run")) != GLC_OK)
-        return st;
-    for (k = 0; k < nout; k++) {
-        for (i = 0; i < p->nout; i++)
-            if (strcmp(p->g->out[i].name, out[k].name) == 0)
-                break;
-        {
-            int32_t id = p->out[i].tensor;
-            glc_dtype dt = p->g->t[id].dtype;
-            const unsigned char *src = p->mirror + p->out[i].host_off;
-            if (dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16)
-                glc__convert_to_f32(dt, src, out[k].data, out[k].count);
-            else
-                memcpy(out[k].data, src, bytes_now(p, id));
-        }
-    }
-    return GLC_OK;
-}
-
 int glc_plan_input_count(const glc_plan *p) { return p ? p->nin : 0; }
 int glc_plan_output_count(const glc_plan *p) { return p ? p->nout : 0; }
 const void *glc_plan_arena_ptr(const glc_plan *p) { return p ? p->mirror : NULL; }
 
-glc_status glc_plan_run_slots(glc_plan *p, const void *const *inputs, glc_plan_slice *outs)
+size_t glc_plan_input_bytes(const glc_plan *p, int slot)
 {
-    glc_status st;
-    int i;
-    GLC__ARG(NULL, p);
-    if ((p->nin && !inputs) || (p->nout && !outs))
-        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run_slots: inputs or outs is NULL");
-    for (i = 0; i < p->nin; i++)
-        if (!inputs[i])
-            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run_slots: input slot %d (\"%s\") is NULL",
-                             i, p->g->t[p->in[i].tensor].name);
-    if ((st = params_ready(p, "glc_plan_run_slots")) != GLC_OK)
-        return st;
-    if ((st = run_core(p, inputs, 0, "glc_plan_run_slots")) != GLC_OK)
-        return st;
-    for (i = 0; i < p->nout; i++) {
-        outs[i].offset = p->out[i].host_off;
-        outs[i].bytes = bytes_now(p, p->out[i].tensor);
-    }
-    return GLC_OK;
+    return p && slot >= 0 && slot < p->nin ? glc__plan_bytes_at(p, p->in[slot].tensor, NULL) : 0;
 }
 
-glc_status glc_plan_run_raw(glc_plan *p, const void *const *inputs, const void **outs)
+size_t glc_plan_output_bytes(const glc_plan *p, int slot)
 {
-    glc_plan_slice sl[64];
-    glc_status st;
-    int i;
-    GLC__ARG(NULL, p);
-    if (p->nout > 64)
-        return glc__fail(p->dev, GLC_ERR_UNSUPPORTED, "glc_plan_run_raw: %d outputs (at most 64)",
-                         p->nout);
-    if (p->nout && !outs)
-        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_run_raw: outs is NULL");
-    if ((st = glc_plan_run_slots(p, inputs, sl)) != GLC_OK)
-        return st;
-    for (i = 0; i < p->nout; i++)
-        outs[i] = p->mirror + sl[i].offset;
-    return GLC_OK;
+    return p && slot >= 0 && slot < p->nout ? glc__plan_bytes_at(p, p->out[slot].tensor, NULL)
+                                            : 0;
 }
 
 /* ---- variables ---- */
@@ -804,14 +585,6 @@ static glc_status set_vars(glc_plan *p, const glc_plan_var *vars, int n)
         trace_barriers(p);
     }
     return st;
-}
-
-glc_status glc_plan_run_with_vars(glc_plan *p, const glc_plan_var *vars, int nvars,
-                                  const glc_plan_input *in, int nin, const glc_plan_output *out,
-                                  int nout)
-{
-    glc_status st = glc_plan_set_vars(p, vars, nvars);
-    return st != GLC_OK ? st : glc_plan_run(p, in, nin, out, nout);
 }
 
 glc_status glc_plan_set_active_extent(glc_plan *p, int64_t rows)
@@ -889,18 +662,17 @@ glc_status glc_plan_read_handle(glc_plan *p, const char *name, void *data, size_
 
 glc_status glc_plan_set_handle_feed(glc_plan *p, const char *handle, const char *output)
 {
-    int32_t h, o = -1;
+    int32_t h, o;
     size_t i;
+    int j;
     glc__tensor th, to;
     GLC__ARG(NULL, p);
     if ((h = find_handle(p, handle, "glc_plan_set_handle_feed")) < 0)
         return GLC_ERR_INVALID_ARG;
-    for (i = 0; i < p->g->nout; i++)
-        if (output && strcmp(p->g->out[i].name, output) == 0)
-            o = p->g->out[i].tensor;
-    if (o < 0)
+    if ((j = glc__plan_output_slot(p, output)) < 0)
         return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_handle_feed: no output \"%s\"",
                          output ? output : "(null)");
+    o = p->out[j].tensor;
     glc__graph_tensor_at(p->g, h, NULL, &th);
     glc__graph_tensor_at(p->g, o, NULL, &to);
     if (!glc__same_shape(&th, &to) || th.dtype != to.dtype) {
@@ -1023,7 +795,7 @@ glc_status glc_plan_clone(const glc_plan *src, glc_plan **out)
     return GLC_OK;
 }
 
-/* ---- for plan_exec.c (plan.h) ---- */
+/* ---- for the other plan files (plan.h) ---- */
 
 glc_status glc__plan_params_ready(glc_plan *p, const char *fn) { return params_ready(p, fn); }
 
@@ -1039,7 +811,18 @@ size_t glc__plan_bytes_at(const glc_plan *p, int32_t id, const int64_t *vals)
     return glc__tensor_bytes(&t);
 }
 
+size_t glc__plan_numel(const glc_plan *p, int32_t id) { return numel_now(p, id); }
+
 int32_t glc__plan_find(const glc_plan *p, int kind, const char *name)
 {
     return name ? find_tensor(p, (glc__tkind)kind, name) : -1;
+}
+
+int glc__plan_output_slot(const glc_plan *p, const char *name)
+{
+    int j;
+    for (j = 0; name && j < p->nout; j++)
+        if (strcmp(p->g->out[j].name, name) == 0)
+            return j;
+    return -1;
 }

@@ -1,13 +1,21 @@
 /*
- * The compiled plan object, shared by plan.c (compile, params, plain runs,
- * handles, variables, sharing) and plan_exec.c (runs without a wait,
- * pipelined, typed and profiled runs, the dump).
+ * The compiled plan object, shared by the four plan files; dependencies
+ * run one way, plan.c at the bottom:
+ *
+ *   plan.c          materialise (buffers, commands, barriers), lifetime,
+ *                   params, handles, variables, share/clone, stats
+ *   plan_run.c      the replay and every run (plain, slots, raw, typed,
+ *                   with variables, without a wait, pipelined), with one
+ *                   name resolver           -> plan.c
+ *   plan_profile.c  profiled runs           -> plan_run.c, plan.c
+ *   plan_dump.c     the listing, no GL call -> plan.c
  *
  * Invariants: cmds[i] is prog.cmd[i] resolved at the current variable
- * values and bar[i] the barrier bits emitted before it; inputs and outputs
- * have fixed places in the arena (their offsets never move with the
- * variables); the mirror holds output j at out[j].host_off, laid out for
- * the maxima. exec is zero after compile and owned by plan_exec.c.
+ * values and bar[i] the barrier kinds (glc__barrier_kind) emitted before
+ * it; inputs and outputs have fixed places in the arena (their offsets
+ * never move with the variables); the mirror holds output j at
+ * out[j].host_off, laid out for the maxima. run and prof are zero after
+ * compile; glc_plan_destroy (plan.c) releases what they hold.
  */
 #ifndef GLC_PLAN_H
 #define GLC_PLAN_H
@@ -21,22 +29,25 @@ typedef struct glc__plan_io {
     size_t host_off; /* outputs: where the mirror holds it */
 } glc__plan_io;
 
-/* plan_exec.c's state of a plan. */
-typedef struct glc__plan_exec {
-    GLsync pending;                        /* glc_plan_commit_no_wait's fence, or 0 */
+/* plan_run.c's state of a plan. */
+typedef struct glc__plan_runs {
+    GLsync pending;                            /* glc_plan_commit_no_wait's fence, or 0 */
     int64_t pending_vals[GLC__GRAPH_MAX_VARS]; /* variable values of that run */
     struct glc_buffer *stage_in, *stage_out;   /* glc_plan_run_pipelined's per-set regions */
-    /* glc_plan_run_profiled: called around each dispatch of a replay (after
-     * its barrier) while set; NULL otherwise */
-    void (*probe)(struct glc_plan *p, size_t i, int after);
+    const void **inputs;                       /* [nin]: named inputs by slot */
+    glc_plan_slice *slices;                    /* [nout]: a run's output slices */
+} glc__plan_runs;
+
+/* plan_profile.c's state of a plan. */
+typedef struct glc__plan_prof {
     GLuint *queries;   /* 3 per dispatch: elapsed, timestamp before, after */
     size_t nqueries;   /* query names generated */
     uint64_t *cpu_ns;  /* per dispatch, without timer queries */
     size_t ncpu;
     uint64_t t0;
-    int mode;          /* the clocks recorded in this run (plan_exec.c) */
+    int mode;          /* the clocks recorded in this run (plan_profile.c) */
     int clock;         /* the glc_profile_clock found to measure compute, 0 before */
-} glc__plan_exec;
+} glc__plan_prof;
 
 struct glc_plan {
     glc_device *dev;
@@ -45,7 +56,7 @@ struct glc_plan {
     glc__program prog;
     glc_buffer **buf;      /* [prog.nbuffers] */
     glc__cmd *cmds;        /* [prog.ncmd], at the current variable values */
-    unsigned *bar;         /* barrier bits before each command */
+    unsigned *bar;         /* barrier kinds (glc__barrier_kind) before each command */
     size_t cmdcap;
     int max_bind;
     glc__span *tail;       /* prog.tail with the GL buffers' tracker ids */
@@ -65,33 +76,44 @@ struct glc_plan {
         int32_t from, to; /* output tensor -> handle tensor */
     } feed[8];
     int nfeed;
-    glc__plan_exec exec;
+    glc__plan_runs run;
+    glc__plan_prof prof;
 };
 
-/* ---- plan.c, for plan_exec.c ---- */
+/* Host-side layout step of the mirror and the staging regions. */
+static inline size_t glc__align16(size_t v) { return (v + 15) & ~(size_t)15; }
+
+/* ---- plan.c ---- */
 
 /* GLC_ERR_STATE naming fn when a param or handle was never given contents. */
 glc_status glc__plan_params_ready(glc_plan *p, const char *fn);
 /* The buffer and byte offset holding graph tensor id (a sharing plan's
  * buffer for a shared param or handle). */
 glc_buffer *glc__plan_storage(const glc_plan *p, int32_t id, size_t *offset);
-/* Bytes of tensor id at the variable values vals (NULL: the current ones). */
+/* Bytes and elements of tensor id at the variable values vals (NULL: the
+ * current ones). */
 size_t glc__plan_bytes_at(const glc_plan *p, int32_t id, const int64_t *vals);
-/* The graph tensor of kind `kind` named name, or -1. */
+size_t glc__plan_numel(const glc_plan *p, int32_t id);
+/* The graph tensor of kind `kind` named name, or -1 (name may be NULL). */
 int32_t glc__plan_find(const glc_plan *p, int kind, const char *name);
-/* Uploads inputs by slot (bytes in the declared dtype, or f32/i32 values
- * converted when from_f32 is set). The caller has entered the device with
- * GLC__TOUCH_COPY. */
-glc_status glc__plan_upload(glc_plan *p, const void *const *inputs, int from_f32,
-                            const char *fn);
-/* Replays the commands with their barriers (exec.probe around each) and
- * copies the handle feeds. The caller has entered the device with
- * GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_COPY and max_bind. */
-void glc__plan_replay(glc_plan *p);
+/* The output slot named name, or -1 (name may be NULL). */
+int glc__plan_output_slot(const glc_plan *p, const char *name);
 
-/* ---- plan_exec.c ---- */
+/* ---- plan_run.c ---- */
 
-/* Releases exec's GL objects and memory (glc_plan_destroy). */
-void glc__plan_exec_release(glc_plan *p);
+/* GLC_ERR_STATE naming fn while a run of glc_plan_commit_no_wait is
+ * pending: another run would overwrite the arena that run's outputs are
+ * still to be read from. GLC_OK otherwise. */
+glc_status glc__plan_refuse_pending(glc_plan *p, const char *fn);
+/* Every input slot given (inputs[0..nin) of one set). */
+glc_status glc__plan_check_inputs(glc_plan *p, const void *const *inputs, const char *fn);
+
+/* Called around each dispatch of a replay (after its barrier). */
+typedef void (*glc__plan_probe)(glc_plan *p, size_t i, int after);
+
+/* glc_plan_run_slots with probe called around each dispatch (NULL: none);
+ * fn names the public call in messages. */
+glc_status glc__plan_run_slots(glc_plan *p, const void *const *inputs, glc_plan_slice *outs,
+                               glc__plan_probe probe, const char *fn);
 
 #endif

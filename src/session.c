@@ -5,9 +5,10 @@
  * command at once; RECORDED keeps the list and, at commit or finish, runs
  * the passes (registered fusion hooks, then reorder) and encodes it.
  *
- * The barrier state (tracker, last barrier of each bit) is the device's,
- * so the first dispatch of a session is ordered after the last one of the
- * previous session when they conflict.
+ * The barrier state (tracker, last barrier of each kind) is the device's
+ * encoder's (encode.h), so the first dispatch of a session is ordered after
+ * the last one of the previous session, or of a plan run, when they
+ * conflict; the session changes it only through the encoder's calls.
  */
 #include "session.h"
 
@@ -31,28 +32,29 @@ struct glc_fence {
 
 static glc_status reorder_pass(glc_session *s, glc__cmd *cmds, size_t *n, void *user);
 
-glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
+/* Checks a session's mode and flags; fn names the public call. */
+static glc_status check_mode(glc_device *dev, unsigned mode, uint32_t flags, const char *fn)
 {
-    glc_session *s;
-    int base = mode & ~GLC_SESSION_EARLY_FLUSH;
-    GLC__ARG(NULL, dev);
-    GLC__ARG(dev, out);
-    if ((base != GLC_SESSION_DIRECT && base != GLC_SESSION_RECORDED) ||
-        (base == GLC_SESSION_DIRECT && (mode & GLC_SESSION_EARLY_FLUSH)))
+    if ((mode != GLC_SESSION_DIRECT && mode != GLC_SESSION_RECORDED) ||
+        (flags & ~(uint32_t)GLC_SESSION_EARLY_FLUSH) ||
+        (mode == GLC_SESSION_DIRECT && (flags & GLC_SESSION_EARLY_FLUSH)))
         return glc__fail(dev, GLC_ERR_INVALID_ARG,
-                         "glc_session_begin: mode 0x%x (DIRECT, or RECORDED optionally with "
-                         "EARLY_FLUSH)",
-                         (unsigned)mode);
-    {
-        glc__glstate gs;
-        glc_status st = glc__enter(dev, 0, 0, &gs); /* the full context check */
-        if (st != GLC_OK)
-            return st;
-        glc__leave(dev, &gs);
-    }
+                         "%s: mode 0x%x (DIRECT, or RECORDED optionally with EARLY_FLUSH)", fn,
+                         mode | flags);
+    return GLC_OK;
+}
+
+static glc_status begin(glc_device *dev, int mode, glc_session **out, const char *fn)
+{
+    glc__glstate gs;
+    glc_session *s;
+    glc_status st = glc__enter(dev, 0, 0, &gs); /* the full context check */
+    if (st != GLC_OK)
+        return st;
+    glc__leave(dev, &gs);
     s = glc__calloc(1, sizeof *s);
     if (!s)
-        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_session_begin: out of memory");
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     s->dev = dev;
     s->mode = mode;
     s->reorder_window = REORDER_WINDOW;
@@ -60,6 +62,33 @@ glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
     dev->live_objects++;
     *out = s;
     return GLC_OK;
+}
+
+glc_status glc_session_create(glc_device *dev, const glc_session_desc *desc, glc_session **out)
+{
+    static const char fn[] = "glc_session_create";
+    glc_session_desc d;
+    glc_status st;
+    GLC__ARG(NULL, dev);
+    GLC__ARG(dev, out);
+    memset(&d, 0, sizeof d);
+    if (desc)
+        d = *desc;
+    if ((st = check_mode(dev, (unsigned)d.mode, d.flags, fn)) != GLC_OK)
+        return st;
+    return begin(dev, (int)d.mode | (int)d.flags, out, fn);
+}
+
+glc_status glc_session_begin(glc_device *dev, int mode, glc_session **out)
+{
+    static const char fn[] = "glc_session_begin";
+    glc_status st;
+    GLC__ARG(NULL, dev);
+    GLC__ARG(dev, out);
+    if ((st = check_mode(dev, (unsigned)mode & ~(unsigned)GLC_SESSION_EARLY_FLUSH,
+                         (uint32_t)mode & GLC_SESSION_EARLY_FLUSH, fn)) != GLC_OK)
+        return st;
+    return begin(dev, mode, out, fn);
 }
 
 glc_status glc__session_add_pass(glc_session *s, glc__pass_fn fn, void *user)
@@ -217,7 +246,7 @@ glc_status glc_session_dispatch(glc_session *s, const glc_dispatch_desc *d)
     st = enter(s, c.nbind, &gs);
     if (st != GLC_OK)
         return st;
-    st = glc__encode(s, &c);
+    st = glc__encode(s->dev, &c, &s->stats);
     glc__leave(s->dev, &gs);
     return st;
 }
@@ -299,7 +328,7 @@ static glc_status encode_recorded(glc_session *s)
         return st;
     flush_at = n / 10 > 64 ? n / 10 : 64;
     for (i = 0; i < n && st == GLC_OK; i++) {
-        st = glc__encode(s, &s->cmds[i]);
+        st = glc__encode(s->dev, &s->cmds[i], &s->stats);
         if ((s->mode & GLC_SESSION_EARLY_FLUSH) && i + 1 == flush_at && i + 1 < n) {
             s->dev->gl.glFlush();
             s->stats.flushes++;
@@ -319,8 +348,8 @@ glc_status glc_session_barrier(glc_session *s)
     GLC__ARG(NULL, s);
     if ((st = encode_recorded(s)) != GLC_OK || (st = glc__enter(s->dev, 0, 0, &gs)) != GLC_OK)
         return st;
-    glc__emit_barrier(s, GL_SHADER_STORAGE_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT |
-                             GL_COMMAND_BARRIER_BIT);
+    glc__enc_barrier(s->dev, GLC__BARRIER_STORAGE | GLC__BARRIER_UNIFORM | GLC__BARRIER_COMMAND,
+                     &s->stats);
     glc__leave(s->dev, &gs);
     return GLC_OK;
 }
@@ -362,11 +391,11 @@ glc_status glc_session_barrier_between(glc_session *s, const glc_binding *reads,
     st = manual_spans(s, "glc_session_barrier_between", reads, nreads, writes, nwrites, spans);
     if (st != GLC_OK || (st = encode_recorded(s)) != GLC_OK)
         return st;
-    conflict = glc__hazard_check(&s->dev->haz, spans, nreads + nwrites, NULL) != 0;
+    conflict = glc__enc_conflicts(s->dev, spans, nreads + nwrites);
     if (conflict) {
         if ((st = glc__enter(s->dev, 0, 0, &gs)) != GLC_OK)
             return st;
-        glc__emit_barrier(s, GL_SHADER_STORAGE_BARRIER_BIT);
+        glc__enc_barrier(s->dev, GLC__BARRIER_STORAGE, &s->stats);
         glc__leave(s->dev, &gs);
     }
     if (emitted)
@@ -378,26 +407,13 @@ glc_status glc_session_track_dispatch(glc_session *s, const glc_binding *reads, 
                                       const glc_binding *writes, int nwrites)
 {
     glc__span spans[GLC__MAX_BINDINGS];
-    glc_device *dev;
     glc_status st;
-    int i;
     GLC__ARG(NULL, s);
-    dev = s->dev;
     st = manual_spans(s, "glc_session_track_dispatch", reads, nreads, writes, nwrites, spans);
     if (st != GLC_OK || (st = encode_recorded(s)) != GLC_OK)
         return st;
-    st = glc__hazard_add(&dev->haz, spans, nreads + nwrites, (uint32_t)(dev->dispatch_seq + 1));
-    if (st != GLC_OK)
-        return glc__fail(dev, st, "glc_session_track_dispatch: out of memory");
-    if (dev->validate && glc__oracle_add(&dev->oracle, spans, nreads + nwrites,
-                                         (uint32_t)(dev->dispatch_seq + 1)) != GLC_OK)
-        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "glc_session_track_dispatch: out of memory");
-    dev->dispatch_seq++;
-    dev->since_barrier++;
-    dev->nnamed = 0; /* the outside dispatch has no name: forget the window's */
-    for (i = 0; i < nwrites; i++)
-        writes[i].buffer->write_seq = dev->dispatch_seq;
-    return GLC_OK;
+    return glc__enc_track_outside(s->dev, spans, nreads + nwrites, writes, nwrites,
+                                  "glc_session_track_dispatch");
 }
 
 uint64_t glc_session_barrier_count(const glc_session *s) { return s ? s->stats.barriers : 0; }
@@ -445,24 +461,6 @@ glc_status glc_session_commit(glc_session *s, glc_fence **out)
     return st;
 }
 
-static glc_status fence_wait(glc_fence *f, uint64_t timeout_ns, uint64_t *waited)
-{
-    glc_device *dev = f->dev;
-    uint64_t t0 = glc__now_ns();
-    GLenum r = dev->gl.glClientWaitSync(f->sync, GL_SYNC_FLUSH_COMMANDS_BIT, timeout_ns);
-    *waited += glc__now_ns() - t0;
-    if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED)
-        return GLC_OK;
-    if (r == GL_TIMEOUT_EXPIRED)
-        return glc__fail(dev, GLC_ERR_TIMEOUT, "glc_fence_wait: not signalled after %llu ns",
-                         (unsigned long long)timeout_ns);
-    if (dev->info.features.robust_context && dev->gl.glGetGraphicsResetStatusEXT &&
-        glc__has_ext(dev->extensions, "GL_EXT_robustness") &&
-        dev->gl.glGetGraphicsResetStatusEXT() != GL_NO_ERROR)
-        return glc__fail(dev, GLC_ERR_CONTEXT_LOST, "glc_fence_wait: the GPU was reset");
-    return glc__fail(dev, GLC_ERR_GL, "glc_fence_wait: glClientWaitSync failed");
-}
-
 glc_status glc_fence_wait(glc_fence *f, uint64_t timeout_ns)
 {
     glc__glstate gs;
@@ -471,7 +469,7 @@ glc_status glc_fence_wait(glc_fence *f, uint64_t timeout_ns)
     GLC__ARG(NULL, f);
     if ((st = glc__enter(f->dev, 0, 0, &gs)) != GLC_OK)
         return st;
-    st = fence_wait(f, timeout_ns, &waited);
+    st = glc__sync_wait(f->dev, f->sync, timeout_ns, &waited, "glc_fence_wait");
     glc__leave(f->dev, &gs);
     return st;
 }
@@ -501,7 +499,7 @@ glc_status glc_session_finish(glc_session *s, glc_dispatch_stats *stats)
     if (st == GLC_OK && (st = glc__enter(dev, 0, 0, &gs)) == GLC_OK) {
         st = fence_new(s, &f);
         if (st == GLC_OK) {
-            st = fence_wait(f, UINT64_MAX, &s->stats.gpu_wait_ns);
+            st = glc__sync_wait(dev, f->sync, UINT64_MAX, &s->stats.gpu_wait_ns, "glc_fence_wait");
             dev->gl.glDeleteSync(f->sync);
             glc__free(f);
         }

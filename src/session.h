@@ -1,36 +1,15 @@
 /*
- * Sessions, internal: the validated command a dispatch becomes, and the
- * encoder that turns commands into GL calls with the barriers the hazard
- * tracker asks for (encode.c).
+ * Sessions, internal: the session object and its passes over recorded
+ * command lists. The command type and the encoder that turns commands
+ * into GL calls with the barriers they need are encode.h's.
  */
 #ifndef GLC_SESSION_H
 #define GLC_SESSION_H
 
+#include "encode.h"
 #include "glcompute.h"
 #include "hazard.h"
 #include "reorder.h"
-
-#define GLC__MAX_BINDINGS 16
-
-/* A validated dispatch, ready to encode: ranges resolved, the grid folded.
- * RECORDED sessions keep a list of these. */
-typedef struct glc__cmd {
-    glc_kernel *kernel;
-    uint32_t grid[3];
-    uint32_t total_groups;
-    int nbind, nparams;
-    uint32_t flags;
-    struct {
-        glc_buffer *buffer;
-        size_t offset, size;
-        glc_access access;
-        glc_binding_kind kind;
-    } bind[GLC__MAX_BINDINGS];
-    glc_buffer *indirect;
-    size_t indirect_offset;
-    uint32_t params[GLC_MAX_PARAMS];
-    const char *label;
-} glc__cmd;
 
 /* A pass over a recorded command list before encoding (fusion hooks, and
  * the built-in reorder pass). It may rewrite, drop or permute cmds[0..*n). */
@@ -61,24 +40,8 @@ struct glc_session {
     int nscratch;
 };
 
-/* Encodes one command: barrier if needed, bindings, params, dispatch. The
- * caller has entered the device (context current, host state saved). */
-glc_status glc__encode(glc_session *s, const glc__cmd *c);
-
-/* Binds and dispatches c with no tracking and no barrier (the caller's
- * precomputed plan has them), counting it in the device's sequence. */
-void glc__replay(glc_device *dev, const glc__cmd *c);
-
-/* Emits a barrier with `bits` and records it in the trackers. */
-void glc__emit_barrier(glc_session *s, unsigned bits);
-
-/* Converts a command's bindings to tracker spans; returns the count. */
-int glc__cmd_spans(const glc__cmd *c, glc__span *spans);
-
 /* Registers a pass run on RECORDED command lists before encoding (after
  * the ones registered earlier; the reorder pass runs last). */
 glc_status glc__session_add_pass(glc_session *s, glc__pass_fn fn, void *user);
-
-uint64_t glc__now_ns(void);
 
 #endif

@@ -597,6 +597,69 @@ static void test_dump(void **state)
 /* Once warm, none of these runs allocates (every allocation would fail);
  * and a pipelined call with more sets than before must grow its staging,
  * which the same check catches. */
+/* By name there is no cap on the tensor count (there was a fixed 64):
+ * y_i = x_i + x_(i+1) over 70 inputs and outputs, run plain, typed and
+ * raw against the sums on the host. */
+static void test_named_runs_many_tensors(void **state)
+{
+    enum { NT = 70, E = 4 };
+    glc_device *dev = tu_device(NULL);
+    static float x[NT][E], y[NT][E];
+    static char names[2 * NT][8];
+    glc_plan_input in[NT];
+    glc_plan_output out[NT];
+    glc_plan_typed_input tin[NT];
+    glc_plan_typed_output tout[NT];
+    const void *ins[NT], *raw[NT];
+    glc_tensor t[NT];
+    glc_graph *g;
+    glc_plan *p;
+    int64_t shape[1] = {E};
+    uint64_t seed = 70;
+    int i, e, mode;
+    (void)state;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    for (i = 0; i < NT; i++) {
+        snprintf(names[i], sizeof names[i], "x%d", i);
+        snprintf(names[NT + i], sizeof names[i], "y%d", i);
+        t[i] = glc_graph_input(g, names[i], GLC_DTYPE_F32, 1, shape);
+    }
+    for (i = 0; i < NT; i++)
+        glc_graph_output(g, names[NT + i], glc_add(g, t[i], t[(i + 1) % NT]));
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    for (i = 0; i < NT; i++) {
+        ot_fill(&seed, x[i], E, -2, 2);
+        /* given in reverse: matched by name, not by position */
+        in[NT - 1 - i] = (glc_plan_input){names[i], x[i], E};
+        tin[NT - 1 - i] = (glc_plan_typed_input){names[i], x[i], sizeof x[i], GLC_DTYPE_F32};
+        out[i] = (glc_plan_output){names[NT + i], y[i], E};
+        tout[i] = (glc_plan_typed_output){names[NT + i], y[i], sizeof y[i], GLC_DTYPE_F32};
+        ins[i] = x[i];
+    }
+    for (mode = 0; mode < 3; mode++) {
+        memset(y, 0, sizeof y);
+        if (mode == 0)
+            assert_int_equal(glc_plan_run(p, in, NT, out, NT), GLC_OK);
+        else if (mode == 1)
+            assert_int_equal(glc_plan_run_typed(p, tin, NT, tout, NT), GLC_OK);
+        else {
+            assert_int_equal(glc_plan_run_raw(p, ins, raw), GLC_OK);
+            for (i = 0; i < NT; i++)
+                memcpy(y[i], raw[i], sizeof y[i]);
+        }
+        for (i = 0; i < NT; i++)
+            for (e = 0; e < E; e++)
+                assert_float_equal(y[i][e], x[i][e] + x[(i + 1) % NT][e], 1e-6);
+    }
+    /* a repeated name is still refused, naming the tensor */
+    in[0] = in[NT - 1];
+    assert_int_equal(glc_plan_run(p, in, NT, out, NT), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(glc_device_errmsg(dev), "input \"x0\": given twice"));
+    glc_plan_destroy(p);
+    glc_device_destroy(dev);
+}
+
 static void test_runs_allocate_nothing(void **state)
 {
     enum { N = 3 };
@@ -652,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_profiled),
         cmocka_unit_test(test_dump),
         cmocka_unit_test(test_runs_allocate_nothing),
+        cmocka_unit_test(test_named_runs_many_tensors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -354,29 +354,40 @@ static void test_env_policies_without_a_session(void **state)
     assert_int_equal(six_tanh_barriers(NULL, NULL, GLC_DEVICE_VALIDATE), 0);
 }
 
+/* A dispatch of "fill" over 1000 u32 of a new buffer *b: out[i] =
+ * p[1] + p[2] * i (p: 3 params, bind: its one binding, both the caller's). */
+static void fill_1000(glc_device *dev, glc_buffer **b, uint32_t *p, glc_binding *bind,
+                      glc_dispatch_desc *d)
+{
+    int64_t n = 1000;
+    glc_kernel *k;
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &n, b), GLC_OK);
+    assert_int_equal(glc__kernel_get(dev, "fill", NULL, 64, &k), GLC_OK);
+    bind->buffer = *b;
+    bind->offset = bind->size = 0;
+    bind->access = GLC_WRITE;
+    bind->kind = GLC_BIND_STORAGE;
+    memset(d, 0, sizeof *d);
+    d->kernel = k;
+    d->groups = 16;
+    d->bindings = bind;
+    d->binding_count = 1;
+    d->params = p;
+    d->param_count = 3;
+}
+
 static void test_commit_and_fence(void **state)
 {
     glc_device *dev = tu_device(NULL);
     glc_buffer *b;
-    glc_kernel *k;
     glc_session *s;
     glc_fence *f = NULL;
-    int64_t n = 1000;
     uint32_t p[3] = {1000, 9, 1}, got[1000];
-    glc_binding bind = {NULL, 0, 0, GLC_WRITE, GLC_BIND_STORAGE};
+    glc_binding bind;
     glc_dispatch_desc d;
     int i;
     (void)state;
-    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &n, &b), GLC_OK);
-    assert_int_equal(glc__kernel_get(dev, "fill", NULL, 64, &k), GLC_OK);
-    bind.buffer = b;
-    memset(&d, 0, sizeof d);
-    d.kernel = k;
-    d.groups = 16;
-    d.bindings = &bind;
-    d.binding_count = 1;
-    d.params = p;
-    d.param_count = 3;
+    fill_1000(dev, &b, p, &bind, &d);
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_RECORDED, &s), GLC_OK);
     assert_int_equal(glc_session_dispatch(s, &d), GLC_OK);
     assert_int_equal(glc_session_commit(s, &f), GLC_OK);
@@ -388,6 +399,55 @@ static void test_commit_and_fence(void **state)
         assert_int_equal(got[i], 9u + (uint32_t)i);
     assert_int_equal(glc_session_commit(s, NULL), GLC_ERR_INVALID_ARG);
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    glc_buffer_destroy(b);
+    glc_device_destroy(dev);
+}
+
+/* glc_session_create takes a desc: NULL is DIRECT, RECORDED with early
+ * flush runs, and a bad mode or flag is refused with a message naming the
+ * call and *out untouched; glc_session_begin stays the same. */
+static void test_session_create_desc(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_buffer *b;
+    glc_session *s;
+    uint32_t p[3] = {1000, 5, 2}, got[1000];
+    glc_binding bind;
+    glc_dispatch_desc d;
+    glc_session_desc sd;
+    static const glc_session_desc bad[] = {
+        {(glc_session_mode)7, 0},
+        {GLC_SESSION_RECORDED, 0x1},
+        {GLC_SESSION_DIRECT, GLC_SESSION_EARLY_FLUSH},
+    };
+    int i, m;
+    glc_dispatch_stats st;
+    (void)state;
+    fill_1000(dev, &b, p, &bind, &d);
+    for (m = 0; m < 2; m++) {
+        memset(&sd, 0, sizeof sd);
+        sd.mode = GLC_SESSION_RECORDED;
+        sd.flags = GLC_SESSION_EARLY_FLUSH;
+        p[1] = 5 + (uint32_t)m;
+        assert_int_equal(glc_session_create(dev, m ? &sd : NULL, &s), GLC_OK);
+        assert_int_equal(glc_session_dispatch(s, &d), GLC_OK);
+        assert_int_equal(glc_session_finish(s, &st), GLC_OK);
+        assert_int_equal(st.dispatches, 1);
+        assert_int_equal(glc_buffer_read(b, 0, sizeof got, got), GLC_OK);
+        for (i = 0; i < 1000; i++)
+            assert_int_equal(got[i], p[1] + 2u * (uint32_t)i);
+    }
+    for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        s = NULL;
+        assert_int_equal(glc_session_create(dev, &bad[i], &s), GLC_ERR_INVALID_ARG);
+        assert_null(s);
+        assert_non_null(strstr(glc_device_errmsg(dev), "glc_session_create: mode 0x"));
+    }
+    assert_int_equal(glc_session_create(dev, NULL, NULL), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_session_create(NULL, NULL, &s), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT | GLC_SESSION_EARLY_FLUSH, &s),
+                     GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(glc_device_errmsg(dev), "glc_session_begin: mode 0x100"));
     glc_buffer_destroy(b);
     glc_device_destroy(dev);
 }
@@ -510,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_commit_and_fence),
         cmocka_unit_test(test_pass_hook),
         cmocka_unit_test(test_dispatch_context_checks),
+        cmocka_unit_test(test_session_create_desc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
