@@ -1335,6 +1335,9 @@ static void test_table_covers_builders(void **state)
      * is one level up */
     snprintf(path, sizeof path, "%.*s../include/glcompute.h",
              slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
+    for (op = 0; op < OP_COUNT; op++)
+        if (!ops[op].builder || !ops[op].gen || !ops[op].ref || !ops[op].graph)
+            fail_msg("op %d has no (complete) entry in the op table", op);
     f = fopen(path, "r");
     if (!f)
         fail_msg("cannot open %s", path);
