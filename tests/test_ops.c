@@ -152,6 +152,71 @@ static const oc_case cases[] = {
 };
 
 #define NCASES (sizeof cases / sizeof cases[0])
+/* ---- generated cases: seeded, over the space the table samples ---- */
+
+#define NGEN 76
+
+static const glc_dtype floats[3] = {F32, F16, BF16};
+
+/* 16-bit storage rounds inputs and outputs: compare in that light. */
+static double limit_for(glc_dtype o)
+{
+    return o == F32 ? OT_NMSE_DEFAULT : o == F16 ? T16 : TB16;
+}
+
+static void random_shape(uint64_t *seed, int64_t *s)
+{
+    static const int64_t dims[] = {1, 2, 3, 5, 7, 13, 31, 64, 97, 127};
+    int i, rank = 1 + (int)(ot_rand(seed) % 4);
+    s[0] = rank;
+    for (i = 0; i < rank; i++)
+        s[1 + i] = dims[ot_rand(seed) % (rank > 2 ? 7 : 10)];
+}
+
+/* 36 binary ops on random shapes (1, odd, prime dims; b the same shape, a
+ * suffix or with 1s, sometimes a broadcast against b) in every dtype mix;
+ * every unary op and scale at sizes 1 to 4099. */
+static void generate(oc_case *out)
+{
+    static const int64_t sizes[] = {1, 2, 7, 257, 4099};
+    uint64_t seed = 101;
+    int iter, op, k = 0, j;
+    memset(out, 0, NGEN * sizeof *out);
+    for (iter = 0; iter < 36; iter++, k++) {
+        oc_case *c = &out[k];
+        int64_t *sa = c->s[0], *sb = c->s[1];
+        c->op = OC_ADD + iter % 4;
+        random_shape(&seed, sa);
+        sb[0] = 1 + (int64_t)(ot_rand(&seed) % (uint64_t)sa[0]);
+        for (j = 0; j < sb[0]; j++)
+            sb[1 + j] = ot_rand(&seed) % 3 == 0 ? 1 : sa[1 + sa[0] - sb[0] + j];
+        if (iter % 5 == 0) {
+            int64_t t[5];
+            memcpy(t, sa, sizeof t);
+            memcpy(sa, sb, sizeof t);
+            memcpy(sb, t, sizeof t);
+        }
+        c->dt[0] = floats[iter % 3];
+        c->dt[1] = floats[(iter / 3) % 3];
+        c->odt = floats[(iter / 9) % 3];
+        c->nmse = limit_for(c->odt);
+    }
+    for (op = GLC_UNARY_GELU; op <= GLC_UNARY_SOFTCAP + 1; op++)
+        for (j = 0; j < 5; j++, k++) {
+            oc_case *c = &out[k];
+            c->op = op > GLC_UNARY_SOFTCAP ? OC_SCALE : OC_UNARY;
+            c->i[0] = op;
+            c->f[0] = c->op == OC_SCALE ? 1.5f : 3.0f;
+            c->f[1] = c->op == OC_SCALE ? -0.25f : 0.0f;
+            c->s[0][0] = 1;
+            c->s[0][1] = sizes[j];
+            c->dt[0] = floats[(op + j) % 3];
+            c->odt = floats[(op + 2 * j) % 3];
+            c->nmse = limit_for(c->odt);
+        }
+    assert_int_equal(k, NGEN);
+}
+
 /* ---- the tests ---- */
 
 static glc_device *device(unsigned flags)
@@ -170,7 +235,8 @@ static glc_device *device(unsigned flags)
     return dev;
 }
 
-/* GLC_OPS_CASE=n runs case n alone (bisecting). */
+/* GLC_OPS_CASE=n runs case n alone (bisecting; generated cases follow
+ * the table's). */
 static int selected(size_t i)
 {
     const char *e = getenv("GLC_OPS_CASE");
@@ -182,6 +248,7 @@ static void run_all(unsigned flags, int graph)
     glc_device *dev = device(flags);
     size_t i;
     char label[32];
+    oc_case gen[NGEN];
     int min = (flags & GLC_DEVICE_LIMITS_MIN) != 0;
     memset(oc_ran, 0, sizeof oc_ran);
     for (i = 0; i < NCASES; i++) {
@@ -196,8 +263,18 @@ static void run_all(unsigned flags, int graph)
         else
             oc_run_eager(dev, &cases[i], 0x5eed0000u + i * 7919u, label);
     }
+    generate(gen);
+    for (i = 0; i < NGEN; i++) {
+        if (!selected(NCASES + i))
+            continue;
+        snprintf(label, sizeof label, "generated case %zu", NCASES + i);
+        if (graph)
+            oc_run_graph(dev, &gen[i], 0x9e3700u + i, label);
+        else
+            oc_run_eager(dev, &gen[i], 0x9e3700u + i, label);
+    }
     glc_device_destroy(dev);
-    if (graph && selected(NCASES)) { /* every builder ran through a plan */
+    if (graph && !getenv("GLC_OPS_CASE")) { /* every builder ran through a plan */
         int op;
         for (op = 0; op < OC_COUNT; op++)
             if (!oc_ran[op])
