@@ -64,6 +64,7 @@ static const oc_case cases[] = {
     {OC_UNARY, {F32}, BF16, {S1(1)}, {0}, {GLC_UNARY_RELU}, TB16, 0},
     {OC_UNARY, {F32}, F32, {S1(257)}, {0}, {GLC_UNARY_EXP}, OT_NMSE_DEFAULT, C_NANINF},
     {OC_UNARY, {F16}, F32, {S1(2)}, {0}, {GLC_UNARY_TANH}, OT_NMSE_DEFAULT, 0},
+    {OC_UNARY, {BF16}, BF16, {S2(3, 33)}, {0}, {GLC_UNARY_GELU}, TB16, C_INPLACE},
     {OC_UNARY, {F32}, F16, {S2(5, 11)}, {3.0f}, {GLC_UNARY_SOFTCAP}, T16, 0},
     /* past 65535 groups (the limit of llvmpipe and of LIMITS_MIN) */
     {OC_UNARY, {F32}, F32, {S1(65535 * 256 + 2049)}, {0}, {GLC_UNARY_RELU}, OT_NMSE_DEFAULT,
@@ -75,8 +76,10 @@ static const oc_case cases[] = {
     {OC_SOFTMAX, {F16}, F16, {S3(2, 3, 1001)}, {0.5f}, {0}, T16, 0},
     {OC_SOFTMAX, {F32}, F32, {S3(2, 7, 11)}, {0.125f}, {1, 3}, OT_NMSE_SOFTMAX, 0},
     {OC_SOFTMAX, {F32}, F32, {S2(4, 9)}, {0}, {1, 0}, OT_NMSE_SOFTMAX, 0},
+    {OC_SOFTMAX, {F16}, F16, {S2(3, 130)}, {2.0f}, {0}, T16, C_INPLACE},
     {OC_RMS_NORM, {F32, F32}, F32, {S2(3, 4097), S1(4097)}, {1e-6f}, {0}, OT_NMSE_DEFAULT, 0},
     {OC_RMS_NORM, {BF16}, F16, {S3(2, 5, 33)}, {1e-5f}, {0}, T16, 0},
+    {OC_RMS_NORM, {F32, F16}, F32, {S2(9, 64), S1(64)}, {0}, {0}, OT_NMSE_DEFAULT, C_INPLACE},
     {OC_LAYER_NORM, {F32, F32, F32}, F32, {S2(7, 129), S1(129), S1(129)}, {1e-5f}, {0},
      OT_NMSE_DEFAULT, 0},
     {OC_LAYER_NORM, {F16, F16}, F32, {S2(3, 31), S1(31)}, {1e-3f}, {0}, 1e-6, 0},
@@ -94,6 +97,9 @@ static const oc_case cases[] = {
      OT_NMSE_ROPE, 0},
     {OC_ROPE, {BF16, I32}, F32, {S4(2, 7, 1, 6), S1(7)}, {0}, {GLC_ROPE_NORMAL, 4}, OT_NMSE_ROPE,
      0},
+    /* past 65535 groups of 128: rows of one rotating pair, in place */
+    {OC_ROPE, {F32, I32}, F32, {S3(65536 * 2 + 3, 64, 2), S1(65536 * 2 + 3)}, {0},
+     {GLC_ROPE_NORMAL, 0, 64}, OT_NMSE_ROPE, C_BIG | C_INPLACE},
 
     /* matmul: b transposed or not, bias, batches broadcast, M = 1 */
     {OC_MATMUL, {F32, F32}, F32, {S2(5, 7), S2(7, 3)}, {0}, {0}, MM, 0},
@@ -154,7 +160,7 @@ static const oc_case cases[] = {
 #define NCASES (sizeof cases / sizeof cases[0])
 /* ---- generated cases: seeded, over the space the table samples ---- */
 
-#define NGEN 76
+#define NGEN (76 + 18)
 
 static const glc_dtype floats[3] = {F32, F16, BF16};
 
@@ -175,7 +181,9 @@ static void random_shape(uint64_t *seed, int64_t *s)
 
 /* 36 binary ops on random shapes (1, odd, prime dims; b the same shape, a
  * suffix or with 1s, sometimes a broadcast against b) in every dtype mix;
- * every unary op and scale at sizes 1 to 4099. */
+ * every unary op and scale at sizes 1 to 4099; 18 ropes: NORMAL and NEOX,
+ * [T, H, D] and [B, T, H, D], full and partial rope_dim, odd D and odd
+ * rope_dim / 2 (the half-word path), bases, factors, in place. */
 static void generate(oc_case *out)
 {
     static const int64_t sizes[] = {1, 2, 7, 257, 4099};
@@ -214,6 +222,36 @@ static void generate(oc_case *out)
             c->odt = floats[(op + 2 * j) % 3];
             c->nmse = limit_for(c->odt);
         }
+    for (iter = 0; iter < 18; iter++, k++) {
+        /* D, rope_dim */
+        static const int64_t dr[][2] = {{128, 0}, {64, 32}, {2, 0}, {7, 4}, {10, 0},
+                                        {96, 20}, {5, 2}, {14, 6}, {3, 2}};
+        oc_case *c = &out[k];
+        int64_t *x = c->s[0], rank = 3 + iter % 2, rd;
+        c->op = OC_ROPE;
+        x[0] = rank;
+        if (rank == 4)
+            x[1] = 1 + (int64_t)(ot_rand(&seed) % 3);
+        x[rank - 2] = 1 + (int64_t)(ot_rand(&seed) % 13);
+        x[rank - 1] = 1 + (int64_t)(ot_rand(&seed) % 5);
+        x[rank] = dr[iter % 9][0];
+        rd = dr[iter % 9][1] ? dr[iter % 9][1] : x[rank];
+        c->i[0] = (iter / 2) % 2 ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL;
+        c->i[1] = dr[iter % 9][1];
+        c->s[1][0] = 1;
+        c->s[1][1] = x[rank - 2];
+        c->dt[1] = I32;
+        if (iter % 5 == 2 && rd / 2) {
+            c->s[2][0] = 1;
+            c->s[2][1] = rd / 2;
+        }
+        c->dt[0] = floats[iter % 3];
+        c->odt = floats[(iter / 3) % 3];
+        c->f[0] = iter % 4 == 3 ? 500000.0f : iter % 4 == 1 ? 10.0f : 0.0f;
+        if (iter % 4 == 0 && c->dt[0] == c->odt)
+            c->flags = C_INPLACE;
+        c->nmse = OT_NMSE_ROPE;
+    }
     assert_int_equal(k, NGEN);
 }
 

@@ -275,13 +275,14 @@ static glc_tensor graph_reduce(glc_graph *g, const oc_case *c, const glc_tensor 
 }
 
 /* ---- rope: x [T, H, D] or [B, T, H, D], positions I32 [T], optional
- * factors [rope_dim / 2]; i[0] mode, i[1] rope_dim, f[0] base ---- */
+ * factors [rope_dim / 2]; i[0] mode, i[1] rope_dim, i[2] positions below
+ * (0: 4096), f[0] base ---- */
 
 static void gen_rope(const oc_case *c, oc_data *d, uint64_t *seed)
 {
     size_t j;
     gen_default(c, d, seed);
-    ids_in(&d->in[1], seed, 0, 4096);
+    ids_in(&d->in[1], seed, 0, c->i[2] ? c->i[2] : 4096);
     if (d->in[2].rank)
         for (j = 0; j < numel(1, d->in[2].shape); j++)
             d->in[2].f[j] = 1.0f + fabsf(d->in[2].f[j]);
@@ -301,14 +302,15 @@ static glc_rope_desc rope_desc(const oc_case *c, glc_view ff)
 static void ref_rope_c(const oc_case *c, oc_data *d)
 {
     const oc_operand *x = &d->in[0];
-    int32_t pos[4096];
     int64_t b = x->rank == 4 ? x->shape[0] : 1, t = x->shape[x->rank - 3], j;
+    int32_t *pos = malloc((size_t)t * 4);
     for (j = 0; j < t; j++)
         pos[j] = (int32_t)d->in[1].f[j];
     set_out(d, x->rank, x->shape);
     ref_rope(x->f, b, t, x->shape[x->rank - 2], x->shape[x->rank - 1], pos, (int)c->i[0],
              c->i[1] ? c->i[1] : x->shape[x->rank - 1], c->f[0] ? c->f[0] : 10000.0,
              d->in[2].f, d->ref);
+    free(pos);
 }
 
 static glc_status eager_rope(glc_session *s, glc_device *dev, const oc_case *c,
@@ -876,7 +878,8 @@ void oc_run_eager(glc_device *dev, const oc_case *c, uint64_t seed, const char *
     glc_status st;
     float *got;
     char what[256];
-    int i, inplace = oc_ops[c->op].inplace;
+    /* the operand written in place, or -1 */
+    int i, io = oc_ops[c->op].inplace ? 2 : (c->flags & C_INPLACE) ? 0 : -1;
     if (!oc_ops[c->op].eager)
         return;
     describe(c, what, sizeof what, label, "eager");
@@ -893,19 +896,19 @@ void oc_run_eager(glc_device *dev, const oc_case *c, uint64_t seed, const char *
         v[i] = t[i].view;
     }
     memset(&out, 0, sizeof out);
-    if (!inplace)
+    if (io < 0)
         out = ot_tensor_new(dev, c->odt, d.orank, d.oshape, NULL);
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    st = oc_ops[c->op].eager(s, dev, c, v, inplace ? v[2] : out.view);
+    st = oc_ops[c->op].eager(s, dev, c, v, io >= 0 ? v[io] : out.view);
     if (st != GLC_OK)
         fail_msg("%s: %s", what, glc_device_errmsg(dev));
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
     glc_buffer_destroy(scratch);
     scratch = NULL;
     got = malloc(onumel(&d) * 4 + 4);
-    if (!ot_read(inplace ? &t[2] : &out, got))
+    if (!ot_read(io >= 0 ? &t[io] : &out, got))
         fail_msg("%s: a sentinel byte changed", what);
-    compare(what, got, &d, inplace ? d.in[2].dt : c->odt, c->nmse);
+    compare(what, got, &d, io >= 0 ? d.in[io].dt : c->odt, c->nmse);
     free(got);
     for (i = 0; i < MAXIN; i++)
         if (t[i].buf)
