@@ -160,7 +160,7 @@ static const oc_case cases[] = {
 #define NCASES (sizeof cases / sizeof cases[0])
 /* ---- generated cases: seeded, over the space the table samples ---- */
 
-#define NGEN (76 + 18)
+#define NGEN 512 /* room for the generated cases */
 
 static const glc_dtype floats[3] = {F32, F16, BF16};
 
@@ -179,16 +179,211 @@ static void random_shape(uint64_t *seed, int64_t *s)
         s[1 + i] = dims[ot_rand(seed) % (rank > 2 ? 7 : 10)];
 }
 
+static oc_case *add(oc_case *out, size_t *k, int op, glc_dtype t0, glc_dtype odt, int rank,
+                    const int64_t *shape)
+{
+    oc_case *c = &out[(*k)++];
+    c->op = op;
+    c->dt[0] = t0;
+    c->odt = odt;
+    c->s[0][0] = rank;
+    memcpy(&c->s[0][1], shape, (size_t)rank * sizeof *shape);
+    c->nmse = EXACT;
+    return c;
+}
+
+static void random_perm(uint64_t *seed, int rank, int64_t *perm)
+{
+    int i;
+    for (i = 0; i < rank; i++)
+        perm[i] = i;
+    for (i = rank - 1; i > 0; i--) {
+        int j = (int)(ot_rand(seed) % (uint64_t)(i + 1));
+        int64_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+/* Data movement, exact: copy (every permutation shape of rank 2 to 4,
+ * every conversion contiguous, transposes large enough for 2-D tiles,
+ * random shapes and permutations), slice (every axis at the start, an odd
+ * middle and the end; whole dims, one element, odd bases), concat (every
+ * axis, mixed and equal dtypes), get_rows (raw, converted and dequantized
+ * tables, ids of rank 1 to 3), set_rows (raw and converted, odd D, one and
+ * many rows). Strided cases take (in, out) dtypes from `strided`: each
+ * raw-bits path and two conversions (each variant is a shader compile). */
+static size_t generate_data(oc_case *out, size_t k, uint64_t *seed)
+{
+    static const glc_dtype strided[4][2] = {{F32, F32}, {F16, F16}, {BF16, F32}, {F32, BF16}};
+    static const int64_t perms[][5] = {{2, 1, 0},       {2, 0, 1},       {3, 0, 2, 1},
+                                       {3, 1, 0, 2},    {3, 2, 1, 0},    {3, 1, 2, 0},
+                                       {3, 2, 0, 1},    {4, 0, 2, 1, 3}, {4, 3, 2, 1, 0},
+                                       {4, 0, 1, 3, 2}, {4, 2, 3, 0, 1}, {4, 1, 0, 2, 3},
+                                       {4, 0, 3, 1, 2}};
+    static const int64_t ps[5][4] = {{0}, {0}, {13, 7}, {5, 3, 11}, {3, 5, 2, 7}};
+    static const int64_t dims[] = {1, 2, 3, 5, 7, 8, 13, 4, 11, 1, 6};
+    static const int64_t tiles[5][5] = {{2, 37, 41}, {2, 24, 50}, {2, 40, 16}, {3, 20, 5, 12},
+                                        {4, 18, 3, 2, 16}};
+    static const glc_dtype tile_dt[5][2] = {{F32, F32}, {F16, F16}, {BF16, F32}, {F32, BF16},
+                                            {F16, F16}};
+    static const int64_t sl[4][4] = {{101}, {9, 7}, {5, 6, 7}, {3, 4, 5, 6}};
+    static const int64_t cs[4][4] = {{37}, {5, 7}, {3, 5, 7}, {2, 3, 5, 7}};
+    static const int64_t other[] = {1, 4, 3, 2};
+    static const glc_dtype mixed[2][3] = {{F16, F32, BF16}, {BF16, F16, F32}};
+    static const glc_dtype gr[10][2] = {{F32, F32}, {F16, F16}, {BF16, BF16}, {F32, F16},
+                                        {F16, BF16}, {BF16, F32}, {Q8, F32}, {Q8, BF16},
+                                        {Q4, F32},  {Q4, F16}};
+    static const glc_dtype sr[7][2] = {{F32, F32}, {F16, F16}, {BF16, BF16}, {F32, F16},
+                                       {F32, BF16}, {F16, F32}, {BF16, F16}};
+    oc_case *c;
+    size_t p;
+    int i, rank, ax, where, n = 0;
+    for (p = 0; p < sizeof perms / sizeof perms[0]; p++) {
+        rank = (int)perms[p][0];
+        c = add(out, &k, OC_COPY, strided[p % 4][0], strided[p % 4][1], rank, ps[rank]);
+        c->i[0] = 1;
+        memcpy(&c->i[1], &perms[p][1], (size_t)rank * sizeof(int64_t));
+    }
+    for (i = 0; i < 9; i++) { /* every conversion, contiguous, odd counts */
+        int64_t len = i % 2 ? 1001 : 70, sh[3] = {7, 11, 13};
+        if (i < 6)
+            add(out, &k, OC_COPY, floats[i / 3], floats[i % 3], 1, &len);
+        else
+            add(out, &k, OC_COPY, floats[i % 3], floats[(i + 1) % 3], 3, sh);
+    }
+    for (i = 0; i < 5; i++) { /* transposes: the contiguous dim lands everywhere */
+        int r;
+        rank = (int)tiles[i][0];
+        c = add(out, &k, OC_COPY, tile_dt[i][0], tile_dt[i][1], rank, &tiles[i][1]);
+        c->i[0] = 1;
+        for (r = 0; r < rank; r++)
+            c->i[1 + r] = rank - 1 - r;
+    }
+    for (i = 0; i < 24; i++) { /* random shapes (1s too) and permutations */
+        int64_t sh[4];
+        int r;
+        rank = 1 + i % 4;
+        do {
+            for (r = 0; r < rank; r++)
+                sh[r] = dims[ot_rand(seed) % (sizeof dims / sizeof dims[0])];
+        } while (ot_numel(rank, sh) > 3000);
+        c = add(out, &k, OC_COPY, strided[i % 4][0], strided[i % 4][1], rank, sh);
+        c->i[0] = i % 5 != 4;
+        random_perm(seed, rank, &c->i[1]);
+    }
+    for (rank = 1; rank <= 4; rank++)
+        for (ax = 0; ax < rank; ax++)
+            for (where = 0; where < 3; where++, n++) {
+                int64_t dd = sl[rank - 1][ax];
+                int64_t len = where == 1 ? dd / 2 : (dd + 1) / 2;
+                int64_t start = where == 0 ? 0 : where == 1 ? 1 + (dd - 1 - dd / 2) / 2 : dd - len;
+                if (where == 1 && start % 2 == 0 && start + len < dd)
+                    start++;
+                /* (a plan's slice keeps the input's dtype: compared as such) */
+                c = add(out, &k, OC_SLICE, strided[n % 4][0], strided[n % 4][1], rank,
+                         sl[rank - 1]);
+                c->i[0] = n % 4 == 3 ? ax - rank : ax;
+                c->i[1] = start;
+                c->i[2] = len;
+            }
+    {
+        static const int64_t sc[5][4] = {{2, 1, 0, 7}, {3, 2, 4, 1}, {2, 0, 1, 5}, {1, 0, 3, 97},
+                                         {1, -1, 50, 50}}; /* rank, axis, start, len */
+        static const glc_dtype sd[5][2] = {{F16, F16}, {BF16, F32}, {F16, F16}, {BF16, BF16},
+                                           {F16, F16}};
+        for (i = 0; i < 5; i++) {
+            rank = (int)sc[i][0];
+            c = add(out, &k, OC_SLICE, sd[i][0], sd[i][1], rank, sl[rank - 1]);
+            memcpy(c->i, &sc[i][1], 3 * sizeof(int64_t));
+        }
+    }
+    for (rank = 1, n = 0; rank <= 4; rank++)
+        for (ax = 0; ax < rank; ax++, n++) {
+            int64_t bs[4];
+            memcpy(bs, cs[rank - 1], sizeof bs);
+            bs[ax] = other[(ax + rank) % 4];
+            /* a, b and out dtypes all differ (a plan's concat keeps a's) */
+            c = add(out, &k, OC_CONCAT, mixed[n % 2][0], mixed[n % 2][2], rank, cs[rank - 1]);
+            c->dt[1] = mixed[n % 2][1];
+            c->s[1][0] = rank;
+            memcpy(&c->s[1][1], bs, sizeof bs);
+            c->i[0] = n % 4 == 1 ? ax - rank : ax;
+            c = add(out, &k, OC_CONCAT, floats[n % 3], floats[n % 3], rank, bs);
+            c->dt[1] = floats[n % 3];
+            c->s[1][0] = rank;
+            memcpy(&c->s[1][1], cs[rank - 1], sizeof bs);
+            c->i[0] = ax;
+        }
+    for (i = 0; i < 14; i++) {
+        static const int64_t fd[] = {1, 7, 64, 13, 2}, qd[] = {32, 96, 64};
+        static const int64_t extra[4][5] = {{1, 31, 1, 1}, {97, 127, 1, 517}, {50, 160, 1, 517},
+                                            {3, 32, 3, 2, 3}}; /* V, D, ids rank, ids */
+        static const glc_dtype edt[4][2] = {{F32, F32}, {F16, F16}, {Q4, F32}, {Q8, BF16}};
+        int64_t tshape[2], ids3[3] = {2, 3, 7};
+        glc_dtype tt = i < 10 ? gr[i][0] : edt[i - 10][0], to = i < 10 ? gr[i][1] : edt[i - 10][1];
+        int quant = tt == Q8 || tt == Q4;
+        if (i < 10) {
+            tshape[0] = 1 + (int64_t)(ot_rand(seed) % 23);
+            tshape[1] = quant ? qd[i % 3] : fd[i % 5];
+        } else {
+            tshape[0] = extra[i - 10][0];
+            tshape[1] = extra[i - 10][1];
+        }
+        c = add(out, &k, OC_GET_ROWS, tt, to, 2, tshape);
+        c->dt[1] = I32;
+        if (i < 10 && i % 4 == 3) {
+            c->s[1][0] = 2;
+            c->s[1][1] = 3;
+            c->s[1][2] = 5;
+        } else if (i == 13) {
+            c->s[1][0] = 3;
+            memcpy(&c->s[1][1], ids3, sizeof ids3);
+        } else {
+            c->s[1][0] = 1;
+            c->s[1][1] = i < 10 ? 1 + (int64_t)(ot_rand(seed) % 19) : extra[i - 10][3];
+        }
+    }
+    for (i = 0; i < 12; i++) {
+        static const int64_t ds[] = {7, 8, 1, 13, 64, 3};
+        static const int64_t last[3][3] = {{1, 5, 1}, {300, 1, 301}, {300, 1, 307}};
+        static const glc_dtype ldt[3][2] = {{F32, BF16}, {F16, F16}, {F32, F16}};
+        int64_t sh[3], v;
+        glc_dtype ts = i < 9 ? sr[i % 7][0] : ldt[i - 9][0], td = i < 9 ? sr[i % 7][1] : ldt[i - 9][1];
+        rank = i < 9 ? 2 + i % 2 : 2;
+        if (i < 9) {
+            v = 11 + (int64_t)(ot_rand(seed) % 30);
+            sh[0] = 1 + (int64_t)(ot_rand(seed) % 10);
+            sh[1] = rank == 3 ? 3 : ds[i % 6];
+            sh[2] = ds[i % 6];
+        } else {
+            sh[0] = last[i - 9][0];
+            sh[1] = last[i - 9][1];
+            v = last[i - 9][2];
+        }
+        c = add(out, &k, OC_SET_ROWS, ts, td, rank, sh);
+        c->dt[1] = I32;
+        c->s[1][0] = 1;
+        c->s[1][1] = sh[0];
+        c->dt[2] = td;
+        c->s[2][0] = rank;
+        c->s[2][1] = v;
+        memcpy(&c->s[2][2], &sh[1], (size_t)(rank - 1) * sizeof *sh);
+    }
+    return k;
+}
+
 /* 36 binary ops on random shapes (1, odd, prime dims; b the same shape, a
  * suffix or with 1s, sometimes a broadcast against b) in every dtype mix;
  * every unary op and scale at sizes 1 to 4099; 18 ropes: NORMAL and NEOX,
  * [T, H, D] and [B, T, H, D], full and partial rope_dim, odd D and odd
  * rope_dim / 2 (the half-word path), bases, factors, in place. */
-static void generate(oc_case *out)
+static size_t generate(oc_case *out)
 {
     static const int64_t sizes[] = {1, 2, 7, 257, 4099};
     uint64_t seed = 101;
-    int iter, op, k = 0, j;
+    int iter, op, j;
+    size_t k = 0;
     memset(out, 0, NGEN * sizeof *out);
     for (iter = 0; iter < 36; iter++, k++) {
         oc_case *c = &out[k];
@@ -252,7 +447,9 @@ static void generate(oc_case *out)
             c->flags = C_INPLACE;
         c->nmse = OT_NMSE_ROPE;
     }
-    assert_int_equal(k, NGEN);
+    k = generate_data(out, k, &seed);
+    assert_true(k <= NGEN);
+    return k;
 }
 
 /* ---- the tests ---- */
@@ -286,7 +483,8 @@ static void run_all(unsigned flags, int graph)
     glc_device *dev = device(flags);
     size_t i;
     char label[32];
-    oc_case gen[NGEN];
+    oc_case *gen = malloc(NGEN * sizeof *gen);
+    size_t ngen;
     int min = (flags & GLC_DEVICE_LIMITS_MIN) != 0;
     memset(oc_ran, 0, sizeof oc_ran);
     for (i = 0; i < NCASES; i++) {
@@ -301,8 +499,8 @@ static void run_all(unsigned flags, int graph)
         else
             oc_run_eager(dev, &cases[i], 0x5eed0000u + i * 7919u, label);
     }
-    generate(gen);
-    for (i = 0; i < NGEN; i++) {
+    ngen = generate(gen);
+    for (i = 0; i < ngen; i++) {
         if (!selected(NCASES + i))
             continue;
         snprintf(label, sizeof label, "generated case %zu", NCASES + i);
@@ -311,6 +509,7 @@ static void run_all(unsigned flags, int graph)
         else
             oc_run_eager(dev, &gen[i], 0x9e3700u + i, label);
     }
+    free(gen);
     glc_device_destroy(dev);
     if (graph && !getenv("GLC_OPS_CASE")) { /* every builder ran through a plan */
         int op;

@@ -628,13 +628,28 @@ static glc_tensor graph_get_rows(glc_graph *g, const oc_case *c, const glc_tenso
  * [V, ...]: the output is dst itself (a handle in the graph). */
 static void gen_set_rows(const oc_case *c, oc_data *d, uint64_t *seed)
 {
-    size_t j, n;
+    int64_t j, n, v, stride = 7, a, b;
     gen_default(c, d, seed);
-    n = numel(1, d->in[1].shape);
-    /* distinct ids (repeated ones land unspecified), one outside */
-    for (j = 0; j < n; j++)
-        d->in[1].f[j] = (float)((j * 7 + 3) % (size_t)d->in[2].shape[0]);
-    d->in[1].f[n - 1] = (float)d->in[2].shape[0] + 2;
+    n = d->in[1].shape[0];
+    v = d->in[2].shape[0];
+    for (;;) { /* a stride coprime to v */
+        for (a = stride, b = v; b;) {
+            int64_t t = a % b;
+            a = b;
+            b = t;
+        }
+        if (a == 1)
+            break;
+        stride += 2;
+    }
+    /* distinct in-range ids (which of repeated ids lands is unspecified),
+     * some out of range */
+    for (j = 0; j < n; j++) {
+        uint64_t r = ot_rand(seed) % 8;
+        d->in[1].f[j] = r == 0   ? (float)(-1 - (int64_t)(ot_rand(seed) % 3))
+                        : r == 1 ? (float)(v + (int64_t)(ot_rand(seed) % 3))
+                                 : (float)((j * stride + 3) % v);
+    }
 }
 
 static void ref_set_rows_c(const oc_case *c, oc_data *d)
