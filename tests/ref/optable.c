@@ -871,9 +871,9 @@ static void compare(const char *what, const float *got, const oc_data *d, glc_dt
             fail_msg("%s: [%zu] got %g, expected %g", what, i, (double)got[i], (double)ref[i]);
         }
     }
-    if (limit == OC_EXACT) {
+    if (limit == OC_EXACT) { /* bit for bit: -0 is not 0 */
         for (i = 0; i < m; i++)
-            if (g[i] != r[i])
+            if (memcmp(&g[i], &r[i], sizeof g[i]))
                 fail_msg("%s: [%zu of the finite] got %.9g, expected %.9g (exact)", what, i,
                          (double)g[i], (double)r[i]);
     } else {
