@@ -205,6 +205,101 @@ static void random_perm(uint64_t *seed, int rank, int64_t *perm)
     }
 }
 
+/* Row ops: random shapes (rows of 1 to 4099 elements), scales, causal
+ * masks with every kind of offset (past every key, none, negative: rows
+ * fully masked), weights and biases of any float dtype or none, eps,
+ * argmax with ties and U32 indices, in place; then row lengths at the
+ * variant boundaries (teams of 1, 4, 16, 64 lanes, the loop) and a
+ * 151936-wide vocab row. */
+static size_t generate_rows(oc_case *out, size_t k, uint64_t *seed)
+{
+    static const int64_t lens[] = {1, 2, 3, 7, 13, 31, 64, 97, 127, 256, 257, 1000, 2049, 4099};
+    static const int64_t dims[] = {1, 2, 3, 5, 7, 13};
+    static const int64_t bound[] = {8, 9, 33, 129, 513, 4097};
+    int iter, r, op;
+    size_t i;
+    for (iter = 0; iter < 48; iter++) {
+        oc_case *c = &out[k++];
+        int64_t *x = c->s[0], n;
+        op = iter < 12 ? OC_SOFTMAX : iter < 30 ? (iter % 2 ? OC_LAYER_NORM : OC_RMS_NORM)
+                                                : OC_SUM + iter % 3;
+        c->op = op;
+        x[0] = 1 + (int64_t)(ot_rand(seed) % 4);
+        for (r = 0; r < x[0] - 1; r++)
+            x[1 + r] = dims[ot_rand(seed) % 6];
+        n = x[x[0]] = lens[ot_rand(seed) % 14];
+        c->dt[0] = floats[iter % 3];
+        c->odt = op == OC_ARGMAX ? (iter & 1 ? GLC_DTYPE_U32 : I32) : floats[(iter / 3) % 3];
+        c->nmse = op == OC_ARGMAX ? EXACT : c->odt == F16 ? T16 : c->odt == BF16 ? TB16
+                  : op == OC_SOFTMAX ? OT_NMSE_SOFTMAX : OT_NMSE_DEFAULT;
+        if (op == OC_SOFTMAX) {
+            c->f[0] = iter % 4 == 0 ? 0.0f : 0.125f + (float)(iter % 5);
+            c->i[0] = iter % 2;
+            c->i[1] = iter % 6 == 1 ? 0 : iter % 6 == 3 ? -3 : iter % 6 == 5 ? 5 : 1000000;
+            if (c->i[0] && x[0] == 1) {
+                x[0] = 2;
+                x[1] = 7;
+                x[2] = 13;
+            }
+            if (iter % 5 == 2 && c->dt[0] == c->odt)
+                c->flags = C_INPLACE;
+        } else if (op == OC_RMS_NORM || op == OC_LAYER_NORM) {
+            int j = iter - 12;
+            if (j % 3) {
+                c->dt[1] = floats[(j / 2) % 3];
+                c->s[1][0] = 1;
+                c->s[1][1] = n;
+            }
+            if (op == OC_LAYER_NORM && j % 4 != 1) {
+                c->dt[2] = floats[(j / 4) % 3];
+                c->s[2][0] = 1;
+                c->s[2][1] = n;
+            }
+            c->f[0] = j % 3 == 1 ? 1e-3f : 0.0f; /* 0: the default */
+            if (j % 7 == 3 && c->dt[0] == c->odt)
+                c->flags = C_INPLACE;
+        } else if (op == OC_ARGMAX && iter % 2 == 0) {
+            c->flags = C_TIES;
+        }
+    }
+    for (i = 0; i < sizeof bound / sizeof bound[0]; i++)
+        for (op = OC_SOFTMAX + (int)i % 2; op <= OC_SOFTMAX + 5; op += 2) {
+            oc_case *c = &out[k++];
+            static const int ops6[6] = {OC_SOFTMAX, OC_RMS_NORM, OC_LAYER_NORM, OC_SUM, OC_MEAN,
+                                        OC_ARGMAX};
+            c->op = ops6[op - OC_SOFTMAX];
+            c->s[0][0] = 2;
+            c->s[0][1] = 3;
+            c->s[0][2] = bound[i];
+            c->dt[0] = F32;
+            c->odt = c->op == OC_ARGMAX ? I32 : F32;
+            c->nmse = c->op == OC_ARGMAX ? EXACT : c->op == OC_SOFTMAX ? OT_NMSE_SOFTMAX
+                                                                         : OT_NMSE_DEFAULT;
+            if (c->op == OC_RMS_NORM || c->op == OC_LAYER_NORM) {
+                c->s[1][0] = 1;
+                c->s[1][1] = bound[i];
+                c->f[0] = 1e-5f;
+            }
+            if (c->op == OC_SOFTMAX && i % 4 == 1) {
+                c->i[0] = 1;
+                c->i[1] = bound[i] / 2 - 2;
+            }
+            if (c->op == OC_ARGMAX && i % 2)
+                c->flags = C_TIES;
+        }
+    for (i = 0; i < 2; i++) { /* a vocab row */
+        oc_case *c = &out[k++];
+        c->op = i ? OC_ARGMAX : OC_SOFTMAX;
+        c->s[0][0] = 2;
+        c->s[0][1] = 2;
+        c->s[0][2] = 151936;
+        c->dt[0] = F16;
+        c->odt = i ? I32 : F32;
+        c->nmse = i ? EXACT : OT_NMSE_SOFTMAX;
+    }
+    return k;
+}
+
 /* Data movement, exact: copy (every permutation shape of rank 2 to 4,
  * every conversion contiguous, transposes large enough for 2-D tiles,
  * random shapes and permutations), slice (every axis at the start, an odd
@@ -447,6 +542,7 @@ static size_t generate(oc_case *out)
             c->flags = C_INPLACE;
         c->nmse = OT_NMSE_ROPE;
     }
+    k = generate_rows(out, k, &seed);
     k = generate_data(out, k, &seed);
     assert_true(k <= NGEN);
     return k;

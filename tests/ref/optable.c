@@ -62,10 +62,15 @@ static void gen_default(const oc_case *c, oc_data *d, uint64_t *seed)
         n = numel(o->rank, o->shape);
         o->f = malloc((n + 1) * 4);
         ot_fill(seed, o->f, n, -2.0f, 2.0f);
-        if (o->dt == I32) {
+        if (o->dt == I32 || (i == 0 && (c->flags & C_TIES))) {
             size_t j;
             for (j = 0; j < n; j++)
                 o->f[j] = (float)(ot_rand(seed) % 8);
+        }
+        if (i == 0 && c->op == OC_LAYER_NORM) { /* a mean far from 0: the norm must not cancel */
+            size_t j;
+            for (j = 0; j < n; j++)
+                o->f[j] += 20.0f;
         }
         ot_round(o->dt, o->f, n);
     }
@@ -220,11 +225,12 @@ static glc_tensor graph_softmax(glc_graph *g, const oc_case *c, const glc_tensor
 static void ref_norm(const oc_case *c, oc_data *d)
 {
     const oc_operand *x = &d->in[0];
+    float eps = c->f[0] != 0 ? c->f[0] : c->op == OC_RMS_NORM ? 1e-6f : 1e-5f; /* 0: default */
     set_out(d, x->rank, x->shape);
     if (c->op == OC_RMS_NORM)
-        ref_rms_norm(x->f, rows_of(x), x->shape[x->rank - 1], d->in[1].f, c->f[0], d->ref);
+        ref_rms_norm(x->f, rows_of(x), x->shape[x->rank - 1], d->in[1].f, eps, d->ref);
     else
-        ref_layer_norm(x->f, rows_of(x), x->shape[x->rank - 1], d->in[1].f, d->in[2].f, c->f[0],
+        ref_layer_norm(x->f, rows_of(x), x->shape[x->rank - 1], d->in[1].f, d->in[2].f, eps,
                        d->ref);
 }
 

@@ -31,6 +31,7 @@ enum {
 #define C_NANINF 1u    /* NaN, +Inf, -Inf among the first input's values */
 #define C_BIG 2u       /* a large case (test_ops: eager on the default device, plan on min) */
 #define C_INPLACE 4u   /* eager: the output is input 0 (same dtype); plans copy */
+#define C_TIES 8u      /* input 0 holds small integers: maxima repeat (argmax) */
 
 #define MAXIN 5
 
