@@ -300,6 +300,66 @@ static size_t generate_rows(oc_case *out, size_t k, uint64_t *seed)
     return k;
 }
 
+static void mm_case(oc_case *c, const int64_t ab[2], int brank, const int64_t bb[2], int64_t m,
+                    int64_t n, int64_t kk, int nt, glc_dtype tb, int bias)
+{
+    int64_t *a = c->s[0], *b = c->s[1];
+    int r = 0;
+    c->op = OC_MATMUL;
+    a[0] = ab[0] > 1 ? 4 : ab[1] > 1 ? 3 : 2;
+    if (a[0] == 4)
+        a[++r] = ab[0];
+    if (a[0] >= 3)
+        a[++r] = ab[1];
+    a[++r] = m;
+    a[++r] = kk;
+    b[0] = brank;
+    r = 0;
+    if (brank == 4)
+        b[++r] = bb[0];
+    if (brank >= 3)
+        b[++r] = bb[1];
+    b[++r] = nt ? n : kk;
+    b[++r] = nt ? kk : n;
+    if (bias) {
+        c->s[2][0] = 1;
+        c->s[2][1] = n;
+    }
+    c->dt[0] = F32;
+    c->dt[1] = tb;
+    c->odt = F32;
+    c->i[0] = nt;
+    c->nmse = MM;
+}
+
+/* Dense matmul on the device's own choice of kernel (test_op_matmul forces
+ * each variant): ones, odd, prime, partial 64- and 128-tiles, K not a
+ * multiple of 4; batch dims with b shared, per batch, broadcast in the
+ * outer or inner dim. */
+static size_t generate_matmul(oc_case *out, size_t k)
+{
+    static const int64_t sizes[][3] = {{1, 1, 1},     {1, 37, 64},    {7, 13, 5},
+                                       {33, 65, 31},  {4, 96, 128},   {97, 101, 103},
+                                       {130, 129, 36}, {2, 3, 300},   {64, 64, 64},
+                                       {9, 250, 17},  {1, 300, 257},  {5, 8, 3}};
+    static const struct {
+        int64_t ab[2];
+        int brank;
+        int64_t bb[2];
+    } b[] = {{{1, 3}, 2, {1, 1}}, {{1, 3}, 3, {1, 3}}, {{1, 4}, 3, {1, 1}},
+             {{2, 3}, 4, {2, 3}}, {{2, 3}, 4, {1, 3}}, {{2, 3}, 4, {2, 1}},
+             {{2, 3}, 3, {1, 3}}, {{3, 2}, 2, {1, 1}}};
+    static const int64_t one[2] = {1, 1};
+    int i;
+    for (i = 0; i < 12; i++)
+        mm_case(&out[k++], one, 2, one, sizes[i][0], sizes[i][1], sizes[i][2], i % 2,
+                floats[i % 3], i % 3 == 0);
+    for (i = 0; i < 8; i++)
+        mm_case(&out[k++], b[i].ab, b[i].brank, b[i].bb, 3 + i * 5, 7 + i * 3, 4 + (i % 3) * 13,
+                i % 2, floats[i % 3], i % 2);
+    return k;
+}
+
 /* Data movement, exact: copy (every permutation shape of rank 2 to 4,
  * every conversion contiguous, transposes large enough for 2-D tiles,
  * random shapes and permutations), slice (every axis at the start, an odd
@@ -543,6 +603,7 @@ static size_t generate(oc_case *out)
         c->nmse = OT_NMSE_ROPE;
     }
     k = generate_rows(out, k, &seed);
+    k = generate_matmul(out, k);
     k = generate_data(out, k, &seed);
     assert_true(k <= NGEN);
     return k;
