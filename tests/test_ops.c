@@ -160,7 +160,7 @@ static const oc_case cases[] = {
 #define NCASES (sizeof cases / sizeof cases[0])
 /* ---- generated cases: seeded, over the space the table samples ---- */
 
-#define NGEN 512 /* room for the generated cases */
+#define NGEN 1024 /* room for the generated cases (about 370) */
 
 static const glc_dtype floats[3] = {F32, F16, BF16};
 
@@ -357,6 +357,116 @@ static size_t generate_matmul(oc_case *out, size_t k)
     for (i = 0; i < 8; i++)
         mm_case(&out[k++], b[i].ab, b[i].brank, b[i].bb, 3 + i * 5, 7 + i * 3, 4 + (i % 3) * 13,
                 i % 2, floats[i % 3], i % 2);
+    return k;
+}
+
+/* Quantized matmuls: Q8_0 / Q4_0 with odd and prime M and N, K from 32 to
+ * 4128, a of rank 3; affine of both widths and every group size, f32 or
+ * f16 scales and biases, K of one group; experts of every weight dtype
+ * (decode, prefill, a per pair, 8+ pairs per expert), ids repeated and out
+ * of range. Hand-written GGUF blocks, narrowed grids and the loop cap stay
+ * in test_op_quant. */
+static size_t generate_quant(oc_case *out, size_t k)
+{
+    static const int64_t qs[][3] = {{1, 1, 32},   {1, 7, 96},    {2, 13, 64}, {3, 5, 4128},
+                                    {4, 67, 256}, {5, 17, 160},  {7, 31, 96}, {9, 3, 32},
+                                    {13, 29, 320}, {1, 127, 1024}};
+    static const int64_t as[][3] = {{1, 7, 128}, {3, 13, 384}, {2, 5, 4096},
+                                    {5, 1, 256}, {9, 11, 128}, {1, 33, 640}};
+    static const int groups[3] = {32, 64, 128};
+    static const glc_dtype edt[4] = {F32, F16, Q8, Q4};
+    oc_case *c;
+    size_t i;
+    int t, b, g, j = 0;
+    for (t = 0; t < 2; t++) {
+        for (i = 0; i <= sizeof qs / sizeof qs[0]; i++) {
+            int last = i == sizeof qs / sizeof qs[0];
+            c = &out[k++];
+            c->op = OC_MATMUL_Q;
+            c->dt[0] = F32;
+            c->dt[1] = t ? Q4 : Q8;
+            c->odt = F32;
+            c->nmse = MM;
+            if (last) { /* a [3, 3, 64]: leading dims are rows too */
+                int64_t a3[4] = {3, 3, 3, 64};
+                memcpy(c->s[0], a3, sizeof a3);
+                c->s[1][0] = 2;
+                c->s[1][1] = 11;
+                c->s[1][2] = 64;
+            } else {
+                c->s[0][0] = 2;
+                c->s[0][1] = qs[i][0];
+                c->s[0][2] = qs[i][2];
+                c->s[1][0] = 2;
+                c->s[1][1] = qs[i][1];
+                c->s[1][2] = qs[i][2];
+            }
+            if (last || (i + (size_t)t) % 2) {
+                c->s[2][0] = 1;
+                c->s[2][1] = c->s[1][1];
+            }
+        }
+    }
+    for (b = 4; b <= 8; b += 4)
+        for (g = 0; g < 3 + (b == 8) * 2; g++, j++) {
+            const int64_t *sh = as[j % 6];
+            c = &out[k++];
+            c->op = OC_MATMUL_AFFINE;
+            c->dt[0] = F32;
+            c->dt[1] = j % 2 ? F16 : F32;
+            c->dt[3] = j % 3 ? F16 : F32;
+            c->odt = F32;
+            c->nmse = MM;
+            c->s[0][0] = 2;
+            c->s[0][1] = sh[0];
+            c->s[0][2] = sh[2];
+            c->s[1][0] = 1;
+            c->s[1][1] = sh[1];
+            c->i[0] = b;
+            c->i[1] = groups[g % 3];
+            if (g == 3) { /* K = one group */
+                c->s[0][1] = 4;
+                c->s[0][2] = 32;
+                c->s[1][1] = 3;
+                c->i[0] = 4;
+                c->i[1] = 32;
+            } else if (g == 4) {
+                c->s[0][1] = 7;
+                c->s[0][2] = 192;
+                c->s[1][1] = 19;
+                c->i[1] = 64;
+            }
+            if (j % 2) {
+                c->s[2][0] = 1;
+                c->s[2][1] = c->s[1][1];
+            }
+        }
+    for (t = 0; t < 4; t++) {
+        /* per pair, M, k, E, N, K */
+        int q = t >= 2;
+        int64_t e[4][6] = {{0, 1, 2, 4, 7, q ? 64 : 37}, {t % 2, 5, 3, 3, 13, q ? 96 : 40},
+                           {1, 3, 1, 1, 5, q ? 32 : 3}, {0, 17, 2, 5, 3, q ? 128 : 64}};
+        for (j = 0; j < 4; j++) {
+            c = &out[k++];
+            c->op = OC_MATMUL_EXPERT;
+            c->dt[0] = F32;
+            c->dt[1] = edt[t];
+            c->dt[2] = I32;
+            c->odt = F32;
+            c->nmse = MM;
+            c->s[0][0] = e[j][0] ? 3 : 2;
+            c->s[0][1] = e[j][1];
+            c->s[0][2] = e[j][0] ? e[j][2] : e[j][5];
+            c->s[0][3] = e[j][5];
+            c->s[1][0] = 3;
+            c->s[1][1] = e[j][3];
+            c->s[1][2] = e[j][4];
+            c->s[1][3] = e[j][5];
+            c->s[2][0] = 2;
+            c->s[2][1] = e[j][1];
+            c->s[2][2] = e[j][2];
+        }
+    }
     return k;
 }
 
@@ -604,6 +714,7 @@ static size_t generate(oc_case *out)
     }
     k = generate_rows(out, k, &seed);
     k = generate_matmul(out, k);
+    k = generate_quant(out, k);
     k = generate_data(out, k, &seed);
     assert_true(k <= NGEN);
     return k;

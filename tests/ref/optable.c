@@ -370,8 +370,9 @@ static glc_tensor graph_mm(glc_graph *g, const oc_case *c, const glc_tensor *in)
     return glc_matmul(g, in[0], in[1], in[2], &md);
 }
 
-/* ---- matmul_affine: a s[0] [M, K]; s[1] = {N}; dt[1] scales dtype;
- * bias [N] when s[2] is given; i[0] bits, i[1] group ---- */
+/* ---- matmul_affine: a s[0] [M, K]; s[1] = {N}; dt[1] the scales' dtype,
+ * dt[3] the biases' (0: dt[1]); bias [N] when s[2] is given; i[0] bits,
+ * i[1] group ---- */
 
 static void gen_affine(const oc_case *c, oc_data *d, uint64_t *seed)
 {
@@ -384,7 +385,10 @@ static void gen_affine(const oc_case *c, oc_data *d, uint64_t *seed)
     gen_default(c, d, seed); /* a, and bias */
     d->in[4] = d->in[2];
     ot_fill(seed, w, (size_t)(n * k), -1.0f, 1.0f);
-    ref_quantize_affine(w, n, k, (int)bits, (int)gs, c->dt[1], wq, sc, bi);
+    /* scales rounded to dt[1], biases to dt[3] (0: dt[1]) */
+    ref_quantize_affine(w, n, k, (int)bits, (int)gs, F32, wq, sc, bi);
+    ot_round(c->dt[1], sc, (size_t)(n * k / gs));
+    ot_round(c->dt[3] ? c->dt[3] : c->dt[1], bi, (size_t)(n * k / gs));
     d->aux = malloc((size_t)(n * k) * 4);
     ref_dequantize_affine(wq, sc, bi, n, k, (int)bits, (int)gs, d->aux);
     free(w);
@@ -396,7 +400,8 @@ static void gen_affine(const oc_case *c, oc_data *d, uint64_t *seed)
     o[1].f = NULL;
     o[1].raw = wq;
     o[1].param = 1;
-    o[2].dt = o[3].dt = c->dt[1];
+    o[2].dt = c->dt[1];
+    o[3].dt = c->dt[3] ? c->dt[3] : c->dt[1];
     o[2].rank = o[3].rank = 2;
     o[2].shape[0] = o[3].shape[0] = n;
     o[2].shape[1] = o[3].shape[1] = k / gs;
@@ -450,12 +455,14 @@ static void gen_q(const oc_case *c, oc_data *d, uint64_t *seed)
 
 static void ref_q(const oc_case *c, oc_data *d)
 {
-    int64_t m = d->in[0].shape[0], k = d->in[0].shape[1], n = d->in[1].shape[0], so[2];
+    const oc_operand *a = &d->in[0];
+    int64_t k = a->shape[a->rank - 1], m = (int64_t)numel(a->rank, a->shape) / k;
+    int64_t n = d->in[1].shape[0], so[4];
     (void)c;
-    so[0] = m;
-    so[1] = n;
-    set_out(d, 2, so);
-    ref_matmul_nt(d->in[0].f, d->aux, d->in[2].f, m, n, k, d->ref);
+    memcpy(so, a->shape, sizeof so);
+    so[a->rank - 1] = n; /* leading dims of a are rows too */
+    set_out(d, a->rank, so);
+    ref_matmul_nt(a->f, d->aux, d->in[2].f, m, n, k, d->ref);
 }
 
 static glc_status eager_q(glc_session *s, glc_device *dev, const oc_case *c, const glc_view *in,
