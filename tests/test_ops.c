@@ -470,6 +470,63 @@ static size_t generate_quant(oc_case *out, size_t k)
     return k;
 }
 
+/* Attention on the device's own variant (test_op_attention forces the GPU
+ * ones): all ones with desc NULL, causal from 0 and after a cache, GQA,
+ * f16 and mixed caches, kv_len < Tk, odd dims, q_offset, head dims up to
+ * 256, many keys a row; decode shapes (one key, two and 17 chunks, a
+ * causal cut, 12 heads a kv head) as decode and as prefill. */
+static size_t generate_attention(oc_case *out, size_t k)
+{
+    /* tq, tk, hq, hkv, d, dv, k dtype, v dtype, causal, q_offset, kv_len,
+     * scale * 10, desc NULL */
+    static const int64_t a[][13] = {
+        {1, 1, 1, 1, 1, 1, F32, F16, 0, 0, 0, 0, 1},
+        {13, 13, 4, 4, 64, 64, F32, F32, 1, 0, 0, 0, 0},
+        {37, 37, 8, 2, 40, 24, F16, F16, 1, -1, 0, 0, 0},
+        {5, 70, 6, 3, 32, 48, F32, F32, 0, -1, 61, 3, 0},
+        {9, 50, 2, 1, 128, 128, F16, F16, 1, -1, 45, 0, 0},
+        {17, 23, 3, 1, 33, 7, F16, F32, 1, 5, 0, 0, 0},
+        {3, 20, 2, 1, 256, 256, F32, F32, 1, -1, 0, 0, 0},
+        {40, 100, 4, 2, 64, 64, F32, F32, 1, -1, 0, 0, 0},
+        {23, 41, 4, 4, 96, 80, F16, F16, 0, 0, 0, 0, 1},
+        /* decode shapes */
+        {1, 1, 2, 1, 64, 64, F32, F32, 0, 0, 0, 0, 1},
+        {1, 17, 4, 2, 40, 40, F16, F16, 1, -1, 0, 0, 0},
+        {1, 300, 8, 2, 64, 32, F32, F32, 0, -1, 0, 2, 0},
+        {1, 4099, 4, 1, 64, 64, F16, F16, 1, -1, 0, 0, 0},
+        {1, 600, 3, 3, 33, 7, F32, F16, 0, -1, 513, 0, 0},
+        {1, 700, 4, 4, 16, 16, F32, F32, 1, 299, 0, 0, 0},
+        {1, 520, 12, 1, 128, 128, F32, F32, 1, -1, 0, 0, 0},
+        {1, 260, 2, 1, 256, 256, F16, F16, 1, -1, 0, 0, 0},
+    };
+    size_t i;
+    int dec;
+    for (i = 0; i < sizeof a / sizeof a[0]; i++)
+        for (dec = 0; dec <= (a[i][0] == 1 && i >= 9); dec++) {
+            oc_case *c = &out[k++];
+            c->op = dec ? OC_SDPA_DECODE : OC_SDPA;
+            c->dt[0] = F32;
+            c->dt[1] = (glc_dtype)a[i][6];
+            c->dt[2] = (glc_dtype)a[i][7];
+            c->odt = F32;
+            c->s[0][0] = c->s[1][0] = c->s[2][0] = 3;
+            c->s[0][1] = a[i][0];
+            c->s[0][2] = a[i][2];
+            c->s[0][3] = a[i][4];
+            c->s[1][1] = c->s[2][1] = a[i][1];
+            c->s[1][2] = c->s[2][2] = a[i][3];
+            c->s[1][3] = a[i][4];
+            c->s[2][3] = a[i][5];
+            c->i[0] = a[i][8];
+            c->i[1] = a[i][9];
+            c->i[2] = a[i][10];
+            c->i[3] = a[i][12];
+            c->f[0] = (float)a[i][11] / 10.0f;
+            c->nmse = MM;
+        }
+    return k;
+}
+
 /* Data movement, exact: copy (every permutation shape of rank 2 to 4,
  * every conversion contiguous, transposes large enough for 2-D tiles,
  * random shapes and permutations), slice (every axis at the start, an odd
@@ -614,7 +671,8 @@ static size_t generate_data(oc_case *out, size_t k, uint64_t *seed)
         static const int64_t last[3][3] = {{1, 5, 1}, {300, 1, 301}, {300, 1, 307}};
         static const glc_dtype ldt[3][2] = {{F32, BF16}, {F16, F16}, {F32, F16}};
         int64_t sh[3], v;
-        glc_dtype ts = i < 9 ? sr[i % 7][0] : ldt[i - 9][0], td = i < 9 ? sr[i % 7][1] : ldt[i - 9][1];
+        glc_dtype ts = i < 9 ? sr[i % 7][0] : ldt[i - 9][0];
+        glc_dtype td = i < 9 ? sr[i % 7][1] : ldt[i - 9][1];
         rank = i < 9 ? 2 + i % 2 : 2;
         if (i < 9) {
             v = 11 + (int64_t)(ot_rand(seed) % 30);
@@ -715,6 +773,7 @@ static size_t generate(oc_case *out)
     k = generate_rows(out, k, &seed);
     k = generate_matmul(out, k);
     k = generate_quant(out, k);
+    k = generate_attention(out, k);
     k = generate_data(out, k, &seed);
     assert_true(k <= NGEN);
     return k;

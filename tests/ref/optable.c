@@ -524,8 +524,9 @@ static glc_tensor graph_expert(glc_graph *g, const oc_case *c, const glc_tensor 
     return glc_matmul_expert(g, in[0], in[1], in[2]);
 }
 
-/* ---- sdpa: q [Tq, Hq, D], k, v dt[1] [Tk, Hkv, D/Dv]; f[0] scale, i[0]
- * causal, i[1] q_offset, i[2] kv_len ---- */
+/* ---- sdpa: q [Tq, Hq, D], k dt[1] [Tk, Hkv, D], v dt[2] [Tk, Hkv, Dv];
+ * f[0] scale, i[0] causal, i[1] q_offset, i[2] kv_len, i[3] 1: desc NULL
+ * (the defaults) ---- */
 
 static glc_sdpa_desc sdpa_desc(const oc_case *c)
 {
@@ -568,22 +569,24 @@ static glc_status eager_sdpa(glc_session *s, glc_device *dev, const oc_case *c,
     glc_sdpa_desc sd = sdpa_desc(c);
     glc_status st;
     int64_t n;
+    const glc_sdpa_desc *dp = c->i[3] ? NULL : &sd;
     if (c->op == OC_SDPA)
-        return glc_op_sdpa(s, in[0], in[1], in[2], &sd, out);
+        return glc_op_sdpa(s, in[0], in[1], in[2], dp, out);
     n = glc_sdpa_decode_scratch(in[0].shape[1], in[2].shape[2],
                                 sd.kv_len ? sd.kv_len : in[1].shape[0]);
     st = glc_buffer_create(dev, F32, 1, &n, &scratch);
     if (st != GLC_OK)
         return st;
-    return glc_op_sdpa_decode(s, in[0], in[1], in[2], &sd, glc_view_of(scratch), out);
+    return glc_op_sdpa_decode(s, in[0], in[1], in[2], dp, glc_view_of(scratch), out);
 }
 
 static glc_tensor graph_sdpa(glc_graph *g, const oc_case *c, const glc_tensor *in)
 {
     glc_sdpa_desc sd = sdpa_desc(c);
+    const glc_sdpa_desc *dp = c->i[3] ? NULL : &sd;
     if (c->op == OC_SDPA)
-        return glc_sdpa(g, in[0], in[1], in[2], &sd);
-    return glc_sdpa_decode(g, in[0], in[1], in[2], &sd);
+        return glc_sdpa(g, in[0], in[1], in[2], dp);
+    return glc_sdpa_decode(g, in[0], in[1], in[2], dp);
 }
 
 /* ---- data movement ---- */
@@ -833,7 +836,8 @@ static void describe(const oc_case *c, char *buf, size_t size, const char *label
             continue;
         n += snprintf(buf + n, size - (size_t)n, " %s[", glc_dtype_name(c->dt[i] ? c->dt[i] : F32));
         for (r = 0; r < c->s[i][0] && n < (int)size; r++)
-            n += snprintf(buf + n, size - (size_t)n, r ? ", %lld" : "%lld", (long long)c->s[i][1 + r]);
+            n += snprintf(buf + n, size - (size_t)n, r ? ", %lld" : "%lld",
+                          (long long)c->s[i][1 + r]);
         if (n < (int)size)
             n += snprintf(buf + n, size - (size_t)n, "]");
     }
@@ -1035,8 +1039,8 @@ void oc_run_graph(glc_device *dev, const oc_case *c, uint64_t seed, const char *
             assert_int_equal(glc_plan_bind_handle(p, names[i], ibuf[i], k * es), GLC_OK);
         } else if (o->raw) {
             glc_view vv = glc_view_make(NULL, 0, o->dt, o->rank, o->shape);
-            assert_int_equal(glc_plan_set_param_typed(p, names[i], o->raw, glc_view_bytes(&vv), o->dt),
-                             GLC_OK);
+            assert_int_equal(
+                glc_plan_set_param_typed(p, names[i], o->raw, glc_view_bytes(&vv), o->dt), GLC_OK);
         } else if (o->param) {
             assert_int_equal(glc_plan_set_param(p, names[i], o->f, k), GLC_OK);
         } else {
