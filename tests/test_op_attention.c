@@ -3,9 +3,9 @@
  * q/k/v, causal and not, grouped-query ratios 1 to 4, a prefill after a
  * cache (Tk > Tq), kv_len < Tk, f16 k/v, odd and unequal head dims, decode
  * over 1 to 4099 keys (one and several chunks) and against the prefill of
- * the same row. Every case runs on the default device (llvmpipe: the rows
- * variant) and on one made with GLC_DEVICE_LIMITS_MIN; three shapes run on
- * the GPU variants too (tile and split, forced by hiding the renderer's
+ * the same row. The cases on the device's own variant (llvmpipe: rows),
+ * default and minimum limits, are in the case table of test_ops.c (eagerly
+ * and through plans); here three shapes run on the GPU variants (tile and split, forced by hiding the renderer's
  * name), with the device's shared memory and with the 16 KiB minimum
  * (smaller tiles). Then folded grids, a grid past 65535 groups, llvmpipe's
  * loop cap, and the errors.
@@ -171,38 +171,6 @@ static sdpa_case with(sdpa_case c, int causal, int64_t q_offset, int64_t kv_len,
 #define F32 GLC_DTYPE_F32
 #define F16 GLC_DTYPE_F16
 
-/* Every case, on the rows variant (llvmpipe's). It compiles once per load
- * path of k and of v, whatever the head dims: the cases use four, f32 and
- * f16 loaded a vec4 at a time (head dims multiples of 4) and one value at a
- * time. */
-static void all_cases(glc_device *dev, int mode)
-{
-    uint64_t seed = 1000 + (uint64_t)mode;
-    sdpa_case pre[9], dec[8];
-    size_t i;
-    pre[0] = mk(1, 1, 1, 1, 1, 1, F32, F16);                           /* all ones, desc NULL */
-    pre[1] = with(mk(13, 13, 4, 4, 64, 64, F32, F32), 1, 0, 0, 0);     /* causal from position 0 */
-    pre[2] = with(mk(37, 37, 8, 2, 40, 24, F16, F16), 1, -1, 0, 0);    /* GQA 4, f16, D 40 */
-    pre[3] = with(mk(5, 70, 6, 3, 32, 48, F32, F32), 0, -1, 61, 0.3f); /* kv_len < Tk */
-    pre[4] = with(mk(9, 50, 2, 1, 128, 128, F16, F16), 1, -1, 45, 0);  /* after a cache */
-    pre[5] = with(mk(17, 23, 3, 1, 33, 7, F16, F32), 1, 5, 0, 0);      /* odd dims, q_offset 5 */
-    pre[6] = with(mk(3, 20, 2, 1, 256, 256, F32, F32), 1, -1, 0, 0);   /* largest dims */
-    pre[7] = with(mk(40, 100, 4, 2, 64, 64, F32, F32), 1, -1, 0, 0);   /* many keys a row */
-    pre[8] = mk(23, 41, 4, 4, 96, 80, F16, F16);                       /* not causal */
-    dec[0] = mk(1, 1, 2, 1, 64, 64, F32, F32);                         /* one key */
-    dec[1] = with(mk(1, 17, 4, 2, 40, 40, F16, F16), 1, -1, 0, 0);     /* f16, GQA 2 */
-    dec[2] = with(mk(1, 300, 8, 2, 64, 32, F32, F32), 0, -1, 0, 0.2f); /* two chunks, GQA 4 */
-    dec[3] = with(mk(1, 4099, 4, 1, 64, 64, F16, F16), 1, -1, 0, 0);   /* 17 chunks */
-    dec[4] = with(mk(1, 600, 3, 3, 33, 7, F32, F16), 0, -1, 513, 0);   /* kv_len < Tk, odd dims */
-    dec[5] = with(mk(1, 700, 4, 4, 16, 16, F32, F32), 1, 299, 0, 0);   /* causal cut at 300 */
-    dec[6] = with(mk(1, 520, 12, 1, 128, 128, F32, F32), 1, -1, 0, 0); /* 12 heads a kv head */
-    dec[7] = with(mk(1, 260, 2, 1, 256, 256, F16, F16), 1, -1, 0, 0);  /* largest dims */
-    for (i = 0; i < sizeof pre / sizeof pre[0]; i++)
-        run_case(dev, &seed, &pre[i], 0, mode_names[mode]);
-    for (i = 0; i < sizeof dec / sizeof dec[0]; i++)
-        run_case(dev, &seed, &dec[i], 1, mode_names[mode]);
-}
-
 /* Three shapes, each as prefill and decode, on the GPU variants (each shape
  * is a compile of its own there): f16 k with f32 v and GQA 4; odd dims
  * (the scalar loads), kv_len < Tk and GQA 3; the largest head dim with
@@ -223,7 +191,7 @@ static void gpu_cases(glc_device *dev, int mode)
 }
 
 /* Narrowed group limits fold even small grids into 3-D (shapes compiled
- * already by the cases above). */
+ * already by the GPU cases or on first use). */
 static void folded_cases(glc_device *dev, int mode)
 {
     uint64_t seed = 3000 + (uint64_t)mode;
@@ -238,11 +206,11 @@ static void folded_cases(glc_device *dev, int mode)
     dev->info.limits = saved;
 }
 
+/* (the rows variant's cases, default and minimum limits: test_ops) */
 static void test_default(void **state)
 {
     glc_device *dev = open_mode(MODE_DEFAULT);
     (void)state;
-    all_cases(dev, MODE_DEFAULT);
     folded_cases(dev, MODE_DEFAULT);
     glc_device_destroy(dev);
 }
@@ -253,14 +221,6 @@ static void test_gpu_variants(void **state)
     (void)state;
     gpu_cases(dev, MODE_GPU);
     folded_cases(dev, MODE_GPU);
-    glc_device_destroy(dev);
-}
-
-static void test_limits_min(void **state)
-{
-    glc_device *dev = open_mode(MODE_MIN);
-    (void)state;
-    all_cases(dev, MODE_MIN);
     glc_device_destroy(dev);
 }
 
@@ -489,7 +449,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default),
         cmocka_unit_test(test_gpu_variants),
-        cmocka_unit_test(test_limits_min),
         cmocka_unit_test(test_limits_min_gpu_variants),
         cmocka_unit_test(test_big_grid),
         cmocka_unit_test(test_llvmpipe_loop_cap),

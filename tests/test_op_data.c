@@ -1,33 +1,21 @@
 /*
- * Data movement against the C references: copy (permutations of rank 1 to
- * 4, every F32/F16/BF16 conversion), slice (every axis, at the start, the
- * middle and the end), concat (every axis, mixed dtypes), get_rows (F32,
- * F16, BF16, Q8_0 and Q4_0 tables, ids out of range), set_rows (mixed
- * dtypes, odd rows, skipped ids), sizes of 1, odd and prime; a folded grid
- * for every kernel and a real grid past 65535 groups; each on the default
- * device and on one clamped to the ES 3.1 minimums. All of it is exact:
- * results must equal the reference bit for bit after the one rounding the
- * reference applies. Sentinels around every output. Then a graph of
- * get_rows, copy, slice and concat, and the errors.
+ * Data movement beyond the case table of test_ops.c (which runs copy,
+ * slice, concat, get_rows and set_rows over their shapes, axes and dtypes,
+ * exact, eagerly and through plans): a folded grid for every kernel, a
+ * real grid past 65535 groups (2^23 one-element f16 rows), a sequence in
+ * one RECORDED session, a graph chaining get_rows, copy, slice and concat,
+ * and the errors.
  */
 #include "testutil.h"
 
 #include "device.h"
-#include "optest.h"
+#include "optable.h"
 #include "ref_data.h"
 #include "ref_quant.h"
 
 #define F32 GLC_DTYPE_F32
 #define F16 GLC_DTYPE_F16
 #define BF16 GLC_DTYPE_BF16
-
-static const glc_dtype floats[3] = {F32, F16, BF16};
-
-/* Every kernel variant (dtypes, dims decomposed) is a shader compile, the
- * bulk of this test's time on llvmpipe. So every conversion runs where the
- * copy is contiguous, and the strided cases take their (in, out) dtypes
- * from this list: each raw-bits path and two conversions. */
-static const glc_dtype strided[4][2] = {{F32, F32}, {F16, F16}, {BF16, F32}, {F32, BF16}};
 
 static glc_device *open_dev(int min)
 {
@@ -62,489 +50,43 @@ static void read_check(const char *what, const ot_tensor *t, const float *ref)
     free(got);
 }
 
-static void shape_str(int rank, const int64_t *shape, char *buf, size_t len)
-{
-    int i;
-    snprintf(buf, len, "[");
-    for (i = 0; i < rank; i++) {
-        size_t used = strlen(buf);
-        snprintf(buf + used, len - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
-    }
-    snprintf(buf + strlen(buf), len - strlen(buf), "]");
-}
-
 static void must(glc_device *dev, glc_status st, const char *what)
 {
     if (st != GLC_OK)
         fail_msg("%s: %s (%s)", what, glc_status_str(st), glc_device_errmsg(dev));
 }
 
-/* Random values of dtype (never 0), already rounded to it. */
-static float *random_values(uint64_t *seed, size_t n, glc_dtype dtype)
-{
-    float *v = malloc((n ? n : 1) * sizeof *v);
-    ot_fill(seed, v, n, -4.0f, 4.0f);
-    ot_round(dtype, v, n);
-    return v;
-}
-
-/* ---- copy ---- */
-
-static void run_copy(glc_device *dev, uint64_t *seed, int rank, const int64_t *shape,
-                     const int *perm, glc_dtype tx, glc_dtype to)
-{
-    size_t n = (size_t)ot_numel(rank, shape);
-    float *x = random_values(seed, n, tx), *ref = malloc(n * sizeof *ref);
-    int64_t oshape[GLC_MAX_DIMS];
-    char what[200], sx[64];
-    ot_tensor X, O;
-    glc_session *s;
-    int i;
-    for (i = 0; i < rank; i++)
-        oshape[i] = shape[perm ? perm[i] : i];
-    ref_permute(x, rank, shape, perm, ref);
-    ot_round(to, ref, n);
-    X = ot_tensor_new(dev, tx, rank, shape, x);
-    O = ot_tensor_new(dev, to, rank, oshape, NULL);
-    shape_str(rank, shape, sx, sizeof sx);
-    snprintf(what, sizeof what, "copy %s perm [%d, %d, %d, %d] (rank %d) %s -> %s", sx,
-             perm ? perm[0] : -1, perm && rank > 1 ? perm[1] : -1, perm && rank > 2 ? perm[2] : -1,
-             perm && rank > 3 ? perm[3] : -1, rank, glc_dtype_name(tx), glc_dtype_name(to));
-    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    must(dev, glc_op_copy(s, X.view, perm, O.view), what);
-    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
-    read_check(what, &O, ref);
-    ot_free(&X);
-    ot_free(&O);
-    free(x);
-    free(ref);
-}
-
-static const int64_t dims[] = {1, 2, 3, 5, 7, 8, 13, 4, 11, 1, 6};
-
-static void random_shape(uint64_t *seed, int rank, int64_t *shape, int64_t max_numel)
-{
-    int i;
-    do {
-        for (i = 0; i < rank; i++)
-            shape[i] = dims[ot_rand(seed) % (sizeof dims / sizeof dims[0])];
-    } while (ot_numel(rank, shape) > max_numel);
-}
-
-static void random_perm(uint64_t *seed, int rank, int *perm)
-{
-    int i;
-    for (i = 0; i < rank; i++)
-        perm[i] = i;
-    for (i = rank - 1; i > 0; i--) {
-        int j = (int)(ot_rand(seed) % (uint64_t)(i + 1)), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-}
-
-static void test_copy(void **state)
-{
-    /* every permutation shape that matters: transposes, rotations, swaps of
-     * inner and outer pairs */
-    static const int perms2[][2] = {{1, 0}, {0, 1}};
-    static const int perms3[][3] = {{0, 2, 1}, {1, 0, 2}, {2, 1, 0}, {1, 2, 0}, {2, 0, 1}};
-    static const int perms4[][4] = {{0, 2, 1, 3}, {3, 2, 1, 0}, {0, 1, 3, 2}, {2, 3, 0, 1},
-                                    {1, 0, 2, 3}, {0, 3, 1, 2}};
-    static const int64_t s2[2] = {13, 7}, s3[3] = {5, 3, 11}, s4[4] = {3, 5, 2, 7};
-    uint64_t seed = 11;
-    int min, i, iter;
-    (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        for (i = 0; i < 2; i++)
-            run_copy(dev, &seed, 2, s2, perms2[i], strided[i][0], strided[i][1]);
-        for (i = 0; i < 5; i++)
-            run_copy(dev, &seed, 3, s3, perms3[i], strided[i % 4][0], strided[i % 4][1]);
-        for (i = 0; i < 6; i++)
-            run_copy(dev, &seed, 4, s4, perms4[i], strided[(i + 2) % 4][0],
-                     strided[(i + 2) % 4][1]);
-        /* every conversion, contiguous (1-D after collapsing), odd counts */
-        for (i = 0; i < 9; i++) {
-            int64_t n = i % 2 ? 1001 : 2 * 5 * 7;
-            int64_t sh[3] = {7, 11, 13};
-            if (i < 6)
-                run_copy(dev, &seed, 1, &n, NULL, floats[i / 3], floats[i % 3]);
-            else
-                run_copy(dev, &seed, 3, sh, NULL, floats[i % 3], floats[(i + 1) % 3]);
-        }
-        /* transposes large enough for 2-D tiles: the source's contiguous
-         * dim lands at each position (TK 2, 1, 0); an odd last dim (f32) */
-        {
-            static const int64_t t1[2] = {37, 41}, t2[2] = {24, 50}, t3[3] = {20, 5, 12};
-            static const int64_t t4[4] = {18, 3, 2, 16}, t5[2] = {40, 16};
-            static const int p10[2] = {1, 0}, p210[3] = {2, 1, 0}, p3210[4] = {3, 2, 1, 0};
-            run_copy(dev, &seed, 2, t1, p10, F32, F32);
-            run_copy(dev, &seed, 2, t2, p10, F16, F16);
-            run_copy(dev, &seed, 2, t5, p10, BF16, F32);
-            run_copy(dev, &seed, 3, t3, p210, F32, BF16);
-            run_copy(dev, &seed, 4, t4, p3210, F16, F16);
-        }
-        /* random shapes (dims of 1 included) and permutations */
-        for (iter = 0; iter < 24; iter++) {
-            int rank = 1 + iter % 4, perm[4];
-            int64_t shape[4];
-            random_shape(&seed, rank, shape, 3000);
-            random_perm(&seed, rank, perm);
-            run_copy(dev, &seed, rank, shape, iter % 5 == 4 ? NULL : perm, strided[iter % 4][0],
-                     strided[iter % 4][1]);
-        }
-        glc_device_destroy(dev);
-    }
-}
-
-/* ---- slice ---- */
-
-static void run_slice(glc_device *dev, uint64_t *seed, int rank, const int64_t *shape, int axis,
-                      int64_t start, int64_t len, glc_dtype tx, glc_dtype to)
-{
-    int ax = axis < 0 ? axis + rank : axis;
-    int64_t oshape[GLC_MAX_DIMS];
-    size_t n = (size_t)ot_numel(rank, shape), on;
-    float *x = random_values(seed, n, tx), *ref;
-    char what[200], sx[64];
-    ot_tensor X, O;
-    glc_session *s;
-    memcpy(oshape, shape, sizeof(int64_t) * (size_t)rank);
-    oshape[ax] = len;
-    on = (size_t)ot_numel(rank, oshape);
-    ref = malloc(on * sizeof *ref);
-    ref_slice(x, rank, shape, ax, start, len, ref);
-    ot_round(to, ref, on);
-    X = ot_tensor_new(dev, tx, rank, shape, x);
-    O = ot_tensor_new(dev, to, rank, oshape, NULL);
-    shape_str(rank, shape, sx, sizeof sx);
-    snprintf(what, sizeof what, "slice %s axis %d [%lld, +%lld) %s -> %s", sx, axis,
-             (long long)start, (long long)len, glc_dtype_name(tx), glc_dtype_name(to));
-    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    must(dev, glc_op_slice(s, X.view, axis, start, O.view), what);
-    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
-    read_check(what, &O, ref);
-    ot_free(&X);
-    ot_free(&O);
-    free(x);
-    free(ref);
-}
-
-static void test_slice(void **state)
-{
-    static const int64_t shapes[4][4] = {{101}, {9, 7}, {5, 6, 7}, {3, 4, 5, 6}};
-    uint64_t seed = 22;
-    int min, rank, ax, where, k = 0;
-    (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        for (rank = 1; rank <= 4; rank++)
-            for (ax = 0; ax < rank; ax++)
-                for (where = 0; where < 3; where++, k++) {
-                    int64_t d = shapes[rank - 1][ax];
-                    /* start, middle (odd start), end */
-                    int64_t len = where == 1 ? d / 2 : (d + 1) / 2;
-                    int64_t start = where == 0 ? 0 : where == 1 ? 1 + (d - 1 - d / 2) / 2 : d - len;
-                    if (where == 1 && start % 2 == 0 && start + len < d)
-                        start++;
-                    run_slice(dev, &seed, rank, shapes[rank - 1], (k % 4 == 3) ? ax - rank : ax,
-                              start, len, strided[k % 4][0], strided[k % 4][1]);
-                }
-        /* the whole dim; one element; word moves at an odd base (16-bit, 1-D) */
-        run_slice(dev, &seed, 2, shapes[1], 1, 0, 7, GLC_DTYPE_F16, GLC_DTYPE_F16);
-        run_slice(dev, &seed, 3, shapes[2], 2, 4, 1, GLC_DTYPE_BF16, GLC_DTYPE_F32);
-        run_slice(dev, &seed, 2, shapes[1], 0, 1, 5, GLC_DTYPE_F16, GLC_DTYPE_F16);
-        run_slice(dev, &seed, 1, shapes[0], 0, 3, 97, GLC_DTYPE_BF16, GLC_DTYPE_BF16);
-        run_slice(dev, &seed, 1, shapes[0], -1, 50, 50, GLC_DTYPE_F16, GLC_DTYPE_F16);
-        glc_device_destroy(dev);
-    }
-}
-
-/* ---- concat ---- */
-
-static void run_concat(glc_device *dev, uint64_t *seed, int rank, const int64_t *ashape,
-                       const int64_t *bshape, int axis, glc_dtype ta, glc_dtype tb, glc_dtype to)
-{
-    int ax = axis < 0 ? axis + rank : axis, i;
-    int64_t oshape[GLC_MAX_DIMS];
-    size_t na = (size_t)ot_numel(rank, ashape), nb = (size_t)ot_numel(rank, bshape), on;
-    float *a = random_values(seed, na, ta), *b = random_values(seed, nb, tb), *ref;
-    char what[200], sa[64], sb[64];
-    ot_tensor A, B, O;
-    glc_session *s;
-    for (i = 0; i < rank; i++)
-        oshape[i] = i == ax ? ashape[i] + bshape[i] : ashape[i];
-    on = (size_t)ot_numel(rank, oshape);
-    ref = malloc(on * sizeof *ref);
-    ref_concat(a, ashape, b, bshape, rank, ax, ref);
-    ot_round(to, ref, on);
-    A = ot_tensor_new(dev, ta, rank, ashape, a);
-    B = ot_tensor_new(dev, tb, rank, bshape, b);
-    O = ot_tensor_new(dev, to, rank, oshape, NULL);
-    shape_str(rank, ashape, sa, sizeof sa);
-    shape_str(rank, bshape, sb, sizeof sb);
-    snprintf(what, sizeof what, "concat %s %s, %s %s axis %d -> %s", sa, glc_dtype_name(ta), sb,
-             glc_dtype_name(tb), axis, glc_dtype_name(to));
-    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    must(dev, glc_op_concat(s, A.view, B.view, axis, O.view), what);
-    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
-    read_check(what, &O, ref);
-    ot_free(&A);
-    ot_free(&B);
-    ot_free(&O);
-    free(a);
-    free(b);
-    free(ref);
-}
-
-static void test_concat(void **state)
-{
-    static const int64_t shapes[4][4] = {{37}, {5, 7}, {3, 5, 7}, {2, 3, 5, 7}};
-    static const int64_t other[] = {1, 4, 3, 2};
-    static const glc_dtype mixed[2][3] = {{F16, F32, BF16}, {BF16, F16, F32}};
-    uint64_t seed = 33;
-    int min, rank, ax, k = 0;
-    (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        for (rank = 1; rank <= 4; rank++)
-            for (ax = 0; ax < rank; ax++, k++) {
-                int64_t bshape[4];
-                memcpy(bshape, shapes[rank - 1], sizeof bshape);
-                bshape[ax] = other[(ax + rank) % 4];
-                /* a, b and out dtypes all differ; every fourth axis negative */
-                run_concat(dev, &seed, rank, shapes[rank - 1], bshape, k % 4 == 1 ? ax - rank : ax,
-                           mixed[k % 2][0], mixed[k % 2][1], mixed[k % 2][2]);
-                /* the same dtypes throughout (raw moves) */
-                run_concat(dev, &seed, rank, bshape, shapes[rank - 1], ax, floats[k % 3],
-                           floats[k % 3], floats[k % 3]);
-            }
-        glc_device_destroy(dev);
-    }
-}
-
-/* ---- get_rows ---- */
-
-static void run_get_rows(glc_device *dev, uint64_t *seed, glc_dtype tt, int64_t v, int64_t d,
-                         int ids_rank, const int64_t *ids_shape, glc_dtype to)
-{
-    int64_t n = ot_numel(ids_rank, ids_shape), oshape[GLC_MAX_DIMS];
-    size_t tn = (size_t)(v * d), on = (size_t)(n * d), i;
-    float *table = random_values(seed, tn, tt == GLC_DTYPE_Q8_0 || tt == GLC_DTYPE_Q4_0
-                                               ? GLC_DTYPE_F32 : tt);
-    float *idsf = malloc((size_t)n * sizeof *idsf), *ref = malloc(on * sizeof *ref);
-    int32_t *ids = malloc((size_t)n * sizeof *ids);
-    uint8_t *q = NULL;
-    char what[200];
-    ot_tensor T, I, O;
-    glc_session *s;
-    for (i = 0; i < (size_t)n; i++) {
-        uint64_t r = ot_rand(seed) % 10;
-        /* mostly in range, some negative, some past the end */
-        ids[i] = r == 0 ? -1 - (int32_t)(ot_rand(seed) % 5)
-                 : r == 1 ? (int32_t)v + (int32_t)(ot_rand(seed) % 3)
-                          : (int32_t)(ot_rand(seed) % (uint64_t)v);
-        idsf[i] = (float)ids[i];
-    }
-    if (tt == GLC_DTYPE_Q8_0 || tt == GLC_DTYPE_Q4_0) {
-        q = malloc(glc_dtype_row_bytes(tt, d) * (size_t)v);
-        if (tt == GLC_DTYPE_Q8_0) {
-            ref_quantize_q8_0(table, tn, q);
-            ref_dequantize_q8_0(q, tn, table);
-        } else {
-            ref_quantize_q4_0(table, tn, q);
-            ref_dequantize_q4_0(q, tn, table);
-        }
-    }
-    ref_get_rows(table, v, d, ids, n, ref);
-    ot_round(to, ref, on);
-    {
-        int64_t ts[2];
-        ts[0] = v;
-        ts[1] = d;
-        T = q ? ot_tensor_bytes(dev, tt, 2, ts, q) : ot_tensor_new(dev, tt, 2, ts, table);
-    }
-    I = ot_tensor_new(dev, GLC_DTYPE_I32, ids_rank, ids_shape, idsf);
-    memcpy(oshape, ids_shape, sizeof(int64_t) * (size_t)ids_rank);
-    oshape[ids_rank] = d;
-    O = ot_tensor_new(dev, to, ids_rank + 1, oshape, NULL);
-    snprintf(what, sizeof what, "get_rows %s [%lld, %lld], %lld ids (rank %d) -> %s",
-             glc_dtype_name(tt), (long long)v, (long long)d, (long long)n, ids_rank,
-             glc_dtype_name(to));
-    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    must(dev, glc_op_get_rows(s, T.view, I.view, O.view), what);
-    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
-    read_check(what, &O, ref);
-    ot_free(&T);
-    ot_free(&I);
-    ot_free(&O);
-    free(table);
-    free(idsf);
-    free(ref);
-    free(ids);
-    free(q);
-}
-
-static void test_get_rows(void **state)
-{
-    /* (table, out): raw bits, conversions, dequantization to each dtype */
-    static const glc_dtype cases[10][2] = {
-        {F32, F32}, {F16, F16}, {BF16, BF16}, {F32, F16}, {F16, BF16}, {BF16, F32},
-        {GLC_DTYPE_Q8_0, F32}, {GLC_DTYPE_Q8_0, BF16}, {GLC_DTYPE_Q4_0, F32},
-        {GLC_DTYPE_Q4_0, F16}};
-    static const int64_t fd[] = {1, 7, 64, 13, 2}, qd[] = {32, 96, 64};
-    uint64_t seed = 44;
-    int min, k;
-    (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        for (k = 0; k < 10; k++) {
-            int quant = k >= 6;
-            int64_t d = quant ? qd[k % 3] : fd[k % 5], v = 1 + (int64_t)(ot_rand(&seed) % 23);
-            int64_t n = 1 + (int64_t)(ot_rand(&seed) % 19), ids2[2] = {3, 5};
-            if (k % 4 == 3)
-                run_get_rows(dev, &seed, cases[k][0], v, d, 2, ids2, cases[k][1]);
-            else
-                run_get_rows(dev, &seed, cases[k][0], v, d, 1, &n, cases[k][1]);
-        }
-        {
-            /* a vocabulary of one; prime D; many ids */
-            int64_t one = 1, many = 517, ids3[3] = {2, 3, 7};
-            run_get_rows(dev, &seed, GLC_DTYPE_F32, 1, 31, 1, &one, GLC_DTYPE_F32);
-            run_get_rows(dev, &seed, GLC_DTYPE_F16, 97, 127, 1, &many, GLC_DTYPE_F16);
-            run_get_rows(dev, &seed, GLC_DTYPE_Q4_0, 50, 160, 1, &many, GLC_DTYPE_F32);
-            run_get_rows(dev, &seed, GLC_DTYPE_Q8_0, 3, 32, 3, ids3, GLC_DTYPE_BF16);
-        }
-        glc_device_destroy(dev);
-    }
-}
-
-/* ---- set_rows ---- */
-
-static int64_t gcd(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-static void run_set_rows(glc_device *dev, uint64_t *seed, int rank, const int64_t *sshape,
-                         int64_t v, glc_dtype ts, glc_dtype td)
-{
-    int64_t stride = 7, n = sshape[0], d = ot_numel(rank - 1, sshape + 1), dshape[GLC_MAX_DIMS], i;
-    float *src = random_values(seed, (size_t)(n * d), ts);
-    float *dst = random_values(seed, (size_t)(v * d), td);
-    float *idsf = malloc((size_t)n * sizeof *idsf);
-    int32_t *ids = malloc((size_t)n * sizeof *ids);
-    char what[200], ss[64];
-    ot_tensor S, I, D;
-    glc_session *s;
-    while (gcd(stride, v) != 1)
-        stride += 2;
-    for (i = 0; i < n; i++) {
-        uint64_t r = ot_rand(seed) % 8;
-        /* distinct in-range ids (a stride coprime to v: the reference
-         * cannot know which of repeated ids lands), some out of range */
-        ids[i] = r == 0 ? -1 - (int32_t)(ot_rand(seed) % 3)
-                 : r == 1 ? (int32_t)(v + (int64_t)(ot_rand(seed) % 3))
-                          : (int32_t)((i * stride + 3) % v);
-        idsf[i] = (float)ids[i];
-    }
-    S = ot_tensor_new(dev, ts, rank, sshape, src);
-    I = ot_tensor_new(dev, GLC_DTYPE_I32, 1, &n, idsf);
-    memcpy(dshape, sshape, sizeof(int64_t) * (size_t)rank);
-    dshape[0] = v;
-    D = ot_tensor_new(dev, td, rank, dshape, dst);
-    {
-        /* the reference stores src rounded to dst's dtype */
-        float *sr = malloc((size_t)(n * d) * sizeof *sr);
-        memcpy(sr, src, (size_t)(n * d) * sizeof *sr);
-        ot_round(td, sr, (size_t)(n * d));
-        ref_set_rows(sr, n, d, ids, dst, v);
-        free(sr);
-    }
-    shape_str(rank, sshape, ss, sizeof ss);
-    snprintf(what, sizeof what, "set_rows src %s %s into %lld rows of %s", ss, glc_dtype_name(ts),
-             (long long)v, glc_dtype_name(td));
-    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    must(dev, glc_op_set_rows(s, S.view, I.view, D.view), what);
-    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
-    read_check(what, &D, dst);
-    ot_free(&S);
-    ot_free(&I);
-    ot_free(&D);
-    free(src);
-    free(dst);
-    free(idsf);
-    free(ids);
-}
-
-static void test_set_rows(void **state)
-{
-    uint64_t seed = 55;
-    int min, k;
-    (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        for (k = 0; k < 9; k++) {
-            /* (src, dst): raw bits, conversions */
-            static const glc_dtype cases[7][2] = {{F32, F32}, {F16, F16}, {BF16, BF16},
-                                                  {F32, F16}, {F32, BF16}, {F16, F32},
-                                                  {BF16, F16}};
-            /* D odd (16-bit rows share words with their neighbours), even, 1 */
-            static const int64_t ds[] = {7, 8, 1, 13, 64, 3};
-            int64_t sh[3], v = 11 + (int64_t)(ot_rand(&seed) % 30);
-            int rank = 2 + k % 2;
-            sh[0] = 1 + (int64_t)(ot_rand(&seed) % 10);
-            if (rank == 3) {
-                sh[1] = 3;
-                sh[2] = ds[k % 6];
-            } else {
-                sh[1] = ds[k % 6];
-            }
-            run_set_rows(dev, &seed, rank, sh, v, cases[k % 7][0], cases[k % 7][1]);
-        }
-        {
-            /* one row into a cache of one row; many rows of 1 element */
-            int64_t one[2] = {1, 5}, many[2] = {300, 1};
-            run_set_rows(dev, &seed, 2, one, 1, GLC_DTYPE_F32, GLC_DTYPE_BF16);
-            run_set_rows(dev, &seed, 2, many, 301, GLC_DTYPE_F16, GLC_DTYPE_F16);
-            run_set_rows(dev, &seed, 2, many, 307, GLC_DTYPE_F32, GLC_DTYPE_F16);
-        }
-        glc_device_destroy(dev);
-    }
-}
-
 /* ---- grids ---- */
 
 /* Every kernel with the group counts clamped tiny, so each grid folds into
- * 2-D and 3-D with surplus groups that must exit. */
+ * 2-D and 3-D with surplus groups that must exit: table cases on such a
+ * device (default and minimum limits), eagerly and through a plan. */
 static void test_folding(void **state)
 {
-    uint64_t seed = 66;
+    static const oc_case cases[] = {
+        {OC_COPY, {F32}, BF16, {S3(17, 9, 13)}, {0}, {1, 2, 0, 1}, OC_EXACT, 0},
+        {OC_COPY, {F16}, F16, {S1(3001)}, {0}, {0}, OC_EXACT, 0},
+        {OC_COPY, {F32}, F32, {S2(37, 41)}, {0}, {1, 1, 0}, OC_EXACT, 0},
+        {OC_SLICE, {BF16}, F32, {S3(17, 9, 13)}, {0}, {1, 2, 5}, OC_EXACT, 0},
+        {OC_CONCAT, {F16, F32}, BF16, {S3(17, 9, 13), S3(17, 4, 13)}, {0}, {1}, OC_EXACT, 0},
+        {OC_GET_ROWS, {GLC_DTYPE_Q8_0, GLC_DTYPE_I32}, F32, {S2(40, 64), S1(3001)}, {0}, {0},
+         OC_EXACT, 0},
+        {OC_GET_ROWS, {F32, GLC_DTYPE_I32}, F16, {S2(40, 3), S1(3001)}, {0}, {0}, OC_EXACT, 0},
+        {OC_SET_ROWS, {F32, GLC_DTYPE_I32, F16}, F16, {S2(200, 5), S1(200), S2(211, 5)}, {0}, {0},
+         OC_EXACT, 0},
+    };
     int min;
+    size_t i;
     (void)state;
     for (min = 0; min < 2; min++) {
         glc_device *dev = open_dev(min);
-        static const int64_t s3[3] = {17, 9, 13}, sr[2] = {200, 5};
-        static const int p3[3] = {2, 0, 1}, p10[2] = {1, 0};
-        static const int64_t t1[2] = {37, 41};
-        int64_t n = 3001, b3[3] = {17, 4, 13};
         dev->info.limits.max_group_count[0] = 3;
         dev->info.limits.max_group_count[1] = 2;
         dev->info.limits.max_group_count[2] = 64;
-        run_copy(dev, &seed, 3, s3, p3, GLC_DTYPE_F32, GLC_DTYPE_BF16);
-        run_copy(dev, &seed, 1, &n, NULL, GLC_DTYPE_F16, GLC_DTYPE_F16);
-        run_copy(dev, &seed, 2, t1, p10, GLC_DTYPE_F32, GLC_DTYPE_F32);
-        run_slice(dev, &seed, 3, s3, 1, 2, 5, GLC_DTYPE_BF16, GLC_DTYPE_F32);
-        run_concat(dev, &seed, 3, s3, b3, 1, GLC_DTYPE_F16, GLC_DTYPE_F32, GLC_DTYPE_BF16);
-        run_get_rows(dev, &seed, GLC_DTYPE_Q8_0, 40, 64, 1, &n, GLC_DTYPE_F32);
-        run_get_rows(dev, &seed, GLC_DTYPE_F32, 40, 3, 1, &n, GLC_DTYPE_F16);
-        run_set_rows(dev, &seed, 2, sr, 211, GLC_DTYPE_F32, GLC_DTYPE_F16);
+        for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            oc_run_eager(dev, &cases[i], 66 + i, "folded grid");
+            oc_run_graph(dev, &cases[i], 66 + i, "folded grid");
+        }
         glc_device_destroy(dev);
     }
 }
@@ -905,9 +447,7 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_copy),      cmocka_unit_test(test_slice),
-        cmocka_unit_test(test_concat),    cmocka_unit_test(test_get_rows),
-        cmocka_unit_test(test_set_rows),  cmocka_unit_test(test_folding),
+        cmocka_unit_test(test_folding),
         cmocka_unit_test(test_big_grid),  cmocka_unit_test(test_sequence),
         cmocka_unit_test(test_graph),
         cmocka_unit_test(test_graph_errors), cmocka_unit_test(test_errors),

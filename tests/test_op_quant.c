@@ -1,12 +1,12 @@
 /*
- * Quantized matmuls against the C reference: weights quantized in C with
- * GGML's reference rules (Q8_0, Q4_0) or MLX-style affine groups, then
- * dequantized in C; the GPU result is compared with the f32 matmul on the
- * dequantized weights. Hand-written blocks pin the GGUF bytes. Odd and
- * prime M and N, K from 32 to ~4096, every group size and bit width, f16
- * scales, experts with repeated and out-of-range ids, every case on the
- * default device and on one with GLC_DEVICE_LIMITS_MIN (4 SSBO blocks: the
- * two-pass affine path), narrowed grid limits, and the errors.
+ * Quantized matmuls beyond the case table of test_ops.c (which runs Q8_0,
+ * Q4_0, affine and expert shapes, eagerly and through plans, on the
+ * default device and with GLC_DEVICE_LIMITS_MIN): hand-written blocks that
+ * pin the GGUF bytes, narrowed grid limits, the loop cap (natural and
+ * forced), each on the default device and on one with the minimums; then
+ * the errors. Weights are quantized in C with GGML's reference rules or
+ * MLX-style affine groups, and the GPU result is compared with the f32
+ * matmul on the dequantized weights.
  */
 #include "testutil.h"
 
@@ -119,28 +119,6 @@ static void run_q(glc_device *dev, uint64_t *seed, glc_dtype dt, int batch, int6
     free(bias);
     free(ref);
     free(wq);
-}
-
-static void q_cases(glc_device *dev, uint64_t seed)
-{
-    static const int64_t shapes[][3] = {
-        {1, 1, 32}, {1, 7, 96}, {2, 13, 64}, {3, 5, 4128}, {4, 67, 256},
-        {5, 17, 160}, {7, 31, 96}, {9, 3, 32}, {13, 29, 320}, {1, 127, 1024},
-    };
-    size_t i;
-    int t;
-    for (t = 0; t < 2; t++) {
-        glc_dtype dt = t ? GLC_DTYPE_Q4_0 : GLC_DTYPE_Q8_0;
-        for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-            run_q(dev, &seed, dt, 1, shapes[i][0], shapes[i][1], shapes[i][2], (int)(i + t) % 2);
-        run_q(dev, &seed, dt, 3, 3, 11, 64, 1); /* a [3, 3, 64]: leading dims are rows too */
-    }
-}
-
-static void test_q_random(void **state)
-{
-    (void)state;
-    on_both(q_cases, 11);
 }
 
 /* ---- hand-written blocks: the exact GGUF bytes and values ---- */
@@ -270,30 +248,6 @@ static void run_affine(glc_device *dev, uint64_t *seed, int bits, int group, glc
     free(wq);
 }
 
-static void affine_cases(glc_device *dev, uint64_t seed)
-{
-    static const int groups[3] = {32, 64, 128};
-    static const int64_t shapes[][3] = {
-        {1, 7, 128}, {3, 13, 384}, {2, 5, 4096}, {5, 1, 256}, {9, 11, 128}, {1, 33, 640},
-    };
-    int b, g, i = 0;
-    for (b = 4; b <= 8; b += 4)
-        for (g = 0; g < 3; g++, i++) {
-            const int64_t *sh = shapes[i % 6];
-            glc_dtype tsc = i % 2 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
-            glc_dtype tbi = i % 3 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
-            run_affine(dev, &seed, b, groups[g], tsc, tbi, sh[0], sh[1], sh[2], i % 2);
-        }
-    run_affine(dev, &seed, 4, 32, GLC_DTYPE_F16, GLC_DTYPE_F16, 4, 3, 32, 1); /* K = one group */
-    run_affine(dev, &seed, 8, 64, GLC_DTYPE_F32, GLC_DTYPE_F32, 7, 19, 192, 0);
-}
-
-static void test_affine_random(void **state)
-{
-    (void)state;
-    on_both(affine_cases, 21);
-}
-
 /* ---- matmul_expert ---- */
 
 /* id >= 0: every pair routed to expert id; -1: random ids, some outside
@@ -366,26 +320,6 @@ static void run_expert(glc_device *dev, uint64_t *seed, glc_dtype dt, int per_pa
     free(ref);
     free(ids);
     free(wq);
-}
-
-static void expert_cases(glc_device *dev, uint64_t seed)
-{
-    static const glc_dtype dts[4] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_Q8_0,
-                                     GLC_DTYPE_Q4_0};
-    int t;
-    for (t = 0; t < 4; t++) {
-        int q = t >= 2;
-        run_expert(dev, &seed, dts[t], 0, 1, 2, 4, 7, q ? 64 : 37, -1); /* decode */
-        run_expert(dev, &seed, dts[t], t % 2, 5, 3, 3, 13, q ? 96 : 40, -1); /* prefill */
-        run_expert(dev, &seed, dts[t], 1, 3, 1, 1, 5, q ? 32 : 3, -1);
-        run_expert(dev, &seed, dts[t], 0, 17, 2, 5, 3, q ? 128 : 64, -1); /* 8+ pairs per expert */
-    }
-}
-
-static void test_expert_random(void **state)
-{
-    (void)state;
-    on_both(expert_cases, 31);
 }
 
 /* ---- grids past the group limit ---- */
@@ -587,9 +521,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_q_blocks),
-        cmocka_unit_test(test_q_random),
-        cmocka_unit_test(test_affine_random),
-        cmocka_unit_test(test_expert_random),
         cmocka_unit_test(test_grid_folding),
         cmocka_unit_test(test_loop_cap),
         cmocka_unit_test(test_loop_cap_forced),

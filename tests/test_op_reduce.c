@@ -1,12 +1,11 @@
 /*
- * Row ops (softmax, rms_norm, layer_norm, sum, mean, argmax) against the C
- * reference: random shapes (1, odd, prime; rows from 1 element to a
- * 151936-wide vocab row), f32/f16/bf16 storage mixed between x, weights
- * and out, every kernel variant (registers or loop, team sizes from 1 to
- * the whole group), causal masks with every kind of offset, in place,
- * sentinels on every output, grids folded past the group limit and one
- * real grid past 65535 groups, each on the default device and on one
- * clamped to the ES 3.1 minimums; then the errors.
+ * Row ops (softmax, rms_norm, layer_norm, sum, mean, argmax) beyond the
+ * case table of test_ops.c (which runs random shapes, masks, weights,
+ * dtype mixes, in place, the variant boundaries and a vocab row, eagerly
+ * and through plans): the variants a GPU gets forced on llvmpipe, grids
+ * folded past the group limit and one real grid past 65535 groups, the
+ * loop cap, each on the default device and on one clamped to the ES 3.1
+ * minimums; then the errors.
  */
 #include "testutil.h"
 
@@ -159,128 +158,6 @@ static glc_device *open_dev(int min)
     glc_device_desc d = tu_desc(NULL);
     d.flags = min ? GLC_DEVICE_LIMITS_MIN : 0;
     return tu_device_desc(&d);
-}
-
-static const int64_t row_lens[] = {1, 2, 3, 7, 13, 31, 64, 97, 127, 256, 257, 1000, 2049, 4099};
-static const int64_t dims[] = {1, 2, 3, 5, 7, 13};
-
-static void random_case(uint64_t *seed, rcase *c, int op, int iter)
-{
-    int i;
-    memset(c, 0, sizeof *c);
-    c->op = op;
-    c->rank = 1 + (int)(ot_rand(seed) % 4);
-    for (i = 0; i < c->rank - 1; i++)
-        c->shape[i] = dims[ot_rand(seed) % 6];
-    c->shape[c->rank - 1] = row_lens[ot_rand(seed) % 14];
-    c->tx = floats[iter % 3];
-    c->to = op == R_ARGMAX ? (iter & 1 ? GLC_DTYPE_U32 : GLC_DTYPE_I32) : floats[(iter / 3) % 3];
-}
-
-static void test_softmax(void **state)
-{
-    uint64_t seed = 11;
-    int min, iter;
-    (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        for (iter = 0; iter < 12; iter++) {
-            rcase c;
-            random_case(&seed, &c, R_SOFTMAX, iter);
-            c.scale = iter % 4 == 0 ? 0.0f : 0.125f + (float)(iter % 5);
-            c.causal = iter % 2;
-            /* offsets: past every key, none, negative (rows fully masked) */
-            c.off = iter % 6 == 1 ? 0 : iter % 6 == 3 ? -3 : iter % 6 == 5 ? 5 : 1000000;
-            if (c.causal && c.rank == 1) {
-                c.rank = 2;
-                c.shape[0] = 7;
-                c.shape[1] = 13;
-            }
-            c.inplace = iter % 5 == 2 && c.tx == c.to;
-            run_case(dev, &seed, &c);
-        }
-        glc_device_destroy(dev);
-    }
-}
-
-static void test_norms(void **state)
-{
-    uint64_t seed = 22;
-    int min, iter;
-    (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        for (iter = 0; iter < 18; iter++) {
-            rcase c;
-            random_case(&seed, &c, iter % 2 ? R_LAYER : R_RMS, iter);
-            c.tw = iter % 3 == 0 ? 0 : floats[(iter / 2) % 3];
-            c.tb = c.op == R_LAYER && iter % 4 != 1 ? floats[(iter / 4) % 3] : 0;
-            c.eps = iter % 3 == 1 ? 1e-3f : 0.0f;
-            c.inplace = iter % 7 == 3 && c.tx == c.to;
-            run_case(dev, &seed, &c);
-        }
-        glc_device_destroy(dev);
-    }
-}
-
-static void test_sum_mean_argmax(void **state)
-{
-    uint64_t seed = 33;
-    int min, iter;
-    (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        for (iter = 0; iter < 18; iter++) {
-            rcase c;
-            random_case(&seed, &c, R_SUM + iter % 3, iter);
-            c.ties = c.op == R_ARGMAX && iter % 2 == 0;
-            run_case(dev, &seed, &c);
-        }
-        glc_device_destroy(dev);
-    }
-}
-
-/* Row lengths at the variant boundaries (teams of 1, 4, 16, 64 lanes, the
- * loop) and a 151936-wide vocab row. */
-static void test_variants(void **state)
-{
-    static const int64_t lens[] = {8, 9, 33, 129, 513, 4097};
-    uint64_t seed = 44;
-    int min, op;
-    size_t i;
-    (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
-            for (op = (int)i % 2; op <= R_ARGMAX; op += 2) {
-                rcase c;
-                memset(&c, 0, sizeof c);
-                c.op = op;
-                c.rank = 2;
-                c.shape[0] = 3;
-                c.shape[1] = lens[i];
-                c.tx = GLC_DTYPE_F32;
-                c.to = op == R_ARGMAX ? GLC_DTYPE_I32 : GLC_DTYPE_F32;
-                c.tw = op == R_RMS || op == R_LAYER ? GLC_DTYPE_F32 : 0;
-                c.causal = op == R_SOFTMAX && i % 4 == 1;
-                c.off = (int64_t)lens[i] / 2 - 2;
-                c.ties = op == R_ARGMAX && i % 2;
-                run_case(dev, &seed, &c);
-            }
-        }
-        for (op = R_SOFTMAX; op <= R_ARGMAX; op += 5) {
-            rcase c;
-            memset(&c, 0, sizeof c);
-            c.op = op;
-            c.rank = 2;
-            c.shape[0] = 2;
-            c.shape[1] = 151936;
-            c.tx = GLC_DTYPE_F16;
-            c.to = op == R_ARGMAX ? GLC_DTYPE_I32 : GLC_DTYPE_F32;
-            run_case(dev, &seed, &c);
-        }
-        glc_device_destroy(dev);
-    }
 }
 
 /* The variants a GPU gets (rows in registers, teams up to the group size,
@@ -558,10 +435,6 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_norms),
-        cmocka_unit_test(test_sum_mean_argmax),
-        cmocka_unit_test(test_variants),
         cmocka_unit_test(test_gpu_variants),
         cmocka_unit_test(test_grid_folding),
         cmocka_unit_test(test_big_grid),
