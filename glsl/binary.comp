@@ -4,7 +4,7 @@
 // params:   0 n (outputs), 1-3 out dims 1..3 of its 4-D shape,
 //           4-7 a's element strides per out dim (0 where a broadcasts),
 //           8-11 b's strides
-// defines:  OP (0 add, 1 sub, 2 mul, 3 div), TA, TB, TO (GLC_T_*),
+// defines:  OP (the glc__op: GLC_OP_ADD, _SUB, _MUL, _DIV), TA, TB, TO (GLC_T_*),
 //           BROADCAST (0: a, b, out share one shape and strides are unused)
 //           ACT_A: glc_act op applied to a first (the fused SwiGLU: silu(a) * b),
 //           its param 12; UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
@@ -21,11 +21,11 @@ layout(std430, binding = 2) buffer O { uint o[]; };
 
 float apply(float x, float y)
 {
-#if OP == 0
+#if OP == GLC_OP_ADD
     return x + y;
-#elif OP == 1
+#elif OP == GLC_OP_SUB
     return x - y;
-#elif OP == 2
+#elif OP == GLC_OP_MUL
     return x * y;
 #else
     return x / y;

@@ -2,8 +2,8 @@
 // bindings: 0 x (read), 1 out (written); uint-backed floats
 // params:   0 n, 1 param (float bits: the cap of SOFTCAP, the a of SCALE),
 //           2 b of SCALE (float bits)
-// defines:  OP (1 gelu-tanh, 2 gelu-erf, 3 silu, 4 relu, 5 exp, 6 tanh,
-//           7 softcap, 8 scale: x*a+b), TX, TO (GLC_T_*)
+// defines:  OP (a glc_unary_op, GLC_UNARY_*, or GLC_UNARY_AFFINE for the
+//           scale op: x*a+b), TX, TO (GLC_T_*)
 //           UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
 
@@ -13,7 +13,7 @@ layout(std430, binding = 1) buffer O { uint o[]; };
 
 float f(float v)
 {
-#if OP <= 7
+#if OP != GLC_UNARY_AFFINE
     return glc_act(v, OP, glc_pf(1));
 #else
     return v * glc_pf(1) + glc_pf(2);

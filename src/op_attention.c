@@ -4,14 +4,15 @@
  * ever stored. Rules and plans here (GL-free), kernels in glsl/sdpa*.comp.
  *
  * Variants, chosen from the target:
- *  - GPUs: prefill runs the tile variant of glsl/sdpa.comp, one work group per (block of
- *    BQ query rows, head) streaming BK-key tiles of K and V through shared
+ *  - GPUs: prefill runs the tile variant (glsl/sdpa_tile.comp), one work
+ *    group per (block of BQ query rows, head) streaming BK-key tiles of K and V through shared
  *    memory, the tile sizes the largest that fit the device's shared memory
  *    (16 KiB on the ES 3.1 minimum, 48 KiB on NVIDIA). Decode runs the
  *    split variant, one group per (kv head, block of the query heads
  *    that share it, chunk of SDPA_CHUNK keys): each K and V row is read once
  *    for all the heads of the group.
- *  - llvmpipe, where barrier() and shared memory are slow: the rows variant,
+ *  - llvmpipe, where barrier() and shared memory are slow: the rows variant
+ *    (sdpa_rows.comp),
  *    one invocation per (query row, head) (decode: per (head, chunk)) with q
  *    and the output row in registers.
  * Decode is flash-decoding: the keys are cut into chunks of SDPA_CHUNK, the
@@ -20,7 +21,7 @@
  * decode whose keys fit one chunk is a single dispatch that writes out.
  *
  * The kernels work in base 2: q is scaled by scale * log2(e) once and the
- * exponentials are exp2. Keys masked out (past kv_len, or after the query's
+ * exponentials are exp2 (glsl/sdpa.glsl holds what the three share). Keys masked out (past kv_len, or after the query's
  * position with causal) weigh exactly 0.
  */
 #include "op_run.h"
@@ -57,11 +58,6 @@ typedef struct sdpa_cfg {
 } sdpa_cfg;
 
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : 0;
-}
 
 /* The shared checks of both ops; fills cfg and the output's shape. */
 static glc_status sdpa_check(glc__op_args *a, const char *name, sdpa_cfg *c, char *err,
@@ -145,18 +141,17 @@ static int64_t keys_needed(const sdpa_cfg *c, int64_t last_row)
     return c->kv_len;
 }
 
-/* The rows variant takes the head dims as params (one compile for every
- * shape), the others as defines. */
-static void common_defines(glc__dispatch_plan *d, int variant, const glc__op_args *a,
-                           const sdpa_cfg *c)
+/* glsl/sdpa.glsl's defines, and with dims the head dims D, DV (sdpa_rows
+ * takes them as params: one compile for every shape). */
+static void common_defines(glc__dispatch_plan *d, const glc__op_args *a, const sdpa_cfg *c,
+                           int dims)
 {
-    glc__define_int(d, "VARIANT", variant);
-    if (variant != 0) {
+    if (dims) {
         glc__define_int(d, "D", c->d);
         glc__define_int(d, "DV", c->dv);
     }
-    glc__define_int(d, "KT", t_define(a->t[1].dtype));
-    glc__define_int(d, "VT", t_define(a->t[2].dtype));
+    glc__define_t(d, "KT", a->t[1].dtype);
+    glc__define_t(d, "VT", a->t[2].dtype);
     glc__define_int(d, "KVEC", c->d % 4 == 0);
     glc__define_int(d, "VVEC", c->dv % 4 == 0);
 }
@@ -184,7 +179,7 @@ static int64_t rows_chunk(const sdpa_cfg *c, const glc__target *tg)
     return passes > 0 ? passes * 32 : 0;
 }
 
-/* sdpa.comp's rows variant: items (row, head) pairs, or with split (row,
+/* The rows variant (glsl/sdpa_rows.comp): items (row, head) pairs, or with split (row,
  * head, chunk of `chunk` keys) triples whose partials go to the scratch. */
 static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
                             const glc__target *tg, int split, int64_t chunk, uint64_t nsplit,
@@ -200,8 +195,8 @@ static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_c
                              "in one shader invocation (%u loop iterations in all)",
                              (long long)keys, (long long)c->d, (long long)c->dv,
                              tg->limits.max_loop_iterations);
-    d = glc__plan_dispatch(p, "sdpa", ROWS_LOCAL, items);
-    common_defines(d, 0, a, c);
+    d = glc__plan_dispatch(p, "sdpa_rows", ROWS_LOCAL, items);
+    common_defines(d, a, c, 0);
     glc__define_int(d, "KB", kb);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
@@ -259,9 +254,9 @@ static glc_status plan_tile(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     rq = per >= 2 ? 2 : 1;
     rk = per >= 4 ? per / 2 : 1;
     nqb = (uint64_t)(c->tq + bq - 1) / bq;
-    d = glc__plan_dispatch(p, "sdpa", TILE_LOCAL, 1);
+    d = glc__plan_dispatch(p, "sdpa_tile", TILE_LOCAL, 1);
     d->groups = nqb * (uint64_t)c->hq;
-    common_defines(d, 1, a, c);
+    common_defines(d, a, c, 1);
     glc__define_int(d, "BQ", bq);
     glc__define_int(d, "BK", bk);
     glc__define_int(d, "RQ", rq);
@@ -399,9 +394,9 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     units = (int)((c->dv + 3) / 4);
     for (lanes = 1; lanes < units; lanes *= 2)
         ;
-    d = glc__plan_dispatch(p, "sdpa", TILE_LOCAL, 1);
+    d = glc__plan_dispatch(p, "sdpa_split", TILE_LOCAL, 1);
     d->groups = (uint64_t)c->hkv * nhb * nused;
-    common_defines(d, 2, a, c);
+    common_defines(d, a, c, 1);
     glc__define_int(d, "GB", gb);
     glc__define_int(d, "RG", rg);
     glc__define_int(d, "CHUNK", SDPA_CHUNK);

@@ -47,11 +47,6 @@
 #define UNROLL_Q 2     /* 4-value units per invocation (quantized get_rows) */
 #define MAX_ELEMS 0xffffffffll /* element indices are u32 in the kernels */
 
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
-}
-
 static int is_float_rank(const glc__tensor *t, int lo, int hi)
 {
     return glc__is_float(t->dtype) && t->rank >= lo && t->rank <= hi;
@@ -145,8 +140,8 @@ static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int o
     const glc__tensor *o = &a->t[out];
     uint64_t n = (uint64_t)glc__numel(o), pairs = (n + 1) / 2;
     int two = g->axis >= 0, i, pad, ndim, unroll, tk = -1, tkl, tile;
-    int ta = t_define(a->t[0].dtype), tb = two ? t_define(a->t[1].dtype) : ta;
-    int to = t_define(o->dtype);
+    int ta = (int)glc__kdtype_of(a->t[0].dtype);
+    int tb = two ? (int)glc__kdtype_of(a->t[1].dtype) : ta, to = (int)glc__kdtype_of(o->dtype);
     int64_t n4[4], sa4[4], sb4[4];
     glc__dispatch_plan *d;
     collapse(g);
@@ -396,16 +391,12 @@ static glc_status concat_plan(const glc__op_args *a, const glc__target *tg, glc_
 
 /* ---- get_rows ---- */
 
+/* get_rows.comp's TT: the table's storage type, or -1 for a table dtype
+ * it cannot read. */
 static int table_format(glc_dtype d)
 {
-    switch (d) {
-    case GLC_DTYPE_F32: return 0;
-    case GLC_DTYPE_F16: return 1;
-    case GLC_DTYPE_BF16: return 2;
-    case GLC_DTYPE_Q8_0: return 3;
-    case GLC_DTYPE_Q4_0: return 4;
-    default: return -1;
-    }
+    return glc__is_float(d) || d == GLC_DTYPE_Q8_0 || d == GLC_DTYPE_Q4_0 ? (int)glc__kdtype_of(d)
+                                                                          : -1;
 }
 
 static glc_status get_rows_infer(glc__op_args *a, char *err, size_t len)
@@ -418,7 +409,7 @@ static glc_status get_rows_infer(glc__op_args *a, char *err, size_t len)
         return glc__op_error(err, len, "get_rows",
                              "table %s: must be [V, D] of f32, f16, bf16, q8_0 or q4_0",
                              glc__shape_str(t, st_, sizeof st_));
-    if (table_format(t->dtype) >= 3 && t->shape[1] % 32)
+    if (table_format(t->dtype) >= GLC__T_Q8_0 && t->shape[1] % 32)
         return glc__op_error(err, len, "get_rows", "table %s: D must be a multiple of 32",
                              glc__shape_str(t, st_, sizeof st_));
     if (ids->dtype != GLC_DTYPE_I32 || ids->rank < 1 || ids->rank > GLC_MAX_DIMS - 1)
@@ -442,7 +433,7 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
                                 char *err, size_t len)
 {
     const glc__tensor *t = &a->t[0], *o = &a->t[2];
-    int fmt = table_format(t->dtype), quant = fmt >= 3;
+    int fmt = table_format(t->dtype), quant = fmt >= GLC__T_Q8_0;
     uint64_t n = (uint64_t)glc__numel(o), units = quant ? n / 4 : (n + 1) / 2;
     int unroll = quant ? UNROLL_Q : UNROLL;
     glc__dispatch_plan *d;
@@ -454,7 +445,7 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     if (d->groups == 0)
         d->groups = 1;
     glc__define_int(d, "TT", fmt);
-    glc__define_int(d, "TO", t_define(o->dtype));
+    glc__define_t(d, "TO", o->dtype);
     glc__define_int(d, "UNROLL", unroll);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
@@ -512,8 +503,8 @@ static glc_status set_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     (void)err;
     (void)len;
     dp = glc__plan_dispatch(p, "set_rows", LOCAL, (uint64_t)(rows * u));
-    glc__define_int(dp, "TS", t_define(src->dtype));
-    glc__define_int(dp, "TD", t_define(dst->dtype));
+    glc__define_t(dp, "TS", src->dtype);
+    glc__define_t(dp, "TD", dst->dtype);
     glc__plan_bind(dp, 0, GLC_READ);
     glc__plan_bind(dp, 1, GLC_READ);
     glc__plan_bind(dp, 3, GLC_WRITE);

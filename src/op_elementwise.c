@@ -19,11 +19,6 @@
 
 static const char *binary_names[4] = {"add", "sub", "mul", "div"};
 
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
-}
-
 static glc_status binary_infer(glc__op_args *a, char *err, size_t len)
 {
     const char *name = binary_names[a->op - GLC__OP_ADD];
@@ -76,10 +71,10 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
     (void)tg;
     (void)err;
     (void)len;
-    glc__define_int(d, "OP", a->op - GLC__OP_ADD);
-    glc__define_int(d, "TA", t_define(x->dtype));
-    glc__define_int(d, "TB", t_define(y->dtype));
-    glc__define_int(d, "TO", t_define(o->dtype));
+    glc__define_int(d, "OP", a->op);
+    glc__define_t(d, "TA", x->dtype);
+    glc__define_t(d, "TB", y->dtype);
+    glc__define_t(d, "TO", o->dtype);
     glc__define_int(d, "BROADCAST", broadcast);
     glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
@@ -135,9 +130,9 @@ static glc_status unary_plan(const glc__op_args *a, const glc__target *tg, glc__
     (void)tg;
     (void)err;
     (void)len;
-    glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? 8 : a->i[0]);
-    glc__define_int(d, "TX", t_define(a->t[0].dtype));
-    glc__define_int(d, "TO", t_define(a->t[1].dtype));
+    glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? GLC__UNARY_AFFINE : a->i[0]);
+    glc__define_t(d, "TX", a->t[0].dtype);
+    glc__define_t(d, "TO", a->t[1].dtype);
     glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_WRITE);

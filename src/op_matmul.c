@@ -1,7 +1,8 @@
 /*
  * Dense matmul: out = a x B (+ bias) or a x B^T, batched. Rules and plans
  * here (GL-free); kernels glsl/matmul.comp and, for mat-vec shapes on
- * GPUs, glsl/matmul_q.comp (its f32/f16 weight path is the same product).
+ * GPUs, glsl/matvec.comp (past its loop cap, glsl/matmul_q.comp, whose
+ * f32/f16 weight path is the same product).
  *
  * Args: tensors a, b, bias (optional), out; i[0] transpose_b; i[1] an
  * activation applied after the bias (glc_unary_op numbering; set by the
@@ -19,8 +20,8 @@
  * Variants (chosen from the target; GLC_MATMUL forces one, for tests and
  * benchmarks on drivers where it would not be chosen):
  * - matvec: transpose_b, shared b, M <= 8, f32/f16 b, subgroups, not
- *   llvmpipe: matmul_q's split kernel (a subgroup per tile of weight rows,
- *   lanes split K): the decode path, bound by reading b once.
+ *   llvmpipe: glsl/matvec.comp (a subgroup per RN rows of b, lanes split
+ *   K): the decode path, bound by reading b once.
  * - tiled: shared-memory blocks of BM x BN outputs, BK = 16 at a time,
  *   TM x TN per invocation: 128 x 128 (256 invocations, 8 x 8 each, 16 KiB
  *   of shared memory) when the device allows 256 invocations and the grid
@@ -120,11 +121,6 @@ static int forced_variant(const glc__target *tg)
     }
 }
 
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
-}
-
 /* The bindings every dense variant takes (a, b, out, bias or a in its
  * place) and, for the fused Q/K/V projection, the segments: their params
  * and an out binding through the last segment's end. */
@@ -175,7 +171,7 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     glc__dispatch_plan *d;
     d = glc__plan_dispatch(p, "matvec", slots * sg, 1);
     d->groups = ((uint64_t)n + slots * rn - 1) / (slots * rn);
-    glc__define_int(d, "TW", t_define(b->dtype));
+    glc__define_t(d, "TW", b->dtype);
     glc__define_int(d, "CM", m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8);
     glc__define_int(d, "RN", rn);
     glc__define_int(d, "UNROLL", unroll);
@@ -298,7 +294,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         if (big) /* 8 x 8 per invocation: slow unless the loops are unrolled */
             glc__define(d, "NVUNROLL", "1");
     }
-    glc__define_int(d, "TB", t_define(b->dtype));
+    glc__define_t(d, "TB", b->dtype);
     glc__define_int(d, "NT", nt);
     glc__define_int(d, "AVEC", k % 4 == 0);
     glc__define_int(d, "BVEC", nt ? k % 4 == 0 : n % 4 == 0);

@@ -2,7 +2,9 @@
  * Quantized matmuls: out = a x W^T with W stored as MLX affine groups
  * (matmul_affine), GGML Q8_0 / Q4_0 blocks (matmul_q), or per expert
  * (matmul_expert: f32, f16, Q8_0 or Q4_0 experts picked by ids). Rules and
- * plans here (GL-free); one kernel, glsl/matmul_q.comp, serves all three.
+ * plans here (GL-free); a kernel each (glsl/matmul_q.comp,
+ * matmul_affine.comp, matmul_expert.comp) around one tile engine
+ * (glsl/matmul_q.glsl).
  *
  * Variants (chosen from the target):
  * - split: a subgroup per tile of RN weight rows x CM rows of a, its lanes
@@ -27,8 +29,6 @@
 
 #define SUBGROUP_ARITHMETIC 0x4u /* GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR */
 #define ROW_LOCAL 64
-
-enum { WF_F32, WF_F16, WF_Q8_0, WF_Q4_0, WF_AFFINE };
 
 /* ---- rules ---- */
 
@@ -195,15 +195,18 @@ static variant choose(const glc__target *tg, int64_t rows)
     return v;
 }
 
-/* The kernel's defines and params 0..7 for a tile grid of `tiles`. Only
- * values that differ from the kernel's defaults are defined: a plan holds
- * 192 bytes of defines. */
-static glc__dispatch_plan *begin(glc__op_plan *p, const variant *v, int wf, int64_t m, int64_t n,
-                                 int64_t k, uint32_t p4, uint64_t tiles, uint32_t wstride)
+/* A dispatch of `kernel` with the tile engine's defines and params 0..7
+ * for a tile grid of `tiles` (wf: the weights' storage type, -1 for a
+ * kernel of one). Only values that differ from the kernel's defaults are
+ * defined: a plan holds 192 bytes of defines. */
+static glc__dispatch_plan *begin(glc__op_plan *p, const char *kernel, const variant *v, int wf,
+                                 int64_t m, int64_t n, int64_t k, uint32_t p4, uint64_t tiles,
+                                 uint32_t wstride)
 {
-    glc__dispatch_plan *d = glc__plan_dispatch(p, "matmul_q", v->local, 1);
+    glc__dispatch_plan *d = glc__plan_dispatch(p, kernel, v->local, 1);
     d->groups = (tiles + v->slots - 1) / v->slots;
-    glc__define_int(d, "WF", wf);
+    if (wf >= 0)
+        glc__define_int(d, "WF", wf);
     glc__define_int(d, "RN", v->rn);
     glc__define_int(d, "CM", v->cm);
     if (v->split)
@@ -247,14 +250,6 @@ static uint32_t q_stride(glc_dtype dt, int64_t k)
            : dt == GLC_DTYPE_Q4_0 ? (uint32_t)(k / 32 * 18)
            : k % 4 == 0           ? (uint32_t)(k / 4)
                                   : (uint32_t)k;
-}
-
-static int wf_of(glc_dtype dt)
-{
-    return dt == GLC_DTYPE_F16    ? WF_F16
-           : dt == GLC_DTYPE_Q8_0 ? WF_Q8_0
-           : dt == GLC_DTYPE_Q4_0 ? WF_Q4_0
-                                  : WF_F32;
 }
 
 /* ---- the loop cap ----
@@ -345,7 +340,7 @@ static glc_status apply_cap(glc__op_plan *p, const glc__op_args *a, const glc__t
     return glc__plan_ksum(p, a, total, n, q->parts, bias_t, out_t, tg, err, len);
 }
 
-/* Bindings below follow the kernel's order (see glsl/matmul_q.comp). */
+/* Bindings below follow the kernels' order (see glsl/matmul_*.comp). */
 
 static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                          char *err, size_t len)
@@ -355,8 +350,8 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     variant v = choose(tg, m);
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
     uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
-    glc__dispatch_plan *d = begin(p, &v, wf_of(w->dtype), m, n, k, mtiles, tiles,
-                                  q_stride(w->dtype, k));
+    glc__dispatch_plan *d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k,
+                                  mtiles, tiles, q_stride(w->dtype, k));
     qsplit q;
     glc_status st;
     params_8_12(d, (uint32_t)a->i[2], (uint32_t)a->i[3], (uint32_t)a->i[4], (uint32_t)a->i[5],
@@ -396,7 +391,8 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
     qsplit q;
     glc_status st;
     for (pass = two ? 1 : 0; pass <= (two ? 2 : 0); pass++) {
-        glc__dispatch_plan *d = begin(p, &v, WF_AFFINE, m, n, k, mtiles, tiles, wstride);
+        glc__dispatch_plan *d = begin(p, "matmul_affine", &v, -1, m, n, k, mtiles, tiles,
+                                      wstride);
         if (bits != 4)
             glc__define_int(d, "BITS", bits);
         if (pass)
@@ -428,11 +424,10 @@ static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc_
     int64_t pairs = ids->shape[0] * ids->shape[1];
     variant v = choose(tg, (pairs + e - 1) / e);
     uint64_t tiles = (uint64_t)(e + 1) * (uint64_t)((n + v.rn - 1) / v.rn);
-    glc__dispatch_plan *d = begin(p, &v, wf_of(w->dtype), pairs, n, k, (uint32_t)ids->shape[1],
-                                  tiles, q_stride(w->dtype, k));
+    glc__dispatch_plan *d = begin(p, "matmul_expert", &v, (int)glc__kdtype_of(w->dtype), pairs, n,
+                                  k, (uint32_t)ids->shape[1], tiles, q_stride(w->dtype, k));
     qsplit q;
     glc_status st;
-    glc__define(d, "EXPERT", "1");
     params_8_12(d, 0, 0, (uint32_t)e, x->rank == 3, 0);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);

@@ -41,13 +41,6 @@
 #define LOCAL_MAX 1024   /* the widest team (GPU) */
 #define LOCAL_LLVMPIPE 64
 
-/* kernel OP values (glsl/reduce.comp) */
-enum { K_SOFTMAX, K_RMS, K_LAYER, K_SUM, K_MEAN, K_ARGMAX };
-
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
-}
 
 static const char *op_name(const glc__op_args *a) { return glc__ops[a->op]->name; }
 
@@ -242,14 +235,14 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
     row_dims(x, &rows, &n);
     d = glc__plan_dispatch(p, "reduce", c->local, teams * c->ts);
     glc__define_int(d, "OP", kop);
-    glc__define_int(d, "TX", t_define(x->dtype));
-    glc__define_int(d, "TO", t_define(o->dtype));
+    glc__define_t(d, "TX", x->dtype);
+    glc__define_t(d, "TO", o->dtype);
     glc__define_int(d, "TS", c->ts);
     glc__define_int(d, "PER", c->per);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, a->nin, GLC_WRITE);
-    if ((kop == K_RMS || kop == K_LAYER) && a->t[wi].present) {
-        glc__define_int(d, "TW", t_define(a->t[wi].dtype));
+    if ((kop == GLC__R_RMS_NORM || kop == GLC__R_LAYER_NORM) && a->t[wi].present) {
+        glc__define_t(d, "TW", a->t[wi].dtype);
         glc__define_int(d, "BW", bind++);
         glc__plan_bind(d, wi, GLC_READ);
     }
@@ -257,8 +250,8 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
         glc__define_int(d, "BR", bind++);
         glc__plan_bind(d, 1, GLC_READ);
     }
-    if (kop == K_LAYER && a->t[2].present) {
-        glc__define_int(d, "TB", t_define(a->t[2].dtype));
+    if (kop == GLC__R_LAYER_NORM && a->t[2].present) {
+        glc__define_t(d, "TB", a->t[2].dtype);
         glc__define_int(d, "BB", bind++);
         glc__plan_bind(d, 2, GLC_READ);
     }
@@ -269,7 +262,7 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
     }
     glc__plan_param(d, (uint32_t)rows);
     glc__plan_param(d, (uint32_t)n);
-    if (kop == K_SOFTMAX) {
+    if (kop == GLC__R_SOFTMAX) {
         /* causal: keys j < q + 1 + off survive, q = row % Tq; the offset goes
          * as two magnitudes so the kernel never overflows */
         int64_t tq = x->rank > 1 ? x->shape[x->rank - 2] : 1, off = a->i[1];
@@ -287,7 +280,7 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
         glc__plan_param(d, offn);
         glc__plan_paramf(d, a->f[0] == 0 ? 1.0f : a->f[0]);
     } else {
-        float eps = a->f[0] != 0 ? a->f[0] : kop == K_LAYER ? 1e-5f : 1e-6f;
+        float eps = a->f[0] != 0 ? a->f[0] : kop == GLC__R_LAYER_NORM ? 1e-5f : 1e-6f;
         glc__plan_param(d, 1);
         glc__plan_param(d, 0);
         glc__plan_param(d, 0);
@@ -309,19 +302,19 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
     row_cfg c;
     row_dims(x, &rows, &n);
     switch (a->op) {
-    case GLC__OP_SOFTMAX: kop = K_SOFTMAX; break;
-    case GLC__OP_RMS_NORM: kop = K_RMS; break;
-    case GLC__OP_ADD_RMS_NORM: kop = K_RMS; break;
-    case GLC__OP_LAYER_NORM: kop = K_LAYER; break;
-    case GLC__OP_SUM: kop = K_SUM; break;
-    case GLC__OP_MEAN: kop = K_MEAN; break;
-    default: kop = K_ARGMAX; break;
+    case GLC__OP_SOFTMAX: kop = GLC__R_SOFTMAX; break;
+    case GLC__OP_RMS_NORM: kop = GLC__R_RMS_NORM; break;
+    case GLC__OP_ADD_RMS_NORM: kop = GLC__R_RMS_NORM; break;
+    case GLC__OP_LAYER_NORM: kop = GLC__R_LAYER_NORM; break;
+    case GLC__OP_SUM: kop = GLC__R_SUM; break;
+    case GLC__OP_MEAN: kop = GLC__R_MEAN; break;
+    default: kop = GLC__R_ARGMAX; break;
     }
-    c = choose(tg, n, kop <= K_LAYER);
+    c = choose(tg, n, kop <= GLC__R_LAYER_NORM);
     /* the loop variant passes over the row once (sum, mean, argmax) or
      * twice; each lane takes every TS-th pair of the (n + 1) / 2 + 1 a row
      * may span */
-    loops = kop <= K_LAYER ? 2 : 1;
+    loops = kop <= GLC__R_LAYER_NORM ? 2 : 1;
     pairs = (uint64_t)n / 2 + 2;
     if (!budget || c.per ||
         loops * ((pairs + c.ts - 1) / c.ts) + LOOP_OVERHEAD <= budget) {
@@ -342,7 +335,7 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
                              (unsigned long long)nseg);
     p->scratch_bytes = (size_t)rows * (size_t)nseg * 8;
     reduce_dispatch(p, a, kop, &c, (uint64_t)rows * nseg, 1, (uint32_t)segp, (uint32_t)nseg);
-    reduce_dispatch(p, a, kop, &c, kop <= K_LAYER ? (uint64_t)rows * nseg : (uint64_t)rows, 2,
+    reduce_dispatch(p, a, kop, &c, kop <= GLC__R_LAYER_NORM ? (uint64_t)rows * nseg : (uint64_t)rows, 2,
                     (uint32_t)segp, (uint32_t)nseg);
     return GLC_OK;
 }

@@ -21,11 +21,6 @@
 
 #define LOCAL 128 /* the ES 3.1 minimum of invocations: fits every device */
 
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
-}
-
 static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
 {
     glc__tensor *x = &a->t[0], *pos = &a->t[1], *ff = &a->t[2], *o = &a->t[3];
@@ -81,8 +76,8 @@ static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t c
     double base = a->f[0] != 0 ? a->f[0] : 10000.0;
     glc__dispatch_plan *dp;
     dp = glc__plan_dispatch(p, "rope", LOCAL, (uint64_t)(rows * units));
-    glc__define_int(dp, "TX", t_define(x->dtype));
-    glc__define_int(dp, "TO", t_define(a->t[out].dtype));
+    glc__define_t(dp, "TX", x->dtype);
+    glc__define_t(dp, "TO", a->t[out].dtype);
     if (cache_rows)
         glc__define(dp, "OUT_ROWS", "1");
     glc__define_int(dp, "NEOX", neox);

@@ -89,16 +89,14 @@ glc_status glc__op_error(char *err, size_t errlen, const char *op, const char *f
     return GLC_ERR_INVALID_ARG;
 }
 
-const char *glc__dtype_define(glc_dtype d)
+glc__kdtype glc__kdtype_of(glc_dtype d)
 {
     switch (d) {
-    case GLC_DTYPE_F16: return "F16";
-    case GLC_DTYPE_BF16: return "BF16";
-    case GLC_DTYPE_Q8_0: return "Q8_0";
-    case GLC_DTYPE_Q4_0: return "Q4_0";
-    case GLC_DTYPE_I32: return "I32";
-    case GLC_DTYPE_U32: return "U32";
-    default: return "F32";
+    case GLC_DTYPE_F16: return GLC__T_F16;
+    case GLC_DTYPE_BF16: return GLC__T_BF16;
+    case GLC_DTYPE_Q8_0: return GLC__T_Q8_0;
+    case GLC_DTYPE_Q4_0: return GLC__T_Q4_0;
+    default: return GLC__T_F32;
     }
 }
 
@@ -113,6 +111,11 @@ void glc__define_int(glc__dispatch_plan *d, const char *name, long long value)
     char v[32];
     snprintf(v, sizeof v, "%lld", value);
     glc__define(d, name, v);
+}
+
+void glc__define_t(glc__dispatch_plan *d, const char *name, glc_dtype dtype)
+{
+    glc__define_int(d, name, glc__kdtype_of(dtype));
 }
 
 glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint32_t local,

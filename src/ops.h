@@ -56,6 +56,31 @@ typedef enum glc__op {
     GLC__OP_COUNT
 } glc__op;
 
+/* How a kernel reads a tensor's storage (defines TA, TO, WF, ... hold
+ * these; kernels compare them as GLC_T_*, generated into enums.glsl).
+ * Float tensors are uint words whatever their dtype (common.glsl). */
+typedef enum glc__kdtype {
+    GLC__T_F32 = 0,
+    GLC__T_F16,
+    GLC__T_BF16,
+    GLC__T_Q8_0,  /* GGML blocks (glsl/quant.glsl) */
+    GLC__T_Q4_0,
+    GLC__T_AFFINE /* MLX affine groups (matmul_affine's w) */
+} glc__kdtype;
+
+/* reduce.comp's OP (kernels: GLC_R_*); sum, mean and argmax last. */
+typedef enum glc__kreduce {
+    GLC__R_SOFTMAX = 0,
+    GLC__R_RMS_NORM,
+    GLC__R_LAYER_NORM,
+    GLC__R_SUM,
+    GLC__R_MEAN,
+    GLC__R_ARGMAX
+} glc__kreduce;
+
+/* unary.comp's op past glc_unary_op: x * a + b (the scale op). */
+#define GLC__UNARY_AFFINE (GLC_UNARY_SOFTCAP + 1)
+
 /* The shape of a tensor; no storage. */
 typedef struct glc__tensor {
     int present;        /* 0 for an absent optional input */
@@ -137,11 +162,14 @@ glc_status glc__op_error(char *err, size_t errlen, const char *op, const char *f
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-/* The define naming a storage dtype for a kernel: "F32", "F16", "BF16". */
-const char *glc__dtype_define(glc_dtype d);
+/* The kernel storage type of dtype d (F32 for a dtype kernels read as
+ * f32 words or do not read as floats). */
+glc__kdtype glc__kdtype_of(glc_dtype d);
 /* Appends "#define NAME VALUE\n" to a plan's defines. */
 void glc__define(glc__dispatch_plan *d, const char *name, const char *value);
 void glc__define_int(glc__dispatch_plan *d, const char *name, long long value);
+/* "#define NAME <the kernel storage type of dtype>\n". */
+void glc__define_t(glc__dispatch_plan *d, const char *name, glc_dtype dtype);
 /* A dispatch of `kernel` with local size `local` covering `items` work
  * items (groups = ceil(items / local)); returns it for bindings/params. */
 glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint32_t local,
