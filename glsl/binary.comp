@@ -10,6 +10,9 @@
 //           its param 12; UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
 
+#define GLC_KP_BINARY
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 
 #ifndef ACT_A
@@ -35,21 +38,21 @@ float apply(float x, float y)
 float at(uint i, bool from_a)
 {
 #if BROADCAST
-    uint c3 = i % glc_p[3], r = i / glc_p[3];
-    uint c2 = r % glc_p[2];
-    r /= glc_p[2];
-    uint c1 = r % glc_p[1], c0 = r / glc_p[1];
-    uint k = from_a ? 4u : 8u;
+    uint c3 = i % glc_p[P_DIM3], r = i / glc_p[P_DIM3];
+    uint c2 = r % glc_p[P_DIM2];
+    r /= glc_p[P_DIM2];
+    uint c1 = r % glc_p[P_DIM1], c0 = r / glc_p[P_DIM1];
+    uint k = from_a ? uint(P_A_STRIDES) : uint(P_B_STRIDES);
     uint j = c0 * glc_p[k] + c1 * glc_p[k + 1u] + c2 * glc_p[k + 2u] + c3 * glc_p[k + 3u];
 #else
     uint j = i;
 #endif
-    return from_a ? glc_act(GLC_LOAD(a, TA, j), ACT_A, glc_pf(12)) : GLC_LOAD(b, TB, j);
+    return from_a ? glc_act(GLC_LOAD(a, TA, j), ACT_A, glc_pf(P_ACT_PARAM)) : GLC_LOAD(b, TB, j);
 }
 
 void main()
 {
-    uint n = glc_p[0];
+    uint n = glc_p[P_N];
     if (glc_group_out_of_range())
         return;
     // UNROLL pairs per invocation, a group's pairs contiguous

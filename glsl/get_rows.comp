@@ -14,6 +14,9 @@
 //           UNROLL (units per invocation, a group's units contiguous)
 // local size: GLC_LOCAL_SIZE_X
 
+#define GLC_KP_GET_ROWS
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer T { uint t[]; };
 layout(std430, binding = 1) readonly buffer I { int ids[]; };
@@ -34,12 +37,12 @@ uint u32_at(uint byte)
 // Unit u: values 4q .. 4q + 3 of row r (q = u % (D / 4)).
 void unit(uint u)
 {
-    uint per_row = glc_p[1] >> 2, r = u / per_row, q = u - r * per_row;
+    uint per_row = glc_p[P_D] >> 2, r = u / per_row, q = u - r * per_row;
     uint id = uint(ids[r]);
     vec4 v = vec4(0.0);
-    if (id < glc_p[2]) {
+    if (id < glc_p[P_V]) {
         uint sub = q & 7u;
-        uint blk = id * glc_p[3] + (q >> 3) * GLC_Q_BLOCK_BYTES(TT);
+        uint blk = id * glc_p[P_ROW_BYTES] + (q >> 3) * GLC_Q_BLOCK_BYTES(TT);
 #if TT == GLC_T_Q8_0
         ivec4 qi = ivec4(glc_q8_0_lanes(u32_at(blk + 2u + 4u * sub))) - GLC_Q8_0_BIAS;
 #else
@@ -79,16 +82,16 @@ void unit(uint u)
 VAL value(uint r, uint c)
 {
     uint id = uint(ids[r]);
-    if (id >= glc_p[2])
+    if (id >= glc_p[P_V])
         return VAL(0);
-    uint e = id * glc_p[1] + c;
+    uint e = id * glc_p[P_D] + c;
     return LOAD(e);
 }
 
 // Unit u: outputs 2u and 2u + 1.
 void unit(uint u)
 {
-    uint n = glc_p[4], D = glc_p[1], i = u * 2u;
+    uint n = glc_p[P_N], D = glc_p[P_D], i = u * 2u;
     uint r = i / D, c = i - r * D;
     bool has_hi = i + 1u < n;
     VAL lo = value(r, c), hi = VAL(0);
@@ -125,7 +128,7 @@ void main()
     uint first = glc_group_index() * uint(GLC_LOCAL_SIZE_X * UNROLL) + gl_LocalInvocationID.x;
     for (uint k = 0u; k < uint(UNROLL); k++) {
         uint u = first + k * uint(GLC_LOCAL_SIZE_X);
-        if (u >= glc_p[0])
+        if (u >= glc_p[P_UNITS])
             return;
         unit(u);
     }

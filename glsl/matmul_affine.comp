@@ -12,6 +12,9 @@
 //   group, 12 flags: 1 add bias, 2 scales f16, 4 biases f16
 // defines: matmul_q.glsl's, where not the default: BITS (4), PASS (0)
 
+#define GLC_KP_MATMUL_AFFINE
+#include "kparams.glsl"
+
 #define WF GLC_T_AFFINE
 #ifndef PASS
 #define PASS 0
@@ -53,7 +56,7 @@ layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
 void load_chunk(int r, uint w, uint c)
 {
 #if HAS_W
-    uint base = w * glc_p[7] + c * uint(NW / 4);
+    uint base = w * glc_p[P_WSTRIDE] + c * uint(NW / 4);
     uvec4 v = w4[base];
     raw[r][0] = v.x;
     raw[r][1] = v.y;
@@ -67,12 +70,12 @@ void load_chunk(int r, uint w, uint c)
     raw[r][7] = v.w;
 #endif
 #endif
-    uint g = w * glc_p[8] + c / glc_p[9];
+    uint g = w * glc_p[P_GROUPS] + c / glc_p[P_GROUP_CHUNKS];
 #if HAS_SC
-    wsc[r] = GLC_LOAD(sc, int(glc_p[12] >> 1) & 1, g);
+    wsc[r] = GLC_LOAD(sc, int(glc_p[P_FLAGS] >> 1) & 1, g);
 #endif
 #if HAS_BI
-    wbi[r] = GLC_LOAD(bi, int(glc_p[12] >> 2) & 1, g);
+    wbi[r] = GLC_LOAD(bi, int(glc_p[P_FLAGS] >> 2) & 1, g);
 #endif
 }
 
@@ -88,9 +91,9 @@ vec4 weights(int r, int q, uint k)
 
 void put(uint row, uint n, float v)
 {
-    uint i = row * glc_p[1] + n;
+    uint i = row * glc_p[P_N] + n;
 #if HAS_BIAS
-    if ((glc_p[12] & 1u) != 0u)
+    if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[n];
 #endif
 #if ACCUM

@@ -13,6 +13,9 @@
 //   [M, k, K], 0 when [M, K])
 // defines: matmul_q.glsl's, WF (GLC_T_F32, _F16, _Q8_0, _Q4_0)
 
+#define GLC_KP_MATMUL_EXPERT
+#include "kparams.glsl"
+
 #define ACCUM 0
 
 layout(std430, binding = 2) buffer O { float o[]; };
@@ -22,7 +25,7 @@ layout(std430, binding = 3) readonly buffer IDS { int ids[]; };
 
 void put(uint row, uint n, float v)
 {
-    o[row * glc_p[1] + n] = v;
+    o[row * glc_p[P_N] + n] = v;
 }
 
 bool routed_to(int id, uint e, uint E)
@@ -32,17 +35,17 @@ bool routed_to(int id, uint e, uint E)
 
 void do_tile(uint tile, uint lane, uint step)
 {
-    uint M = glc_p[0], N = glc_p[1];
+    uint M = glc_p[P_M], N = glc_p[P_N];
     uint orow[CM];
-    uint base = (glc_p[10] + 1u) * glc_p[5];
+    uint base = (glc_p[P_E] + 1u) * glc_p[P_NTILES];
     uint part = tile / base;
     tile -= part * base;
-    uint pr = glc_p[8], nr = pr == 0u ? 1u : (M + pr - 1u) / pr, rg = part % nr;
+    uint pr = glc_p[P_RANGE_PAIRS], nr = pr == 0u ? 1u : (M + pr - 1u) / pr, rg = part % nr;
     uint pbeg = pr == 0u ? 0u : rg * pr, pend = pr == 0u ? M : min(M, pbeg + pr);
     part /= nr;
     k_part(part, M, N);
-    uint E = glc_p[10], kslots = glc_p[4];
-    uint e = tile / glc_p[5], n0 = (tile % glc_p[5]) * uint(RN);
+    uint E = glc_p[P_E], kslots = glc_p[P_KSLOTS];
+    uint e = tile / glc_p[P_NTILES], n0 = (tile % glc_p[P_NTILES]) * uint(RN);
     for (int r = 0; r < RN; r++)
         wrow[r] = min(e, E - 1u) * N + min(n0 + uint(r), N - 1u);
     uint p = pbeg;
@@ -62,7 +65,7 @@ void do_tile(uint tile, uint lane, uint step)
         for (int m = 0; m < CM; m++) {
             if (uint(m) >= count)
                 orow[m] = orow[0];
-            arow[m] = glc_p[11] != 0u ? orow[m] : orow[m] / kslots;
+            arow[m] = glc_p[P_PAIR_ROWS] != 0u ? orow[m] : orow[m] / kslots;
         }
         if (e < E)
             accumulate(lane, step);

@@ -12,6 +12,9 @@
 //   (out is three matrices: the fused Q/K/V projection), ACT (glc_act op
 //   after the bias)
 
+#define GLC_KP_MATMUL_Q
+#include "kparams.glsl"
+
 #ifndef ACT
 #define ACT 0
 #endif
@@ -27,21 +30,21 @@ layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
 
 void put(uint row, uint n, float v)
 {
-    uint N = glc_p[1];
-    if ((glc_p[12] & 1u) != 0u)
+    uint N = glc_p[P_N];
+    if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[n];
 #if SEG
     // the fused Q/K/V projection: columns [0, s1), [s1, s12), [s12, N)
     // are three row-major matrices of out
-    uint s1 = glc_p[8], s12 = glc_p[9];
+    uint s1 = glc_p[P_S1], s12 = glc_p[P_S12];
     uint i = n < s1    ? row * s1 + n
-             : n < s12 ? glc_p[10] + row * (s12 - s1) + n - s1
-                       : glc_p[11] + row * (N - s12) + n - s12;
+             : n < s12 ? glc_p[P_SEG1] + row * (s12 - s1) + n - s1
+                       : glc_p[P_SEG2] + row * (N - s12) + n - s12;
 #else
     uint i = row * N + n;
 #endif
 #if ACT
-    v = glc_act(v, ACT, glc_pf(13));
+    v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
 #endif
     o[i] = v;
 }

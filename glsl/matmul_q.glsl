@@ -80,9 +80,9 @@ vec4 bits_to_vec(uvec4 b, float offset)
 vec4 load_a(uint row, uint k)
 {
 #if AVEC
-    return a4[row * (glc_p[2] >> 2) + (k >> 2)];
+    return a4[row * (glc_p[P_K] >> 2) + (k >> 2)];
 #else
-    uint K = glc_p[2], i = row * K + k;
+    uint K = glc_p[P_K], i = row * K + k;
     return vec4(a1[i], k + 1u < K ? a1[i + 1u] : 0.0, k + 2u < K ? a1[i + 2u] : 0.0,
                 k + 3u < K ? a1[i + 3u] : 0.0);
 #endif
@@ -123,7 +123,7 @@ void accumulate(uint first, uint step)
         for (int q = 0; q < 8; q++) {
             uint k = c * 32u + uint(q) * 4u;
 #if KTAIL
-            if (k >= glc_p[2])
+            if (k >= glc_p[P_K])
                 break;
 #endif
             vec4 av[CM];
@@ -164,7 +164,7 @@ void accumulate(uint first, uint step)
 // orow[m] (m < mcount) and columns n0 + r (< N).
 void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
 {
-    uint N = glc_p[1];
+    uint N = glc_p[P_N];
     for (int r = 0; r < RN; r++)
         for (int m = 0; m < CM; m++) {
             float v = zero ? 0.0 : acc[r][m];
@@ -194,11 +194,11 @@ void k_part(uint part, uint M, uint N)
 {
 #if KCH
     cbeg = part * uint(KCH);
-    cend = min(glc_p[3], cbeg + uint(KCH));
+    cend = min(glc_p[P_CHUNKS], cbeg + uint(KCH));
     part0 = part * M * N;
 #else
     cbeg = 0u;
-    cend = glc_p[3];
+    cend = glc_p[P_CHUNKS];
 #endif
 }
 
@@ -206,13 +206,13 @@ void k_part(uint part, uint M, uint N)
 // mtiles * ntiles.
 void dense_tile(uint tile, uint lane, uint step)
 {
-    uint M = glc_p[0], N = glc_p[1];
+    uint M = glc_p[P_M], N = glc_p[P_N];
     uint orow[CM];
-    uint base = glc_p[4] * glc_p[5];
+    uint base = glc_p[P_MTILES] * glc_p[P_NTILES];
     uint part = tile / base;
     tile -= part * base;
     k_part(part, M, N);
-    uint mt = tile % glc_p[4], n0 = (tile / glc_p[4]) * uint(RN), m0 = mt * uint(CM);
+    uint mt = tile % glc_p[P_MTILES], n0 = (tile / glc_p[P_MTILES]) * uint(RN), m0 = mt * uint(CM);
     for (int r = 0; r < RN; r++)
         wrow[r] = min(n0 + uint(r), N - 1u);
     for (int m = 0; m < CM; m++) {
@@ -230,13 +230,13 @@ void main()
 #if SPLIT
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
         uint tile = glc_group_index() * uint(SLOTS) + slot;
-        if (tile >= glc_p[6])
+        if (tile >= glc_p[P_TILES])
             break;
         do_tile(tile, gl_SubgroupInvocationID, gl_SubgroupSize);
     }
 #else
     uint tile = glc_global_index();
-    if (tile >= glc_p[6])
+    if (tile >= glc_p[P_TILES])
         return;
     do_tile(tile, 0u, 1u);
 #endif

@@ -34,7 +34,7 @@ layout(std430, binding = 1) readonly buffer W { uint w1[]; };
 
 void load_chunk(int r, uint w, uint c)
 {
-    uint o8 = w * glc_p[7] + c * GLC_Q_BLOCK_BYTES(WF);
+    uint o8 = w * glc_p[P_WSTRIDE] + c * GLC_Q_BLOCK_BYTES(WF);
     // blocks sit on 2-byte boundaries: NW + 1 words cover one
     uint i0 = o8 >> 2;
     bool odd = (o8 & 2u) != 0u;
@@ -71,12 +71,12 @@ float w_at(uint i)
 vec4 weights(int r, int q, uint k)
 {
 #if AVEC && WF == GLC_T_F32
-    return w4[wrow[r] * glc_p[7] + (k >> 2)];
+    return w4[wrow[r] * glc_p[P_WSTRIDE] + (k >> 2)];
 #elif AVEC
-    uvec2 u = w2[wrow[r] * glc_p[7] + (k >> 2)];
+    uvec2 u = w2[wrow[r] * glc_p[P_WSTRIDE] + (k >> 2)];
     return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
 #else
-    uint K = glc_p[2], i = wrow[r] * K + k;
+    uint K = glc_p[P_K], i = wrow[r] * K + k;
     return vec4(w_at(i), k + 1u < K ? w_at(i + 1u) : 0.0, k + 2u < K ? w_at(i + 2u) : 0.0,
                 k + 3u < K ? w_at(i + 3u) : 0.0);
 #endif

@@ -28,6 +28,9 @@
 // 3.10 rules): inactive teams and surplus groups of a folded grid run the
 // reductions with neutral values.
 
+#define GLC_KP_REDUCE
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) buffer O { uint o[]; };
@@ -41,7 +44,7 @@ layout(std430, binding = BB) readonly buffer Bias { uint bias[]; };
 // (the sum h), and the norm goes to out at pair offset NOFF.
 #ifdef BR
 layout(std430, binding = BR) readonly buffer R { uint rr[]; };
-#define NOFF glc_p[6]
+#define NOFF glc_p[P_NOFF]
 #else
 #define NOFF 0u
 #endif
@@ -240,12 +243,12 @@ void main()
     lid = gl_LocalInvocationID.x;
     lane = lid % uint(TS);
     team_first = lid - lane;
-    uint rows = glc_p[0], n = glc_p[1];
+    uint rows = glc_p[P_ROWS], n = glc_p[P_N];
     uint team = glc_group_index() * (L / uint(TS)) + lid / uint(TS);
 #if SEGS == 0 || (SEGS == 2 && OP >= GLC_R_SUM)
     uint nseg = 1u, row = team, seg = 0u;
 #else
-    uint nseg = glc_p[8], row = team / nseg, seg = team % nseg;
+    uint nseg = glc_p[P_NSEG], row = team / nseg, seg = team % nseg;
 #endif
     bool live = !glc_group_out_of_range() && row < rows;
     uint e0 = live ? row * n : 0u;
@@ -255,15 +258,15 @@ void main()
 #if SEGS == 0
     uint cb = 0u, ce = np;
 #else
-    uint cb = min(seg * glc_p[7], np), ce = min(cb + glc_p[7], np);
-    uint ns = live ? glc_p[8] : 0u, pr = row * glc_p[8]; // the row's partials
+    uint cb = min(seg * glc_p[P_SEG_PAIRS], np), ce = min(cb + glc_p[P_SEG_PAIRS], np);
+    uint ns = live ? glc_p[P_NSEG] : 0u, pr = row * glc_p[P_NSEG]; // the row's partials
 #endif
 
 #if OP == GLC_R_SOFTMAX
     // ---- softmax ----
-    uint q = row % glc_p[2], keep = q + 1u + glc_p[3];
-    uint lim = min(n, keep > glc_p[4] ? keep - glc_p[4] : 0u);
-    float scale = glc_pf(5);
+    uint q = row % glc_p[P_TQ], keep = q + 1u + glc_p[P_OFFP];
+    uint lim = min(n, keep > glc_p[P_OFFN] ? keep - glc_p[P_OFFN] : 0u);
+    float scale = glc_pf(P_SCALE);
 #if PER > 0
     vec2 v[PER];
     float m = NEG_BIG;
@@ -329,7 +332,7 @@ void main()
 
 #elif OP == GLC_R_RMS_NORM || OP == GLC_R_LAYER_NORM
     // ---- rms_norm, layer_norm ----
-    float eps = glc_pf(5), fn = float(n);
+    float eps = glc_pf(P_EPS), fn = float(n);
 #if PER > 0
     vec2 v[PER];
     float s = 0.0;

@@ -18,8 +18,11 @@
 // defines:  sdpa.glsl's, KB
 // local size: GLC_LOCAL_SIZE_X
 
-#define D_ glc_p[11]
-#define DV_ glc_p[12]
+#define GLC_KP_SDPA_ROWS
+#include "kparams.glsl"
+
+#define D_ glc_p[P_D]
+#define DV_ glc_p[P_DV]
 #include "sdpa.glsl"
 
 
@@ -28,22 +31,22 @@ void main()
     if (glc_group_out_of_range())
         return;
     uint idx = glc_global_index();
-    if (idx >= glc_p[10])
+    if (idx >= glc_p[P_ITEMS])
         return;
-    uint hq = glc_p[1], hkv = glc_p[3], nsplit = glc_p[9], du = DU_, dvu = DVU_;
-    bool split = glc_p[13] != 0u;
+    uint hq = glc_p[P_HQ], hkv = glc_p[P_HKV], nsplit = glc_p[P_NSPLIT], du = DU_, dvu = DVU_;
+    bool split = glc_p[P_SPLIT] != 0u;
     uint rh = split ? idx / nsplit : idx; // row * Hq + head
     uint h = rh % hq, row = rh / hq;
-    uint hk = h / glc_p[2];
-    uint kend = glc_p[4];
-    if (glc_p[6] != 0u)
-        kend = min(kend, glc_p[5] + row + 1u);
+    uint hk = h / glc_p[P_GROUP];
+    uint kend = glc_p[P_KV_LEN];
+    if (glc_p[P_CAUSAL] != 0u)
+        kend = min(kend, glc_p[P_Q_OFFSET] + row + 1u);
     uint j0 = 0u, j1 = kend;
     if (split) {
-        j0 = (idx % nsplit) * glc_p[8];
-        j1 = min(j0 + glc_p[8], kend);
+        j0 = (idx % nsplit) * glc_p[P_CHUNK_KEYS];
+        j1 = min(j0 + glc_p[P_CHUNK_KEYS], kend);
     }
-    float qscale = glc_pf(7);
+    float qscale = glc_pf(P_QSCALE);
     // sized for the largest head dim (256): arrays this size, indexed in
     // loops that are not unrolled, stay cheap on llvmpipe
     vec4 qr[64], acc[64];

@@ -14,6 +14,9 @@
 //           two)
 // local size: GLC_LOCAL_SIZE_X (128)
 
+#define GLC_KP_SDPA_SPLIT
+#include "kparams.glsl"
+
 #define DU ((D + 3) / 4)
 #define DVU ((DV + 3) / 4)
 #define D_ uint(D)
@@ -36,9 +39,9 @@ void main()
     if (glc_group_out_of_range())
         return;
     uint t = gl_LocalInvocationID.x, g = glc_group_index();
-    uint group = glc_p[1], hkv = glc_p[2], nkeys = glc_p[3], nsplit = glc_p[4];
-    uint nhb = glc_p[5];
-    float qscale = glc_pf(6);
+    uint group = glc_p[P_GROUP], hkv = glc_p[P_HKV], nkeys = glc_p[P_KEYS], nsplit = glc_p[P_NSPLIT];
+    uint nhb = glc_p[P_HEAD_BLOCKS];
+    float qscale = glc_pf(P_QSCALE);
     uint split = g % nsplit, rest = g / nsplit, hb = rest % nhb, hk = rest / nhb;
     uint h0 = hk * group + hb * uint(GB), ng = min(uint(GB), group - hb * uint(GB));
     for (uint it = t; it < uint(GB * DU); it += NT) {
@@ -165,7 +168,7 @@ void main()
             if (uint(gi) >= ng)
                 break;
             uint h = h0 + uint(gi);
-            if (glc_p[7] != 0u) {
+            if (glc_p[P_NORMALIZE] != 0u) {
                 store_unit(h * uint(DV), lane, acc[gi] * (lp[gi] > 0.0 ? 1.0 / lp[gi] : 0.0));
             } else {
                 uint base = (h * nsplit + split) * uint(DV + 2);

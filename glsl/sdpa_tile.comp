@@ -7,6 +7,9 @@
 // defines:  sdpa.glsl's, D, DV (head dims, <= 256), BQ, BK, RQ, RK
 // local size: GLC_LOCAL_SIZE_X (128)
 
+#define GLC_KP_SDPA_TILE
+#include "kparams.glsl"
+
 #define DU ((D + 3) / 4)
 #define DVU ((DV + 3) / 4)
 #define D_ uint(D)
@@ -35,19 +38,19 @@ void main()
     if (glc_group_out_of_range())
         return;
     uint t = gl_LocalInvocationID.x, g = glc_group_index();
-    uint tq = glc_p[0], hq = glc_p[1], hkv = glc_p[3], qoff = glc_p[5], nqb = glc_p[8];
-    bool causal = glc_p[6] != 0u;
-    float qscale = glc_pf(7);
+    uint tq = glc_p[P_TQ], hq = glc_p[P_HQ], hkv = glc_p[P_HKV], qoff = glc_p[P_Q_OFFSET], nqb = glc_p[P_QBLOCKS];
+    bool causal = glc_p[P_CAUSAL] != 0u;
+    float qscale = glc_pf(P_QSCALE);
     // the blocks of a head are neighbours (they share K and V in the cache);
     // the last rows first, which see the most keys with causal
-    uint h = g / nqb, qb = nqb - 1u - g % nqb, hk = h / glc_p[2];
+    uint h = g / nqb, qb = nqb - 1u - g % nqb, hk = h / glc_p[P_GROUP];
     uint row0 = qb * uint(BQ);
     for (uint it = t; it < uint(BQ * DU); it += NT) {
         uint r = it / uint(DU), u = it % uint(DU);
         qs[r * uint(ST) + u] =
             row0 + r < tq ? q_unit((row0 + r) * hq + h, u) * qscale : vec4(0.0);
     }
-    uint kend = glc_p[4];
+    uint kend = glc_p[P_KV_LEN];
     if (causal)
         kend = min(kend, qoff + min(row0 + uint(BQ), tq));
 

@@ -7,6 +7,9 @@
 //           UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
 
+#define GLC_KP_UNARY
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) buffer O { uint o[]; };
@@ -14,15 +17,15 @@ layout(std430, binding = 1) buffer O { uint o[]; };
 float f(float v)
 {
 #if OP != GLC_UNARY_AFFINE
-    return glc_act(v, OP, glc_pf(1));
+    return glc_act(v, OP, glc_pf(P_A));
 #else
-    return v * glc_pf(1) + glc_pf(2);
+    return v * glc_pf(P_A) + glc_pf(P_B);
 #endif
 }
 
 void main()
 {
-    uint n = glc_p[0];
+    uint n = glc_p[P_N];
     if (glc_group_out_of_range())
         return;
     // UNROLL pairs per invocation, a group's pairs contiguous

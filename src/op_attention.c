@@ -202,20 +202,20 @@ static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_READ);
     glc__plan_bind(d, out_tensor, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)c->tq);
-    glc__plan_param(d, (uint32_t)c->hq);
-    glc__plan_param(d, (uint32_t)(c->hq / c->hkv));
-    glc__plan_param(d, (uint32_t)c->hkv);
-    glc__plan_param(d, (uint32_t)c->kv_len);
-    glc__plan_param(d, (uint32_t)c->q_offset);
-    glc__plan_param(d, (uint32_t)c->causal);
-    glc__plan_paramf(d, (float)(c->scale * LOG2E));
-    glc__plan_param(d, (uint32_t)chunk);
-    glc__plan_param(d, (uint32_t)nsplit);
-    glc__plan_param(d, (uint32_t)items);
-    glc__plan_param(d, (uint32_t)c->d);
-    glc__plan_param(d, (uint32_t)c->dv);
-    glc__plan_param(d, (uint32_t)split);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_TQ, (uint32_t)c->tq);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_HQ, (uint32_t)c->hq);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_GROUP, (uint32_t)(c->hq / c->hkv));
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_HKV, (uint32_t)c->hkv);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_KV_LEN, (uint32_t)c->kv_len);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_Q_OFFSET, (uint32_t)c->q_offset);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_CAUSAL, (uint32_t)c->causal);
+    glc__plan_paramf_at(d, GLC__KP_SDPA_ROWS_QSCALE, (float)(c->scale * LOG2E));
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_CHUNK_KEYS, (uint32_t)chunk);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_NSPLIT, (uint32_t)nsplit);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_ITEMS, (uint32_t)items);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_D, (uint32_t)c->d);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_DV, (uint32_t)c->dv);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_SPLIT, (uint32_t)split);
     if (out_tensor == GLC__SCRATCH)
         d->bind[3].size = 4 * (size_t)items * (size_t)(c->dv + 2);
     return GLC_OK;
@@ -265,15 +265,15 @@ static glc_status plan_tile(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)c->tq);
-    glc__plan_param(d, (uint32_t)c->hq);
-    glc__plan_param(d, (uint32_t)(c->hq / c->hkv));
-    glc__plan_param(d, (uint32_t)c->hkv);
-    glc__plan_param(d, (uint32_t)c->kv_len);
-    glc__plan_param(d, (uint32_t)c->q_offset);
-    glc__plan_param(d, (uint32_t)c->causal);
-    glc__plan_paramf(d, (float)(c->scale * LOG2E));
-    glc__plan_param(d, (uint32_t)nqb);
+    glc__plan_param_at(d, GLC__KP_SDPA_TILE_TQ, (uint32_t)c->tq);
+    glc__plan_param_at(d, GLC__KP_SDPA_TILE_HQ, (uint32_t)c->hq);
+    glc__plan_param_at(d, GLC__KP_SDPA_TILE_GROUP, (uint32_t)(c->hq / c->hkv));
+    glc__plan_param_at(d, GLC__KP_SDPA_TILE_HKV, (uint32_t)c->hkv);
+    glc__plan_param_at(d, GLC__KP_SDPA_TILE_KV_LEN, (uint32_t)c->kv_len);
+    glc__plan_param_at(d, GLC__KP_SDPA_TILE_Q_OFFSET, (uint32_t)c->q_offset);
+    glc__plan_param_at(d, GLC__KP_SDPA_TILE_CAUSAL, (uint32_t)c->causal);
+    glc__plan_paramf_at(d, GLC__KP_SDPA_TILE_QSCALE, (float)(c->scale * LOG2E));
+    glc__plan_param_at(d, GLC__KP_SDPA_TILE_QBLOCKS, (uint32_t)nqb);
     return GLC_OK;
 }
 
@@ -295,8 +295,8 @@ static glc_status plan_combine(glc__op_plan *p, const glc__op_args *a, const sdp
     glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
     d->bind[0].size = 4 * (size_t)(c->tq * c->hq) * nsplit * (size_t)(c->dv + 2);
     glc__plan_bind(d, 3, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)nsplit);
-    glc__plan_param(d, (uint32_t)c->dv);
+    glc__plan_param_at(d, GLC__KP_SDPA_COMBINE_NSPLIT, (uint32_t)nsplit);
+    glc__plan_param_at(d, GLC__KP_SDPA_COMBINE_DV, (uint32_t)c->dv);
     return GLC_OK;
 }
 
@@ -405,14 +405,14 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_READ);
     glc__plan_bind(d, out_tensor, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)c->hq);
-    glc__plan_param(d, (uint32_t)group);
-    glc__plan_param(d, (uint32_t)c->hkv);
-    glc__plan_param(d, (uint32_t)keys_needed(c, 0));
-    glc__plan_param(d, (uint32_t)nused);
-    glc__plan_param(d, (uint32_t)nhb);
-    glc__plan_paramf(d, (float)(c->scale * LOG2E));
-    glc__plan_param(d, nused == 1);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HQ, (uint32_t)c->hq);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_GROUP, (uint32_t)group);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HKV, (uint32_t)c->hkv);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_KEYS, (uint32_t)keys_needed(c, 0));
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NSPLIT, (uint32_t)nused);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HEAD_BLOCKS, (uint32_t)nhb);
+    glc__plan_paramf_at(d, GLC__KP_SDPA_SPLIT_QSCALE, (float)(c->scale * LOG2E));
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NORMALIZE, nused == 1);
     if (out_tensor == GLC__SCRATCH)
         d->bind[3].size = 4 * (size_t)c->hq * nused * (size_t)(c->dv + 2);
     return GLC_OK;
@@ -446,12 +446,13 @@ const glc__op_desc glc__op_SDPA_DECODE_desc = {"sdpa_decode", decode_infer, deco
 /* desc NULL: all defaults, q_offset -1. A zero-initialised desc means
  * q_offset 0: query row 0 sits at position 0 (a prompt with no cache
  * before it); pass -1 for "the last Tq positions of kv_len". */
-static void args_of(glc__op_args *args, const glc_sdpa_desc *desc)
+void glc__pack_sdpa(glc__op_args *a, const glc_sdpa_desc *desc, glc_dtype scratch)
 {
-    args->f[0] = desc ? desc->scale : 0.0f;
-    args->i[0] = desc ? desc->causal : 0;
-    args->i[1] = desc ? desc->q_offset : -1;
-    args->i[2] = desc ? desc->kv_len : 0;
+    a->f[0] = desc ? desc->scale : 0.0f;
+    a->i[0] = desc ? desc->causal : 0;
+    a->i[1] = desc ? desc->q_offset : -1;
+    a->i[2] = desc ? desc->kv_len : 0;
+    a->i[3] = scratch;
 }
 
 glc_status glc_op_sdpa(glc_session *s, glc_view q, glc_view k, glc_view v,
@@ -464,7 +465,7 @@ glc_status glc_op_sdpa(glc_session *s, glc_view q, glc_view k, glc_view v,
     w[2] = v;
     w[3] = out;
     glc__op_args_init(&args, GLC__OP_SDPA, 3, 1);
-    args_of(&args, desc);
+    glc__pack_sdpa(&args, desc, 0);
     return glc__op_run(s, &args, w, NULL);
 }
 
@@ -478,7 +479,6 @@ glc_status glc_op_sdpa_decode(glc_session *s, glc_view q, glc_view k, glc_view v
     w[2] = v;
     w[3] = out;
     glc__op_args_init(&args, GLC__OP_SDPA_DECODE, 3, 1);
-    args_of(&args, desc);
-    args.i[3] = scratch.buffer ? scratch.dtype : 0;
+    glc__pack_sdpa(&args, desc, scratch.buffer ? scratch.dtype : (glc_dtype)0);
     return glc__op_run(s, &args, w, &scratch);
 }

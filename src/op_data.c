@@ -197,15 +197,15 @@ static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int o
     if (two)
         glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, out, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_COPY_N, (uint32_t)n);
     for (i = 1; i < 4; i++)
-        glc__plan_param(d, (uint32_t)n4[i]);
+        glc__plan_param_at(d, GLC__KP_COPY_N1 - 1 + i, (uint32_t)n4[i]);
+    for (i = 0; i < 4; i++) /* TILE's three sit in b's slots */
+        glc__plan_param_at(d, GLC__KP_COPY_A_STRIDES + i, (uint32_t)sa4[i]);
     for (i = 0; i < 4; i++)
-        glc__plan_param(d, (uint32_t)sa4[i]);
-    for (i = 0; i < 4; i++)
-        glc__plan_param(d, (uint32_t)(two || tile ? sb4[i] : 0));
-    glc__plan_param(d, (uint32_t)(two ? g->split : 0));
-    glc__plan_param(d, (uint32_t)g->base);
+        glc__plan_param_at(d, GLC__KP_COPY_B_STRIDES + i, (uint32_t)(two || tile ? sb4[i] : 0));
+    glc__plan_param_at(d, GLC__KP_COPY_SPLIT, (uint32_t)(two ? g->split : 0));
+    glc__plan_param_at(d, GLC__KP_COPY_BASE, (uint32_t)g->base);
 }
 
 /* ---- copy ---- */
@@ -450,11 +450,11 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)units);
-    glc__plan_param(d, (uint32_t)t->shape[1]);
-    glc__plan_param(d, (uint32_t)t->shape[0]);
-    glc__plan_param(d, (uint32_t)glc_dtype_row_bytes(t->dtype, t->shape[1]));
-    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_UNITS, (uint32_t)units);
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_D, (uint32_t)t->shape[1]);
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_V, (uint32_t)t->shape[0]);
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_ROW_BYTES, (uint32_t)glc_dtype_row_bytes(t->dtype, t->shape[1]));
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_N, (uint32_t)n);
     return GLC_OK;
 }
 
@@ -508,10 +508,10 @@ static glc_status set_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     glc__plan_bind(dp, 0, GLC_READ);
     glc__plan_bind(dp, 1, GLC_READ);
     glc__plan_bind(dp, 3, GLC_WRITE);
-    glc__plan_param(dp, (uint32_t)(rows * u));
-    glc__plan_param(dp, (uint32_t)u);
-    glc__plan_param(dp, (uint32_t)d);
-    glc__plan_param(dp, (uint32_t)dst->shape[0]);
+    glc__plan_param_at(dp, GLC__KP_SET_ROWS_UNITS, (uint32_t)(rows * u));
+    glc__plan_param_at(dp, GLC__KP_SET_ROWS_U, (uint32_t)u);
+    glc__plan_param_at(dp, GLC__KP_SET_ROWS_D, (uint32_t)d);
+    glc__plan_param_at(dp, GLC__KP_SET_ROWS_V, (uint32_t)dst->shape[0]);
     return GLC_OK;
 }
 
@@ -546,19 +546,31 @@ glc_status glc_op_set_rows(glc_session *s, glc_view src, glc_view ids, glc_view 
     return glc__op_run(s, &args, v, NULL);
 }
 
+void glc__pack_copy(glc__op_args *a, const int *perm, int rank)
+{
+    int i;
+    a->i[0] = perm != NULL;
+    for (i = 0; perm && i < rank && i < GLC_MAX_DIMS; i++)
+        a->i[1 + i] = perm[i];
+}
+
+void glc__pack_concat(glc__op_args *a, int axis) { a->i[0] = axis; }
+
+void glc__pack_slice(glc__op_args *a, int axis, int64_t start, int64_t len)
+{
+    a->i[0] = axis;
+    a->i[1] = start;
+    a->i[2] = len;
+}
+
 glc_status glc_op_copy(glc_session *s, glc_view x, const int *perm, glc_view out)
 {
     glc__op_args args;
     glc_view v[2];
-    int i;
     v[0] = x;
     v[1] = out;
     glc__op_args_init(&args, GLC__OP_COPY, 1, 1);
-    if (perm) {
-        args.i[0] = 1;
-        for (i = 0; i < x.rank && i < GLC_MAX_DIMS; i++)
-            args.i[1 + i] = perm[i];
-    }
+    glc__pack_copy(&args, perm, x.rank);
     return glc__op_run(s, &args, v, NULL);
 }
 
@@ -570,7 +582,7 @@ glc_status glc_op_concat(glc_session *s, glc_view a, glc_view b, int axis, glc_v
     v[1] = b;
     v[2] = out;
     glc__op_args_init(&args, GLC__OP_CONCAT, 2, 1);
-    args.i[0] = axis;
+    glc__pack_concat(&args, axis);
     return glc__op_run(s, &args, v, NULL);
 }
 
@@ -582,10 +594,8 @@ glc_status glc_op_slice(glc_session *s, glc_view x, int axis, int64_t start, glc
     v[0] = x;
     v[1] = out;
     glc__op_args_init(&args, GLC__OP_SLICE, 1, 1);
-    args.i[0] = axis;
-    args.i[1] = start;
     /* the length is the output's extent on the axis (the rule then checks
      * the range, and glc__op_run the other dims) */
-    args.i[2] = ax >= 0 && out.rank == x.rank ? out.shape[ax] : 1;
+    glc__pack_slice(&args, axis, start, ax >= 0 && out.rank == x.rank ? out.shape[ax] : 1);
     return glc__op_run(s, &args, v, NULL);
 }

@@ -80,24 +80,25 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_BINARY_N, (uint32_t)n);
     {
         uint32_t sa[4], sb[4];
         int i;
         for (i = 1; i < 4; i++) {
             int oi = i - (4 - o->rank);
-            glc__plan_param(d, (uint32_t)(oi >= 0 ? o->shape[oi] : 1));
+            glc__plan_param_at(d, GLC__KP_BINARY_DIM1 - 1 + i,
+                               (uint32_t)(oi >= 0 ? o->shape[oi] : 1));
         }
         broadcast_strides(x, o, sa);
         broadcast_strides(y, o, sb);
         for (i = 0; i < 4; i++)
-            glc__plan_param(d, sa[i]);
+            glc__plan_param_at(d, GLC__KP_BINARY_A_STRIDES + i, sa[i]);
         for (i = 0; i < 4; i++)
-            glc__plan_param(d, sb[i]);
+            glc__plan_param_at(d, GLC__KP_BINARY_B_STRIDES + i, sb[i]);
     }
     if (a->i[0]) { /* fused: the activation a->i[0] (param f[0]) applied to a first */
         glc__define_int(d, "ACT_A", a->i[0]);
-        glc__plan_paramf(d, a->f[0]);
+        glc__plan_paramf_at(d, GLC__KP_BINARY_ACT_PARAM, a->f[0]);
     }
     return GLC_OK;
 }
@@ -136,9 +137,9 @@ static glc_status unary_plan(const glc__op_args *a, const glc__target *tg, glc__
     glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_paramf(d, a->f[0]);
-    glc__plan_paramf(d, a->f[1]);
+    glc__plan_param_at(d, GLC__KP_UNARY_N, (uint32_t)n);
+    glc__plan_paramf_at(d, GLC__KP_UNARY_A, a->f[0]);
+    glc__plan_paramf_at(d, GLC__KP_UNARY_B, a->f[1]);
     return GLC_OK;
 }
 
@@ -180,6 +181,18 @@ glc_status glc_op_div(glc_session *s, glc_view a, glc_view b, glc_view out)
     return binary(s, GLC__OP_DIV, a, b, out);
 }
 
+void glc__pack_scale(glc__op_args *a, float mul, float add)
+{
+    a->f[0] = mul;
+    a->f[1] = add;
+}
+
+void glc__pack_unary(glc__op_args *a, glc_unary_op op, float param)
+{
+    a->i[0] = op;
+    a->f[0] = param;
+}
+
 glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view out)
 {
     glc__op_args args;
@@ -187,8 +200,7 @@ glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view o
     v[0] = x;
     v[1] = out;
     glc__op_args_init(&args, GLC__OP_SCALE, 1, 1);
-    args.f[0] = a;
-    args.f[1] = b;
+    glc__pack_scale(&args, a, b);
     return glc__op_run(s, &args, v, NULL);
 }
 
@@ -199,7 +211,6 @@ glc_status glc_op_unary(glc_session *s, glc_unary_op op, glc_view x, float param
     v[0] = x;
     v[1] = out;
     glc__op_args_init(&args, GLC__OP_UNARY, 1, 1);
-    args.i[0] = op;
-    args.f[0] = param;
+    glc__pack_unary(&args, op, param);
     return glc__op_run(s, &args, v, NULL);
 }

@@ -121,18 +121,25 @@ static int forced_variant(const glc__target *tg)
     }
 }
 
+/* For the fused Q/K/V projection (a->i[2..5]), the SEG define and the
+ * segments' params from slot s1 on (GLC__KP_SEGS: S1, S12, SEG1, SEG2). */
+void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1)
+{
+    int j;
+    if (!a->i[2])
+        return;
+    glc__define(d, "SEG", "1");
+    for (j = 0; j < 4; j++)
+        glc__plan_param_at(d, s1 + j, (uint32_t)a->i[2 + j]);
+}
+
 /* The bindings every dense variant takes (a, b, out, bias or a in its
  * place) and, for the fused Q/K/V projection, the segments: their params
- * and an out binding through the last segment's end. */
-static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, int64_t n)
+ * (from slot s1) and an out binding through the last segment's end. */
+static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, int64_t n,
+                       int s1)
 {
-    if (a->i[2]) {
-        glc__define(d, "SEG", "1");
-        glc__plan_param(d, (uint32_t)a->i[2]);
-        glc__plan_param(d, (uint32_t)a->i[3]);
-        glc__plan_param(d, (uint32_t)a->i[4]);
-        glc__plan_param(d, (uint32_t)a->i[5]);
-    }
+    glc__plan_segments(d, a, s1);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
@@ -153,9 +160,7 @@ static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at, int
     if (!a->i[6])
         return;
     glc__define_int(d, "GLU", a->i[6]);
-    while (d->nparams < at)
-        glc__plan_param(d, 0);
-    glc__plan_param(d, (uint32_t)(int32_t)(u0 - g0));
+    glc__plan_param_at(d, at, (uint32_t)(int32_t)(u0 - g0));
     d->bind[0].offset = (size_t)(g0 < u0 ? g0 : u0) * 4; /* a from the first half on */
     d->bind[0].size = (size_t)((g0 < u0 ? u0 - g0 : g0 - u0) + m * k) * 4;
 }
@@ -178,14 +183,14 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     glc__define_int(d, "SLOTS", slots);
     if (a->i[1])
         glc__define_int(d, "ACT", a->i[1]);
-    glc__plan_param(d, (uint32_t)m);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_param(d, (uint32_t)k);
-    glc__plan_param(d, (uint32_t)(k / epw));
-    glc__plan_param(d, a->t[2].present ? 1u : 0u);
-    glc__plan_paramf(d, a->f[0]);
-    bind_dense(d, a, m, n);
-    glu_params(d, a, 10, m, k);
+    glc__plan_param_at(d, GLC__KP_MATVEC_M, (uint32_t)m);
+    glc__plan_param_at(d, GLC__KP_MATVEC_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_MATVEC_K, (uint32_t)k);
+    glc__plan_param_at(d, GLC__KP_MATVEC_WORDS, (uint32_t)(k / epw));
+    glc__plan_param_at(d, GLC__KP_MATVEC_FLAGS, a->t[2].present ? 1u : 0u);
+    glc__plan_paramf_at(d, GLC__KP_MATVEC_ACT_PARAM, a->f[0]);
+    bind_dense(d, a, m, n, GLC__KP_MATVEC_S1);
+    glu_params(d, a, GLC__KP_MATVEC_GLU_DELTA, m, k);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return GLC_OK;
@@ -300,19 +305,19 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__define_int(d, "BVEC", nt ? k % 4 == 0 : n % 4 == 0);
     if (a->i[1])
         glc__define_int(d, "ACT", a->i[1]);
-    glc__plan_param(d, (uint32_t)m);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_param(d, (uint32_t)k);
-    glc__plan_param(d, (uint32_t)tm);
-    glc__plan_param(d, (uint32_t)tn);
-    glc__plan_param(d, (uint32_t)batches);
-    glc__plan_param(d, (uint32_t)inner);
-    glc__plan_param(d, s_hi);
-    glc__plan_param(d, s_lo);
-    glc__plan_param(d, a->t[2].present ? 1u : 0u);
-    glc__plan_paramf(d, a->f[0]);
-    bind_dense(d, a, m, n);
-    glu_params(d, a, 15, m, k);
+    glc__plan_param_at(d, GLC__KP_MATMUL_M, (uint32_t)m);
+    glc__plan_param_at(d, GLC__KP_MATMUL_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_MATMUL_K, (uint32_t)k);
+    glc__plan_param_at(d, GLC__KP_MATMUL_MTILES, (uint32_t)tm);
+    glc__plan_param_at(d, GLC__KP_MATMUL_NTILES, (uint32_t)tn);
+    glc__plan_param_at(d, GLC__KP_MATMUL_BATCHES, (uint32_t)batches);
+    glc__plan_param_at(d, GLC__KP_MATMUL_INNER, (uint32_t)inner);
+    glc__plan_param_at(d, GLC__KP_MATMUL_B_STRIDE_HI, s_hi);
+    glc__plan_param_at(d, GLC__KP_MATMUL_B_STRIDE_LO, s_lo);
+    glc__plan_param_at(d, GLC__KP_MATMUL_FLAGS, a->t[2].present ? 1u : 0u);
+    glc__plan_paramf_at(d, GLC__KP_MATMUL_ACT_PARAM, a->f[0]);
+    bind_dense(d, a, m, n, GLC__KP_MATMUL_S1);
+    glu_params(d, a, GLC__KP_MATMUL_GLU_DELTA, m, k);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return k_split(a, tg, p, v == V_DIRECT ? 4 : 16, v != V_DIRECT ? 24 : m == 1 ? 1 : 2,
@@ -368,28 +373,27 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
     d = glc__plan_dispatch(p, "ksum", KSUM_LOCAL, total);
     if (act)
         glc__define_int(d, "ACT", act);
-    if (seg)
-        glc__define(d, "SEG", "1");
     glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
     glc__plan_bind(d, out, GLC_WRITE);
     glc__plan_bind(d, bias >= 0 ? bias : GLC__SCRATCH, GLC_READ);
     if (seg) /* segments start at fixed places: bind through the last one's end */
         d->bind[1].size = (size_t)(a->i[5] + (int64_t)(total / (uint64_t)n) * (n - a->i[3])) * 4;
-    glc__plan_param(d, (uint32_t)total);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_param(d, parts);
-    glc__plan_param(d, bias >= 0 ? 1u : 0u);
-    glc__plan_paramf(d, act ? a->f[0] : 0.0f);
-    if (seg) {
-        glc__plan_param(d, (uint32_t)a->i[2]);
-        glc__plan_param(d, (uint32_t)a->i[3]);
-        glc__plan_param(d, (uint32_t)a->i[4]);
-        glc__plan_param(d, (uint32_t)a->i[5]);
-    }
+    glc__plan_param_at(d, GLC__KP_KSUM_TOTAL, (uint32_t)total);
+    glc__plan_param_at(d, GLC__KP_KSUM_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_KSUM_S, parts);
+    glc__plan_param_at(d, GLC__KP_KSUM_FLAGS, bias >= 0 ? 1u : 0u);
+    glc__plan_paramf_at(d, GLC__KP_KSUM_ACT_PARAM, act ? a->f[0] : 0.0f);
+    if (seg)
+        glc__plan_segments(d, a, GLC__KP_KSUM_S1);
     return GLC_OK;
 }
 
 const glc__op_desc glc__op_MATMUL_desc = {"matmul", mm_infer, mm_plan};
+
+void glc__pack_matmul(glc__op_args *a, const glc_matmul_desc *desc)
+{
+    a->i[0] = desc ? desc->transpose_b != 0 : 0;
+}
 
 glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias,
                          const glc_matmul_desc *desc, glc_view out)
@@ -401,6 +405,6 @@ glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias,
     v[2] = bias;
     v[3] = out;
     glc__op_args_init(&args, GLC__OP_MATMUL, 3, 1);
-    args.i[0] = desc ? desc->transpose_b != 0 : 0;
+    glc__pack_matmul(&args, desc);
     return glc__op_run(s, &args, v, NULL);
 }

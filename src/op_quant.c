@@ -213,25 +213,16 @@ static glc__dispatch_plan *begin(glc__op_plan *p, const char *kernel, const vari
         glc__define_int(d, "SLOTS", v->slots);
     if (k % 4)
         glc__define(d, "AVEC", "0");
-    glc__plan_param(d, (uint32_t)m);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_param(d, (uint32_t)k);
-    glc__plan_param(d, (uint32_t)((k + 31) / 32));
-    glc__plan_param(d, p4);
-    glc__plan_param(d, (uint32_t)((n + v->rn - 1) / v->rn));
-    glc__plan_param(d, (uint32_t)tiles);
-    glc__plan_param(d, wstride);
+    /* the engine's slots: one layout for the three kernels */
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_M, (uint32_t)m);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_K, (uint32_t)k);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_CHUNKS, (uint32_t)((k + 31) / 32));
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_MTILES, p4);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_NTILES, (uint32_t)((n + v->rn - 1) / v->rn));
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_TILES, (uint32_t)tiles);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_WSTRIDE, wstride);
     return d;
-}
-
-static void params_8_12(glc__dispatch_plan *d, uint32_t groups, uint32_t chunks_per_group,
-                        uint32_t experts, uint32_t per_pair, uint32_t flags)
-{
-    glc__plan_param(d, groups);
-    glc__plan_param(d, chunks_per_group);
-    glc__plan_param(d, experts);
-    glc__plan_param(d, per_pair);
-    glc__plan_param(d, flags);
 }
 
 /* A full defines buffer would have cut a define short. */
@@ -322,10 +313,10 @@ static glc_status apply_cap(glc__op_plan *p, const glc__op_args *a, const glc__t
                              (unsigned long long)all, tg->limits.max_loop_iterations);
     for (j = first; j < nd; j++) {
         glc__dispatch_plan *d = &p->disp[j];
-        d->params[6] = (uint32_t)all;
+        d->params[GLC__KP_MATMUL_Q_TILES] = (uint32_t)all;
         d->groups = (all + v->slots - 1) / v->slots;
         if (q->pr)
-            d->params[8] = q->pr;
+            d->params[GLC__KP_MATMUL_EXPERT_RANGE_PAIRS] = q->pr;
         if (q->parts == 1)
             continue;
         glc__define_int(d, "KCH", q->kch);
@@ -354,13 +345,11 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
                                   mtiles, tiles, q_stride(w->dtype, k));
     qsplit q;
     glc_status st;
-    params_8_12(d, (uint32_t)a->i[2], (uint32_t)a->i[3], (uint32_t)a->i[4], (uint32_t)a->i[5],
-                a->t[2].present);
-    if (a->i[2]) /* segments (fused Q/K/V): see glsl/matmul_q.comp */
-        glc__define(d, "SEG", "1");
+    glc__plan_segments(d, a, GLC__KP_MATMUL_Q_S1); /* fused Q/K/V: see glsl/matmul_q.comp */
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_FLAGS, (uint32_t)a->t[2].present);
     if (a->i[1]) { /* fused activation (compile's fuse pass; dense matmul's mat-vec too) */
         glc__define_int(d, "ACT", a->i[1]);
-        glc__plan_paramf(d, a->f[0]);
+        glc__plan_paramf_at(d, GLC__KP_MATMUL_Q_ACT_PARAM, a->f[0]);
     }
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
@@ -397,7 +386,9 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
             glc__define_int(d, "BITS", bits);
         if (pass)
             glc__define_int(d, "PASS", pass);
-        params_8_12(d, (uint32_t)(k / group), (uint32_t)(group / 32), 0, 0, flags);
+        glc__plan_param_at(d, GLC__KP_MATMUL_AFFINE_GROUPS, (uint32_t)(k / group));
+        glc__plan_param_at(d, GLC__KP_MATMUL_AFFINE_GROUP_CHUNKS, (uint32_t)(group / 32));
+        glc__plan_param_at(d, GLC__KP_MATMUL_AFFINE_FLAGS, flags);
         glc__plan_bind(d, 0, GLC_READ);
         if (pass != 2)
             glc__plan_bind(d, 1, GLC_READ);
@@ -428,7 +419,9 @@ static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc_
                                   k, (uint32_t)ids->shape[1], tiles, q_stride(w->dtype, k));
     qsplit q;
     glc_status st;
-    params_8_12(d, 0, 0, (uint32_t)e, x->rank == 3, 0);
+    glc__plan_param_at(d, GLC__KP_MATMUL_EXPERT_E, (uint32_t)e);
+    glc__plan_param_at(d, GLC__KP_MATMUL_EXPERT_PAIR_ROWS, x->rank == 3);
+    glc__plan_param_at(d, GLC__KP_MATMUL_EXPERT_FLAGS, 0);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
@@ -446,32 +439,27 @@ const glc__op_desc glc__op_MATMUL_EXPERT_desc = {"matmul_expert", expert_infer, 
 
 /* ---- entry points ---- */
 
+void glc__pack_affine(glc__op_args *a, int bits, int group_size)
+{
+    a->i[0] = bits;
+    a->i[1] = group_size;
+}
+
 glc_status glc_op_matmul_affine(glc_session *s, glc_view a, glc_view w, glc_view scales,
                                 glc_view biases, int bits, int group_size, glc_view bias,
                                 glc_view out)
 {
     glc__op_args args;
-    glc_view v[6];
-    v[0] = a;
-    v[1] = w;
-    v[2] = scales;
-    v[3] = biases;
-    v[4] = bias;
-    v[5] = out;
+    glc_view v[6] = {a, w, scales, biases, bias, out};
     glc__op_args_init(&args, GLC__OP_MATMUL_AFFINE, 5, 1);
-    args.i[0] = bits;
-    args.i[1] = group_size;
+    glc__pack_affine(&args, bits, group_size);
     return glc__op_run(s, &args, v, NULL);
 }
 
 glc_status glc_op_matmul_q(glc_session *s, glc_view a, glc_view w, glc_view bias, glc_view out)
 {
     glc__op_args args;
-    glc_view v[4];
-    v[0] = a;
-    v[1] = w;
-    v[2] = bias;
-    v[3] = out;
+    glc_view v[4] = {a, w, bias, out};
     glc__op_args_init(&args, GLC__OP_MATMUL_Q, 3, 1);
     return glc__op_run(s, &args, v, NULL);
 }
@@ -480,11 +468,7 @@ glc_status glc_op_matmul_expert(glc_session *s, glc_view a, glc_view w, glc_view
                                 glc_view out)
 {
     glc__op_args args;
-    glc_view v[4];
-    v[0] = a;
-    v[1] = w;
-    v[2] = ids;
-    v[3] = out;
+    glc_view v[4] = {a, w, ids, out};
     glc__op_args_init(&args, GLC__OP_MATMUL_EXPERT, 3, 1);
     return glc__op_run(s, &args, v, NULL);
 }

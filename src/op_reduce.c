@@ -260,8 +260,8 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
         glc__define_int(d, "BP", bind++);
         glc__plan_bind(d, GLC__SCRATCH, segs == 1 ? GLC_WRITE : GLC_READ);
     }
-    glc__plan_param(d, (uint32_t)rows);
-    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_REDUCE_ROWS, (uint32_t)rows);
+    glc__plan_param_at(d, GLC__KP_REDUCE_N, (uint32_t)n);
     if (kop == GLC__R_SOFTMAX) {
         /* causal: keys j < q + 1 + off survive, q = row % Tq; the offset goes
          * as two magnitudes so the kernel never overflows */
@@ -275,20 +275,20 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
         } else {
             offn = (uint32_t)(off < -0xffffffffll ? 0xffffffffll : -off);
         }
-        glc__plan_param(d, (uint32_t)tq);
-        glc__plan_param(d, offp);
-        glc__plan_param(d, offn);
-        glc__plan_paramf(d, a->f[0] == 0 ? 1.0f : a->f[0]);
+        glc__plan_param_at(d, GLC__KP_REDUCE_TQ, (uint32_t)tq);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, offp);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, offn);
+        glc__plan_paramf_at(d, GLC__KP_REDUCE_SCALE, a->f[0] == 0 ? 1.0f : a->f[0]);
     } else {
         float eps = a->f[0] != 0 ? a->f[0] : kop == GLC__R_LAYER_NORM ? 1e-5f : 1e-6f;
-        glc__plan_param(d, 1);
-        glc__plan_param(d, 0);
-        glc__plan_param(d, 0);
-        glc__plan_paramf(d, eps);
+        glc__plan_param_at(d, GLC__KP_REDUCE_TQ, 1);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, 0);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, 0);
+        glc__plan_paramf_at(d, GLC__KP_REDUCE_EPS, eps);
     }
-    glc__plan_param(d, res ? (uint32_t)(a->i[0] / 2) : 0u);
-    glc__plan_param(d, segp);
-    glc__plan_param(d, nseg);
+    glc__plan_param_at(d, GLC__KP_REDUCE_NOFF, res ? (uint32_t)(a->i[0] / 2) : 0u);
+    glc__plan_param_at(d, GLC__KP_REDUCE_SEG_PAIRS, segp);
+    glc__plan_param_at(d, GLC__KP_REDUCE_NSEG, nseg);
     return d;
 }
 
@@ -348,25 +348,33 @@ const glc__op_desc glc__op_MEAN_desc = {"mean", reduce_infer, reduce_plan};
 const glc__op_desc glc__op_ARGMAX_desc = {"argmax", reduce_infer, reduce_plan};
 const glc__op_desc glc__op_ADD_RMS_NORM_desc = {"add_rms_norm", add_norm_infer, reduce_plan};
 
-static glc_status run(glc_session *s, glc__op op, int nin, glc_view *v, float f0, int64_t i0,
-                      int64_t i1)
+void glc__pack_softmax(glc__op_args *a, const glc_softmax_desc *desc)
+{
+    a->f[0] = desc ? desc->scale : 0.0f;
+    a->i[0] = desc ? desc->causal != 0 : 0;
+    a->i[1] = desc ? desc->pos_offset : 0;
+}
+
+void glc__pack_norm(glc__op_args *a, float eps) { a->f[0] = eps; }
+
+/* An op of nin inputs and no scalars but eps (sum, mean, argmax: 0). */
+static glc_status run(glc_session *s, glc__op op, int nin, glc_view *v, float eps)
 {
     glc__op_args args;
     glc__op_args_init(&args, op, nin, 1);
-    args.f[0] = f0;
-    args.i[0] = i0;
-    args.i[1] = i1;
+    glc__pack_norm(&args, eps);
     return glc__op_run(s, &args, v, NULL);
 }
 
 glc_status glc_op_softmax(glc_session *s, glc_view x, const glc_softmax_desc *desc, glc_view out)
 {
+    glc__op_args args;
     glc_view v[2];
     v[0] = x;
     v[1] = out;
-    if (!desc)
-        return run(s, GLC__OP_SOFTMAX, 1, v, 0, 0, 0);
-    return run(s, GLC__OP_SOFTMAX, 1, v, desc->scale, desc->causal != 0, desc->pos_offset);
+    glc__op_args_init(&args, GLC__OP_SOFTMAX, 1, 1);
+    glc__pack_softmax(&args, desc);
+    return glc__op_run(s, &args, v, NULL);
 }
 
 glc_status glc_op_rms_norm(glc_session *s, glc_view x, glc_view weight, float eps, glc_view out)
@@ -375,7 +383,7 @@ glc_status glc_op_rms_norm(glc_session *s, glc_view x, glc_view weight, float ep
     v[0] = x;
     v[1] = weight;
     v[2] = out;
-    return run(s, GLC__OP_RMS_NORM, 2, v, eps, 0, 0);
+    return run(s, GLC__OP_RMS_NORM, 2, v, eps);
 }
 
 glc_status glc_op_layer_norm(glc_session *s, glc_view x, glc_view weight, glc_view bias, float eps,
@@ -386,7 +394,7 @@ glc_status glc_op_layer_norm(glc_session *s, glc_view x, glc_view weight, glc_vi
     v[1] = weight;
     v[2] = bias;
     v[3] = out;
-    return run(s, GLC__OP_LAYER_NORM, 3, v, eps, 0, 0);
+    return run(s, GLC__OP_LAYER_NORM, 3, v, eps);
 }
 
 glc_status glc_op_sum(glc_session *s, glc_view x, glc_view out)
@@ -394,7 +402,7 @@ glc_status glc_op_sum(glc_session *s, glc_view x, glc_view out)
     glc_view v[2];
     v[0] = x;
     v[1] = out;
-    return run(s, GLC__OP_SUM, 1, v, 0, 0, 0);
+    return run(s, GLC__OP_SUM, 1, v, 0);
 }
 
 glc_status glc_op_mean(glc_session *s, glc_view x, glc_view out)
@@ -402,7 +410,7 @@ glc_status glc_op_mean(glc_session *s, glc_view x, glc_view out)
     glc_view v[2];
     v[0] = x;
     v[1] = out;
-    return run(s, GLC__OP_MEAN, 1, v, 0, 0, 0);
+    return run(s, GLC__OP_MEAN, 1, v, 0);
 }
 
 glc_status glc_op_argmax(glc_session *s, glc_view x, glc_view out)
@@ -410,5 +418,5 @@ glc_status glc_op_argmax(glc_session *s, glc_view x, glc_view out)
     glc_view v[2];
     v[0] = x;
     v[1] = out;
-    return run(s, GLC__OP_ARGMAX, 1, v, 0, 0, 0);
+    return run(s, GLC__OP_ARGMAX, 1, v, 0);
 }

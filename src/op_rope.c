@@ -88,16 +88,16 @@ static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t c
     if (a->t[2].present)
         glc__plan_bind(dp, 2, GLC_READ);
     glc__plan_bind(dp, out, GLC_WRITE);
-    glc__plan_param(dp, (uint32_t)(rows * units));
-    glc__plan_param(dp, (uint32_t)units);
-    glc__plan_param(dp, (uint32_t)rot);
-    glc__plan_param(dp, (uint32_t)h);
-    glc__plan_param(dp, (uint32_t)t);
-    glc__plan_param(dp, (uint32_t)d);
-    glc__plan_param(dp, (uint32_t)rd);
-    glc__plan_paramf(dp, (float)(-2.0 * log2(base) / (double)rd));
+    glc__plan_param_at(dp, GLC__KP_ROPE_UNITS, (uint32_t)(rows * units));
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROW_UNITS, (uint32_t)units);
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROT, (uint32_t)rot);
+    glc__plan_param_at(dp, GLC__KP_ROPE_H, (uint32_t)h);
+    glc__plan_param_at(dp, GLC__KP_ROPE_T, (uint32_t)t);
+    glc__plan_param_at(dp, GLC__KP_ROPE_D, (uint32_t)d);
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROPE_DIM, (uint32_t)rd);
+    glc__plan_paramf_at(dp, GLC__KP_ROPE_THETA_STEP, (float)(-2.0 * log2(base) / (double)rd));
     if (cache_rows)
-        glc__plan_param(dp, (uint32_t)cache_rows);
+        glc__plan_param_at(dp, GLC__KP_ROPE_CACHE_ROWS, (uint32_t)cache_rows);
 }
 
 static glc_status rope_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -148,6 +148,13 @@ static glc_status rope_rows_plan(const glc__op_args *a, const glc__target *tg, g
 const glc__op_desc glc__op_ROPE_desc = {"rope", rope_infer, rope_plan};
 const glc__op_desc glc__op_ROPE_ROWS_desc = {"rope_rows", rope_rows_infer, rope_rows_plan};
 
+void glc__pack_rope(glc__op_args *a, const glc_rope_desc *desc)
+{
+    a->i[0] = desc ? desc->mode : GLC_ROPE_NORMAL;
+    a->i[1] = desc ? desc->rope_dim : 0;
+    a->f[0] = desc ? desc->base : 0.0f;
+}
+
 glc_status glc_op_rope(glc_session *s, glc_view x, glc_view positions, const glc_rope_desc *desc,
                        glc_view out)
 {
@@ -158,11 +165,8 @@ glc_status glc_op_rope(glc_session *s, glc_view x, glc_view positions, const glc
     memset(&v[2], 0, sizeof v[2]);
     v[3] = out;
     glc__op_args_init(&args, GLC__OP_ROPE, 3, 1);
-    if (desc) {
+    glc__pack_rope(&args, desc);
+    if (desc)
         v[2] = desc->freq_factors;
-        args.i[0] = desc->mode;
-        args.i[1] = desc->rope_dim;
-        args.f[0] = desc->base;
-    }
     return glc__op_run(s, &args, v, NULL);
 }

@@ -170,11 +170,16 @@ void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access)
     b->size = 0;
 }
 
-void glc__plan_param(glc__dispatch_plan *d, uint32_t v) { d->params[d->nparams++] = v; }
+void glc__plan_param_at(glc__dispatch_plan *d, int slot, uint32_t v)
+{
+    d->params[slot] = v;
+    if (d->nparams < slot + 1)
+        d->nparams = slot + 1;
+}
 
-void glc__plan_paramf(glc__dispatch_plan *d, float v)
+void glc__plan_paramf_at(glc__dispatch_plan *d, int slot, float v)
 {
     uint32_t u;
     memcpy(&u, &v, 4);
-    d->params[d->nparams++] = u;
+    glc__plan_param_at(d, slot, u);
 }

@@ -14,6 +14,7 @@
 #define GLC_OPS_H
 
 #include "glcompute.h"
+#include "kparams.h"
 
 #define GLC__OP_MAX_TENSORS 6
 #define GLC__OP_MAX_DISPATCH 4
@@ -197,8 +198,35 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
                           uint32_t parts, int bias, int out, const glc__target *tg, char *err,
                           size_t len);
 void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
-void glc__plan_param(glc__dispatch_plan *d, uint32_t v);
-void glc__plan_paramf(glc__dispatch_plan *d, float v);
+/* The fused Q/K/V projection of a dense or GGML matmul (a->i[2..5], see
+ * op_matmul.c), when a->i[2] is set: the SEG define and the params S1,
+ * S12, SEG1, SEG2 from slot s1 on (GLC__KP_SEGS). */
+void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1);
+/* Param `slot` (GLC__KP_<KERNEL>_<NAME>, kparams.h) of d = v; d then
+ * uploads params 0 .. the highest slot set (unset ones 0). */
+void glc__plan_param_at(glc__dispatch_plan *d, int slot, uint32_t v);
+void glc__plan_paramf_at(glc__dispatch_plan *d, int slot, float v);
+
+/* ---- op arguments ----
+ * An op's scalar arguments travel in glc__op_args f[] and i[], laid out as
+ * its family file's header says. The typed arguments (the public desc
+ * structs and scalars) are packed there by one function per family, which
+ * the eager entry point (op_*.c) and the graph builder (graph_ops.c) both
+ * call, so a layout is written once. Each packs into args already set up
+ * by glc__op_args_init. */
+void glc__pack_scale(glc__op_args *a, float mul, float add);      /* op_elementwise.c */
+void glc__pack_unary(glc__op_args *a, glc_unary_op op, float param);
+void glc__pack_softmax(glc__op_args *a, const glc_softmax_desc *desc); /* op_reduce.c */
+void glc__pack_norm(glc__op_args *a, float eps);                 /* rms_norm, layer_norm */
+void glc__pack_rope(glc__op_args *a, const glc_rope_desc *desc); /* op_rope.c */
+void glc__pack_matmul(glc__op_args *a, const glc_matmul_desc *desc); /* op_matmul.c */
+void glc__pack_affine(glc__op_args *a, int bits, int group_size); /* op_quant.c */
+/* sdpa, sdpa_decode (scratch: its dtype, 0 for the compiler's f32) */
+void glc__pack_sdpa(glc__op_args *a, const glc_sdpa_desc *desc, glc_dtype scratch);
+/* op_data.c: copy (perm NULL or rank entries), concat, slice */
+void glc__pack_copy(glc__op_args *a, const int *perm, int rank);
+void glc__pack_concat(glc__op_args *a, int axis);
+void glc__pack_slice(glc__op_args *a, int axis, int64_t start, int64_t len);
 
 /* Shorthand for entry points and builders: sets up args for `op` with nin inputs
  * and nout outputs. */

@@ -119,12 +119,12 @@ static void run_unary(glc_device *dev, uint64_t *seed, int op, size_t n, glc_dty
     shape[0] = (int64_t)n;
     ot_fill(seed, x, n, -4.0f, 4.0f);
     ot_round(tx, x, n);
-    ref_unary(op, x, ref, n, op == 8 ? 1.5f : param, -0.25f);
+    ref_unary(op, x, ref, n, op == REF_UNARY_SCALE ? 1.5f : param, -0.25f);
     ot_round(to, ref, n);
     X = ot_tensor_new(dev, tx, 1, shape, x);
     O = ot_tensor_new(dev, to, 1, shape, NULL);
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    if (op == 8)
+    if (op == REF_UNARY_SCALE)
         assert_int_equal(glc_op_scale(s, X.view, 1.5f, -0.25f, O.view), GLC_OK);
     else
         assert_int_equal(glc_op_unary(s, (glc_unary_op)op, X.view, param, O.view), GLC_OK);
@@ -149,7 +149,7 @@ static void test_unary_all(void **state)
     int op;
     size_t i;
     (void)state;
-    for (op = GLC_UNARY_GELU; op <= 8; op++)
+    for (op = GLC_UNARY_GELU; op <= REF_UNARY_SCALE; op++)
         for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
             run_unary(dev, &seed, op, sizes[i], floats[(op + i) % 3], floats[(op + 2 * i) % 3],
                       3.0f);
