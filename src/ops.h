@@ -90,7 +90,49 @@ typedef struct glc__tensor {
     int64_t shape[GLC_MAX_DIMS];
 } glc__tensor;
 
-/* One op instance: its tensors and scalar arguments (meaning per op). */
+/* Where each op family keeps its scalars in glc__op_args (GLC__F_*: f[],
+ * GLC__I_*: i[]); the family files' headers say what they mean, and the
+ * glc__pack_* functions below fill them. The compiler's fusion passes set
+ * the fused slots (BIN_ACT, MM_ACT, MM_S1..SEG2, MM_GLU, MM_GLU_AT). */
+enum glc__arg_slot {
+    GLC__I_BIN_ACT = 0, /* add, sub, mul, div: activation of a, 0 none */
+    GLC__F_BIN_ACT_PARAM = 0,
+    GLC__I_UNARY_OP = 0, /* unary: the glc_unary_op */
+    GLC__F_UNARY_PARAM = 0,
+    GLC__F_SCALE_MUL = 0, /* scale: x * mul + add */
+    GLC__F_SCALE_ADD = 1,
+    GLC__F_SOFTMAX_SCALE = 0,
+    GLC__I_SOFTMAX_CAUSAL = 0,
+    GLC__I_SOFTMAX_POS = 1,
+    GLC__F_NORM_EPS = 0,    /* rms_norm, layer_norm, add_rms_norm */
+    GLC__I_ADDNORM_AT = 0,  /* add_rms_norm: where the norm goes in out (elements) */
+    GLC__I_ROPE_MODE = 0,
+    GLC__I_ROPE_DIM = 1,
+    GLC__F_ROPE_BASE = 0,
+    GLC__I_MM_TRANSPOSE = 0, /* matmul (and matmul_q from ACT on) */
+    GLC__I_MM_ACT = 1,
+    GLC__F_MM_ACT_PARAM = 0,
+    GLC__I_MM_S1 = 2, /* the fused Q/K/V projection: S1, S12, SEG1, SEG2 */
+    GLC__I_MM_S12 = 3,
+    GLC__I_MM_SEG1 = 4,
+    GLC__I_MM_SEG2 = 5,
+    GLC__I_MM_GLU = 6,    /* the fused SwiGLU input's activation */
+    GLC__I_MM_GLU_AT = 7, /* its gate (low 32 bits) and up (high) offsets */
+    GLC__I_AFFINE_BITS = 0,
+    GLC__I_AFFINE_GROUP = 1,
+    GLC__F_SDPA_SCALE = 0, /* sdpa, sdpa_decode */
+    GLC__I_SDPA_CAUSAL = 0,
+    GLC__I_SDPA_Q_OFFSET = 1,
+    GLC__I_SDPA_KV_LEN = 2,
+    GLC__I_SDPA_SCRATCH = 3,
+    GLC__I_COPY_PERMUTED = 0,
+    GLC__I_COPY_PERM = 1, /* rank entries */
+    GLC__I_AXIS = 0,      /* concat, slice */
+    GLC__I_SLICE_START = 1,
+    GLC__I_SLICE_LEN = 2
+};
+
+/* One op instance: its tensors and scalar arguments (slots above). */
 typedef struct glc__op_args {
     glc__op op;
     int nin, nout;
