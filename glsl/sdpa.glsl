@@ -21,52 +21,40 @@ layout(std430, binding = 3) writeonly buffer O { float o[]; };
 // k_unit(row, u) / v_unit(row, u): values 4u .. 4u+3 of a K / V row (zeros
 // past the head dim), one 16-byte (f32) or 8-byte (f16) load when rows are
 // whole vec4s.
+// (the bodies compute the row's index once, as one uniform read)
 #if KVEC && KT == GLC_T_F32
 layout(std430, binding = 1) readonly buffer K { uvec4 k[]; };
-vec4 k_unit(uint row, uint u) { return uintBitsToFloat(k[row * DU_ + u]); }
+#define K_UNIT return uintBitsToFloat(k[row * DU_ + u]);
 #elif KVEC
 layout(std430, binding = 1) readonly buffer K { uvec2 k[]; };
-vec4 k_unit(uint row, uint u)
-{
-    uvec2 w = k[row * DU_ + u];
-    return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-}
+#define K_UNIT return glc_half4(k[row * DU_ + u]);
 #else
 layout(std430, binding = 1) readonly buffer K { uint k[]; };
-vec4 k_unit(uint row, uint u)
-{
-    uint i = row * D_ + u * 4u, n = D_ - u * 4u;
-    return vec4(GLC_LOAD(k, KT, i), n > 1u ? GLC_LOAD(k, KT, i + 1u) : 0.0,
-                n > 2u ? GLC_LOAD(k, KT, i + 2u) : 0.0, n > 3u ? GLC_LOAD(k, KT, i + 3u) : 0.0);
-}
+#define K_UNIT                                      \
+    uint i = row * D_ + u * 4u, n = D_ - u * 4u;    \
+    return GLC_LOAD4(k, KT, i, n);
 #endif
 
 #if VVEC && VT == GLC_T_F32
 layout(std430, binding = 2) readonly buffer V { uvec4 v[]; };
-vec4 v_unit(uint row, uint u) { return uintBitsToFloat(v[row * DVU_ + u]); }
+#define V_UNIT return uintBitsToFloat(v[row * DVU_ + u]);
 #elif VVEC
 layout(std430, binding = 2) readonly buffer V { uvec2 v[]; };
-vec4 v_unit(uint row, uint u)
-{
-    uvec2 w = v[row * DVU_ + u];
-    return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-}
+#define V_UNIT return glc_half4(v[row * DVU_ + u]);
 #else
 layout(std430, binding = 2) readonly buffer V { uint v[]; };
-vec4 v_unit(uint row, uint u)
-{
-    uint i = row * DV_ + u * 4u, n = DV_ - u * 4u;
-    return vec4(GLC_LOAD(v, VT, i), n > 1u ? GLC_LOAD(v, VT, i + 1u) : 0.0,
-                n > 2u ? GLC_LOAD(v, VT, i + 2u) : 0.0, n > 3u ? GLC_LOAD(v, VT, i + 3u) : 0.0);
-}
+#define V_UNIT                                      \
+    uint i = row * DV_ + u * 4u, n = DV_ - u * 4u;  \
+    return GLC_LOAD4(v, VT, i, n);
 #endif
+
+vec4 k_unit(uint row, uint u) { K_UNIT }
+vec4 v_unit(uint row, uint u) { V_UNIT }
 
 vec4 q_unit(uint row, uint u)
 {
     uint i = row * D_ + u * 4u, n = D_ - u * 4u;
-    return vec4(uintBitsToFloat(q[i]), n > 1u ? uintBitsToFloat(q[i + 1u]) : 0.0,
-                n > 2u ? uintBitsToFloat(q[i + 2u]) : 0.0,
-                n > 3u ? uintBitsToFloat(q[i + 3u]) : 0.0);
+    return GLC_LOAD4(q, GLC_T_F32, i, n);
 }
 
 // Stores vec4 u of an output row at o[base + 4u ..], the values inside DV.

@@ -37,6 +37,19 @@ uint glc_pack16(float lo, float hi, int t)
      : (t) == GLC_T_F16 ? glc_half_of(arr[(i) >> 1], (i))        \
                         : glc_bf16_of(arr[(i) >> 1], (i)))
 
+// arr[i .. i + 3] as a vec4, zeros from the n-th on (n: values left in the
+// row).
+#define GLC_LOAD4(arr, t, i, n)                                                \
+    vec4(GLC_LOAD(arr, t, (i)), (n) > 1u ? GLC_LOAD(arr, t, (i) + 1u) : 0.0,   \
+         (n) > 2u ? GLC_LOAD(arr, t, (i) + 2u) : 0.0,                          \
+         (n) > 3u ? GLC_LOAD(arr, t, (i) + 3u) : 0.0)
+
+// Four f16 values packed in two words.
+vec4 glc_half4(uvec2 w)
+{
+    return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+}
+
 // Stores out[i] and out[i + 1] (i even); when only i is inside the tensor
 // (has_hi false) the other half of a 16-bit word is left as it was: it may
 // belong to the next tensor of an arena.

@@ -77,6 +77,8 @@
 #define GLC__KP_ENUM(K, NAME, I) GLC__KP_##K##_##NAME = (I),
 #define GLC__KP_KERNEL_ENUM(K) enum { GLC__KP_##K(GLC__KP_ENUM, K) GLC__KP_##K##_END_ };
 GLC__KPARAM_KERNELS(GLC__KP_KERNEL_ENUM)
+/* the slots sdpa_rows and sdpa_tile share, for the planner that fills both */
+GLC__KP_KERNEL_ENUM(SDPA_HEAD)
 #undef GLC__KP_KERNEL_ENUM
 
 #endif

@@ -159,6 +159,19 @@ static void common_defines(glc__dispatch_plan *d, const glc__op_args *a, const s
     glc__define_int(d, "VVEC", c->dv % 4 == 0);
 }
 
+/* The slots sdpa_rows and sdpa_tile share (GLC__KP_SDPA_HEAD). */
+static void head_params(glc__dispatch_plan *d, const sdpa_cfg *c)
+{
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_TQ, (uint32_t)c->tq);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_HQ, (uint32_t)c->hq);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_GROUP, (uint32_t)(c->hq / c->hkv));
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_HKV, (uint32_t)c->hkv);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_KV_LEN, (uint32_t)c->kv_len);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_Q_OFFSET, (uint32_t)c->q_offset);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_CAUSAL, (uint32_t)c->causal);
+    glc__plan_paramf_at(d, GLC__KP_SDPA_HEAD_QSCALE, (float)(c->scale * LOG2E));
+}
+
 /* The rows variant's KB for `keys` keys an invocation under the device's
  * loop budget (0: none fits). KB keys a pass over the head dims: the loop
  * iterations of one invocation. KB 32 is the most Mesa unrolls (a loop over
@@ -205,14 +218,7 @@ static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_READ);
     glc__plan_bind(d, out_tensor, GLC_WRITE);
-    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_TQ, (uint32_t)c->tq);
-    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_HQ, (uint32_t)c->hq);
-    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_GROUP, (uint32_t)(c->hq / c->hkv));
-    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_HKV, (uint32_t)c->hkv);
-    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_KV_LEN, (uint32_t)c->kv_len);
-    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_Q_OFFSET, (uint32_t)c->q_offset);
-    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_CAUSAL, (uint32_t)c->causal);
-    glc__plan_paramf_at(d, GLC__KP_SDPA_ROWS_QSCALE, (float)(c->scale * LOG2E));
+    head_params(d, c);
     glc__plan_param_at(d, GLC__KP_SDPA_ROWS_CHUNK_KEYS, (uint32_t)chunk);
     glc__plan_param_at(d, GLC__KP_SDPA_ROWS_NSPLIT, (uint32_t)nsplit);
     glc__plan_param_at(d, GLC__KP_SDPA_ROWS_ITEMS, (uint32_t)items);
@@ -268,14 +274,7 @@ static glc_status plan_tile(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
-    glc__plan_param_at(d, GLC__KP_SDPA_TILE_TQ, (uint32_t)c->tq);
-    glc__plan_param_at(d, GLC__KP_SDPA_TILE_HQ, (uint32_t)c->hq);
-    glc__plan_param_at(d, GLC__KP_SDPA_TILE_GROUP, (uint32_t)(c->hq / c->hkv));
-    glc__plan_param_at(d, GLC__KP_SDPA_TILE_HKV, (uint32_t)c->hkv);
-    glc__plan_param_at(d, GLC__KP_SDPA_TILE_KV_LEN, (uint32_t)c->kv_len);
-    glc__plan_param_at(d, GLC__KP_SDPA_TILE_Q_OFFSET, (uint32_t)c->q_offset);
-    glc__plan_param_at(d, GLC__KP_SDPA_TILE_CAUSAL, (uint32_t)c->causal);
-    glc__plan_paramf_at(d, GLC__KP_SDPA_TILE_QSCALE, (float)(c->scale * LOG2E));
+    head_params(d, c);
     glc__plan_param_at(d, GLC__KP_SDPA_TILE_QBLOCKS, (uint32_t)nqb);
     return GLC_OK;
 }
