@@ -98,21 +98,18 @@ static glc_status sdpa_check(glc__op_args *a, const char *name, sdpa_cfg *c, cha
         glc__numel(v) > 0xffffffffll || c->tq * c->hq * c->dv > 0xffffffffll)
         return glc__op_error(err, len, name, "q %s, k %s, v %s: over 2^32 - 1 elements", sq, sk,
                              sv);
-    if (!(a->f[GLC__F_SDPA_SCALE] == a->f[GLC__F_SDPA_SCALE]) ||
-        a->f[GLC__F_SDPA_SCALE] > 3.4e38f || a->f[GLC__F_SDPA_SCALE] < -3.4e38f)
-        return glc__op_error(err, len, name, "scale %g is not finite",
-                             (double)a->f[GLC__F_SDPA_SCALE]);
-    c->scale =
-        a->f[GLC__F_SDPA_SCALE] != 0 ? a->f[GLC__F_SDPA_SCALE] : (float)(1.0 / sqrt((double)c->d));
-    c->causal = a->i[GLC__I_SDPA_CAUSAL] != 0;
-    if (a->i[GLC__I_SDPA_KV_LEN] < 0 || a->i[GLC__I_SDPA_KV_LEN] > c->tk)
+    if (!(a->sdpa.scale == a->sdpa.scale) || a->sdpa.scale > 3.4e38f || a->sdpa.scale < -3.4e38f)
+        return glc__op_error(err, len, name, "scale %g is not finite", (double)a->sdpa.scale);
+    c->scale = a->sdpa.scale != 0 ? a->sdpa.scale : (float)(1.0 / sqrt((double)c->d));
+    c->causal = a->sdpa.causal != 0;
+    if (a->sdpa.kv_len < 0 || a->sdpa.kv_len > c->tk)
         return glc__op_error(err, len, name, "kv_len %lld with k %s: must be in [0, %lld]",
-                             (long long)a->i[GLC__I_SDPA_KV_LEN], sk, (long long)c->tk);
-    c->kv_len = a->i[GLC__I_SDPA_KV_LEN] ? a->i[GLC__I_SDPA_KV_LEN] : c->tk;
-    if (a->i[GLC__I_SDPA_Q_OFFSET] < -1)
+                             (long long)a->sdpa.kv_len, sk, (long long)c->tk);
+    c->kv_len = a->sdpa.kv_len ? a->sdpa.kv_len : c->tk;
+    if (a->sdpa.q_offset < -1)
         return glc__op_error(err, len, name, "q_offset %lld: must be >= 0, or -1 for kv_len - Tq",
-                             (long long)a->i[GLC__I_SDPA_Q_OFFSET]);
-    c->q_offset = a->i[GLC__I_SDPA_Q_OFFSET] == -1 ? c->kv_len - c->tq : a->i[GLC__I_SDPA_Q_OFFSET];
+                             (long long)a->sdpa.q_offset);
+    c->q_offset = a->sdpa.q_offset == -1 ? c->kv_len - c->tq : a->sdpa.q_offset;
     if (c->causal && c->q_offset < 0)
         return glc__op_error(err, len, name,
                              "causal with q %s and kv_len %lld: query row 0 would sit at "
@@ -353,9 +350,9 @@ static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
         return glc__op_error(err, len, "sdpa_decode", "q %s: decode takes one query row",
                              glc__shape_str(&a->t[0], sq, sizeof sq));
     /* i[3]: the scratch view's dtype as the entry point saw it (0: none) */
-    if (a->i[GLC__I_SDPA_SCRATCH] && a->i[GLC__I_SDPA_SCRATCH] != GLC_DTYPE_F32)
+    if (a->sdpa.scratch && a->sdpa.scratch != GLC_DTYPE_F32)
         return glc__op_error(err, len, "sdpa_decode", "scratch is %s, must be f32",
-                             glc_dtype_name((glc_dtype)a->i[GLC__I_SDPA_SCRATCH]));
+                             glc_dtype_name((glc_dtype)a->sdpa.scratch));
     return GLC_OK;
 }
 
@@ -450,11 +447,11 @@ const glc__op_desc glc__op_SDPA_DECODE_desc = {"sdpa_decode", decode_infer, deco
  * before it); pass -1 for "the last Tq positions of kv_len". */
 void glc__pack_sdpa(glc__op_args *a, const glc_sdpa_desc *desc, glc_dtype scratch)
 {
-    a->f[GLC__F_SDPA_SCALE] = desc ? desc->scale : 0.0f;
-    a->i[GLC__I_SDPA_CAUSAL] = desc ? desc->causal : 0;
-    a->i[GLC__I_SDPA_Q_OFFSET] = desc ? desc->q_offset : -1;
-    a->i[GLC__I_SDPA_KV_LEN] = desc ? desc->kv_len : 0;
-    a->i[GLC__I_SDPA_SCRATCH] = scratch;
+    a->sdpa.scale = desc ? desc->scale : 0.0f;
+    a->sdpa.causal = desc ? desc->causal : 0;
+    a->sdpa.q_offset = desc ? desc->q_offset : -1;
+    a->sdpa.kv_len = desc ? desc->kv_len : 0;
+    a->sdpa.scratch = scratch;
 }
 
 glc_status glc_op_sdpa(glc_session *s, glc_view q, glc_view k, glc_view v,

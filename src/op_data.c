@@ -234,15 +234,15 @@ static glc_status copy_infer(glc__op_args *a, char *err, size_t len)
     glc_status st;
     if ((st = float_in_out(x, o, "copy", err, len)) != GLC_OK)
         return st;
-    if (a->i[GLC__I_COPY_PERMUTED]) {
+    if (a->copy.permuted) {
         sp[0] = '\0';
         for (i = 0; i < x->rank; i++) {
             size_t used = strlen(sp);
             snprintf(sp + used, sizeof sp - used, "%s%lld", i ? ", " : "",
-                     (long long)a->i[GLC__I_COPY_PERM + i]);
+                     (long long)a->copy.perm[i]);
         }
         for (i = 0; i < x->rank; i++) {
-            int64_t v = a->i[GLC__I_COPY_PERM + i];
+            int64_t v = a->copy.perm[i];
             if (v < 0 || v >= x->rank || (seen >> v & 1))
                 return glc__op_error(err, len, "copy",
                                      "perm [%s] is not a permutation of the %d dims of x %s", sp,
@@ -252,8 +252,7 @@ static glc_status copy_infer(glc__op_args *a, char *err, size_t len)
     }
     o->rank = x->rank;
     for (i = 0; i < GLC_MAX_DIMS; i++)
-        o->shape[i] =
-            i < x->rank ? x->shape[a->i[GLC__I_COPY_PERMUTED] ? a->i[GLC__I_COPY_PERM + i] : i] : 1;
+        o->shape[i] = i < x->rank ? x->shape[a->copy.permuted ? a->copy.perm[i] : i] : 1;
     return check_count(err, len, "copy", x, "x");
 }
 
@@ -272,7 +271,7 @@ static glc_status copy_plan(const glc__op_args *a, const glc__target *tg, glc__o
     g.nd = x->rank;
     g.axis = -1;
     for (i = 0; i < x->rank; i++) {
-        int from = a->i[GLC__I_COPY_PERMUTED] ? (int)a->i[GLC__I_COPY_PERM + i] : i;
+        int from = a->copy.permuted ? (int)a->copy.perm[i] : i;
         g.n[i] = x->shape[from];
         g.sa[i] = xs[from];
     }
@@ -290,21 +289,20 @@ static glc_status slice_infer(glc__op_args *a, char *err, size_t len)
     glc_status st;
     if ((st = float_in_out(x, o, "slice", err, len)) != GLC_OK)
         return st;
-    if ((ax = norm_axis(a->i[GLC__I_AXIS], x->rank)) < 0)
+    if ((ax = norm_axis(a->axis.axis, x->rank)) < 0)
         return glc__op_error(err, len, "slice", "axis %lld is out of range for x %s",
-                             (long long)a->i[GLC__I_AXIS], glc__shape_str(x, sx, sizeof sx));
-    if (a->i[GLC__I_SLICE_START] < 0 || a->i[GLC__I_SLICE_LEN] < 1 ||
-        a->i[GLC__I_SLICE_START] > x->shape[ax] - a->i[GLC__I_SLICE_LEN]) {
+                             (long long)a->axis.axis, glc__shape_str(x, sx, sizeof sx));
+    if (a->axis.start < 0 || a->axis.len < 1 || a->axis.start > x->shape[ax] - a->axis.len) {
         glc__op_error(err, len, "slice",
                       "x %s: [%lld, %lld + %lld) is not a non-empty range inside dim %d (%lld)",
-                      glc__shape_str(x, sx, sizeof sx), (long long)a->i[GLC__I_SLICE_START],
-                      (long long)a->i[GLC__I_SLICE_START], (long long)a->i[GLC__I_SLICE_LEN], ax,
+                      glc__shape_str(x, sx, sizeof sx), (long long)a->axis.start,
+                      (long long)a->axis.start, (long long)a->axis.len, ax,
                       (long long)x->shape[ax]);
         return GLC_ERR_BOUNDS;
     }
     o->rank = x->rank;
     memcpy(o->shape, x->shape, sizeof o->shape);
-    o->shape[ax] = a->i[GLC__I_SLICE_LEN];
+    o->shape[ax] = a->axis.len;
     return check_count(err, len, "slice", x, "x");
 }
 
@@ -312,7 +310,7 @@ static glc_status slice_plan(const glc__op_args *a, const glc__target *tg, glc__
                              char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0];
-    int ax = norm_axis(a->i[GLC__I_AXIS], x->rank), i;
+    int ax = norm_axis(a->axis.axis, x->rank), i;
     int64_t xs[GLC_MAX_DIMS];
     gather g;
     (void)tg;
@@ -323,10 +321,10 @@ static glc_status slice_plan(const glc__op_args *a, const glc__target *tg, glc__
     g.nd = x->rank;
     g.axis = -1;
     for (i = 0; i < x->rank; i++) {
-        g.n[i] = i == ax ? a->i[GLC__I_SLICE_LEN] : x->shape[i];
+        g.n[i] = i == ax ? a->axis.len : x->shape[i];
         g.sa[i] = xs[i];
     }
-    g.base = a->i[GLC__I_SLICE_START] * xs[ax];
+    g.base = a->axis.start * xs[ax];
     plan_gather(p, &g, a, 1);
     return GLC_OK;
 }
@@ -353,9 +351,9 @@ static glc_status concat_infer(glc__op_args *a, char *err, size_t len)
     if (x->rank != y->rank)
         return glc__op_error(err, len, "concat", "a %s and b %s differ in rank",
                              glc__shape_str(x, sx, sizeof sx), glc__shape_str(y, sy, sizeof sy));
-    if ((ax = norm_axis(a->i[GLC__I_AXIS], x->rank)) < 0)
+    if ((ax = norm_axis(a->axis.axis, x->rank)) < 0)
         return glc__op_error(err, len, "concat", "axis %lld is out of range for a %s",
-                             (long long)a->i[GLC__I_AXIS], glc__shape_str(x, sx, sizeof sx));
+                             (long long)a->axis.axis, glc__shape_str(x, sx, sizeof sx));
     for (i = 0; i < x->rank; i++)
         if (i != ax && x->shape[i] != y->shape[i])
             return glc__op_error(err, len, "concat",
@@ -372,7 +370,7 @@ static glc_status concat_plan(const glc__op_args *a, const glc__target *tg, glc_
                               char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *y = &a->t[1], *o = &a->t[2];
-    int ax = norm_axis(a->i[GLC__I_AXIS], x->rank), i;
+    int ax = norm_axis(a->axis.axis, x->rank), i;
     int64_t xs[GLC_MAX_DIMS], ys[GLC_MAX_DIMS];
     gather g;
     (void)tg;
@@ -553,18 +551,18 @@ glc_status glc_op_set_rows(glc_session *s, glc_view src, glc_view ids, glc_view 
 void glc__pack_copy(glc__op_args *a, const int *perm, int rank)
 {
     int i;
-    a->i[GLC__I_COPY_PERMUTED] = perm != NULL;
+    a->copy.permuted = perm != NULL;
     for (i = 0; perm && i < rank && i < GLC_MAX_DIMS; i++)
-        a->i[GLC__I_COPY_PERM + i] = perm[i];
+        a->copy.perm[i] = perm[i];
 }
 
-void glc__pack_concat(glc__op_args *a, int axis) { a->i[GLC__I_AXIS] = axis; }
+void glc__pack_concat(glc__op_args *a, int axis) { a->axis.axis = axis; }
 
 void glc__pack_slice(glc__op_args *a, int axis, int64_t start, int64_t len)
 {
-    a->i[GLC__I_AXIS] = axis;
-    a->i[GLC__I_SLICE_START] = start;
-    a->i[GLC__I_SLICE_LEN] = len;
+    a->axis.axis = axis;
+    a->axis.start = start;
+    a->axis.len = len;
 }
 
 glc_status glc_op_copy(glc_session *s, glc_view x, const int *perm, glc_view out)

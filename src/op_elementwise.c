@@ -96,9 +96,9 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
         for (i = 0; i < 4; i++)
             glc__plan_param_at(d, GLC__KP_BINARY_B_STRIDES + i, sb[i]);
     }
-    if (a->i[GLC__I_BIN_ACT]) { /* fused: that activation (and its param) on a first */
-        glc__define_int(d, "ACT_A", a->i[GLC__I_BIN_ACT]);
-        glc__plan_paramf_at(d, GLC__KP_BINARY_ACT_PARAM, a->f[GLC__F_BIN_ACT_PARAM]);
+    if (a->bin.act) { /* fused: that activation (and its param) on a first */
+        glc__define_int(d, "ACT_A", a->bin.act);
+        glc__plan_paramf_at(d, GLC__KP_BINARY_ACT_PARAM, a->bin.act_param);
     }
     return GLC_OK;
 }
@@ -107,14 +107,11 @@ static glc_status unary_infer(glc__op_args *a, char *err, size_t len)
 {
     const char *name = a->op == GLC__OP_SCALE ? "scale" : "unary";
     glc__tensor *x = &a->t[0], *o = &a->t[1];
-    if (a->op == GLC__OP_UNARY &&
-        (a->i[GLC__I_UNARY_OP] < GLC_UNARY_GELU || a->i[GLC__I_UNARY_OP] > GLC_UNARY_SOFTCAP))
-        return glc__op_error(err, len, name, "%lld is not a glc_unary_op",
-                             (long long)a->i[GLC__I_UNARY_OP]);
-    if (a->op == GLC__OP_UNARY && a->i[GLC__I_UNARY_OP] == GLC_UNARY_SOFTCAP &&
-        !(a->f[GLC__F_UNARY_PARAM] > 0))
+    if (a->op == GLC__OP_UNARY && (a->unary.op < GLC_UNARY_GELU || a->unary.op > GLC_UNARY_SOFTCAP))
+        return glc__op_error(err, len, name, "%lld is not a glc_unary_op", (long long)a->unary.op);
+    if (a->op == GLC__OP_UNARY && a->unary.op == GLC_UNARY_SOFTCAP && !(a->unary.param > 0))
         return glc__op_error(err, len, name, "softcap needs a cap > 0, got %g",
-                             (double)a->f[GLC__F_UNARY_PARAM]);
+                             (double)a->unary.param);
     if (!glc__is_float(x->dtype) || !glc__is_float(o->dtype))
         return glc__op_error(err, len, name, "x %s, out %s: storage must be f32, f16 or bf16",
                              glc_dtype_name(x->dtype), glc_dtype_name(o->dtype));
@@ -135,15 +132,15 @@ static glc_status unary_plan(const glc__op_args *a, const glc__target *tg, glc__
     (void)tg;
     (void)err;
     (void)len;
-    glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? GLC__UNARY_AFFINE : a->i[GLC__I_UNARY_OP]);
+    glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? GLC__UNARY_AFFINE : a->unary.op);
     glc__define_t(d, "TX", a->t[0].dtype);
     glc__define_t(d, "TO", a->t[1].dtype);
     glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_WRITE);
     glc__plan_param_at(d, GLC__KP_UNARY_N, (uint32_t)n);
-    glc__plan_paramf_at(d, GLC__KP_UNARY_A, a->f[GLC__F_SCALE_MUL]);
-    glc__plan_paramf_at(d, GLC__KP_UNARY_B, a->f[GLC__F_SCALE_ADD]);
+    glc__plan_paramf_at(d, GLC__KP_UNARY_A, a->scale.mul);
+    glc__plan_paramf_at(d, GLC__KP_UNARY_B, a->scale.add);
     return GLC_OK;
 }
 
@@ -187,14 +184,14 @@ glc_status glc_op_div(glc_session *s, glc_view a, glc_view b, glc_view out)
 
 void glc__pack_scale(glc__op_args *a, float mul, float add)
 {
-    a->f[GLC__F_SCALE_MUL] = mul;
-    a->f[GLC__F_SCALE_ADD] = add;
+    a->scale.mul = mul;
+    a->scale.add = add;
 }
 
 void glc__pack_unary(glc__op_args *a, glc_unary_op op, float param)
 {
-    a->i[GLC__I_UNARY_OP] = op;
-    a->f[GLC__F_UNARY_PARAM] = param;
+    a->unary.op = op;
+    a->unary.param = param;
 }
 
 glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view out)

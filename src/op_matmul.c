@@ -54,7 +54,7 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1], *bias = &a->t[2];
     glc__tensor *o = &a->t[3];
-    int nt = a->i[GLC__I_MM_TRANSPOSE] != 0, i, nbatch_a, nbatch_b;
+    int nt = a->mm.transpose_b != 0, i, nbatch_a, nbatch_b;
     int64_t k, kb, n;
     char sx[96], sb[96], sc[96];
     if (x->dtype != GLC_DTYPE_F32 || x->rank < 1)
@@ -64,15 +64,14 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
         return glc__op_error(err, len, "matmul", "b %s: must be f32, f16 or bf16 %s",
                              glc__shape_str(b, sb, sizeof sb), nt ? "[.., N, K]" : "[.., K, N]");
     k = x->shape[x->rank - 1];
-    if (a->i[GLC__I_MM_GLU]) { /* fused SwiGLU input: a row is gate | up, K each */
-        int64_t g0 = a->i[GLC__I_MM_GLU_AT] & 0xffffffffll, u0 = a->i[GLC__I_MM_GLU_AT] >> 32,
-                lo = g0 < u0 ? g0 : u0;
+    if (a->mm.glu) { /* fused SwiGLU input: a row is gate | up, K each */
+        int64_t g0 = a->mm.glu_at & 0xffffffffll, u0 = a->mm.glu_at >> 32, lo = g0 < u0 ? g0 : u0;
         int64_t hi = g0 < u0 ? u0 : g0;
         /* the halves may not overlap; their extent (hi + M K elements, where
          * a's shape at lower variable values no longer says) is the binding
          * glu_params asks for, which the compiler checks against a's memory */
         if (!nt || b->rank != 2 || k % 8 || g0 % 4 || u0 % 4 || hi - lo < glc__numel(x) / 2 ||
-            a->i[GLC__I_MM_GLU] < GLC_UNARY_GELU || a->i[GLC__I_MM_GLU] > GLC_UNARY_RELU)
+            a->mm.glu < GLC_UNARY_GELU || a->mm.glu > GLC_UNARY_RELU)
             return glc__op_error(err, len, "matmul", "a %s: not a gated input this matmul takes",
                                  glc__shape_str(x, sx, sizeof sx));
         k /= 2;
@@ -122,16 +121,16 @@ static int forced_variant(const glc__target *tg)
     }
 }
 
-/* For the fused Q/K/V projection (GLC__I_MM_S1..SEG2), the SEG define and the
+/* For the fused Q/K/V projection (a->mm.seg), the SEG define and the
  * segments' params from slot s1 on (GLC__KP_SEGS: S1, S12, SEG1, SEG2). */
 void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1)
 {
     int j;
-    if (!a->i[GLC__I_MM_S1])
+    if (!a->mm.seg[0])
         return;
     glc__define(d, "SEG", "1");
     for (j = 0; j < 4; j++)
-        glc__plan_param_at(d, s1 + j, (uint32_t)a->i[GLC__I_MM_S1 + j]);
+        glc__plan_param_at(d, s1 + j, (uint32_t)a->mm.seg[j]);
 }
 
 /* The bindings every dense variant takes (a, b, out, bias or a in its
@@ -145,8 +144,8 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
-    if (a->i[GLC__I_MM_S1])
-        d->bind[2].size = (size_t)(a->i[GLC__I_MM_SEG2] + m * (n - a->i[GLC__I_MM_S12])) * 4;
+    if (a->mm.seg[0])
+        d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
 }
 
 /* The fused SwiGLU input (i[6] the activation; i[7] where the gate and up
@@ -157,10 +156,10 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
 static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at, int64_t m,
                        int64_t k)
 {
-    int64_t g0 = a->i[GLC__I_MM_GLU_AT] & 0xffffffffll, u0 = a->i[GLC__I_MM_GLU_AT] >> 32;
-    if (!a->i[GLC__I_MM_GLU])
+    int64_t g0 = a->mm.glu_at & 0xffffffffll, u0 = a->mm.glu_at >> 32;
+    if (!a->mm.glu)
         return;
-    glc__define_int(d, "GLU", a->i[GLC__I_MM_GLU]);
+    glc__define_int(d, "GLU", a->mm.glu);
     glc__plan_param_at(d, at, (uint32_t)(int32_t)(u0 - g0));
     d->bind[0].offset = (size_t)(g0 < u0 ? g0 : u0) * 4; /* a from the first half on */
     d->bind[0].size = (size_t)((g0 < u0 ? u0 - g0 : g0 - u0) + m * k) * 4;
@@ -182,14 +181,14 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     glc__define_int(d, "RN", rn);
     glc__define_int(d, "UNROLL", unroll);
     glc__define_int(d, "SLOTS", slots);
-    if (a->i[GLC__I_MM_ACT])
-        glc__define_int(d, "ACT", a->i[GLC__I_MM_ACT]);
+    if (a->mm.act)
+        glc__define_int(d, "ACT", a->mm.act);
     glc__plan_param_at(d, GLC__KP_MATVEC_M, (uint32_t)m);
     glc__plan_param_at(d, GLC__KP_MATVEC_N, (uint32_t)n);
     glc__plan_param_at(d, GLC__KP_MATVEC_K, (uint32_t)k);
     glc__plan_param_at(d, GLC__KP_MATVEC_WORDS, (uint32_t)(k / epw));
     glc__plan_param_at(d, GLC__KP_MATVEC_FLAGS, a->t[2].present ? 1u : 0u);
-    glc__plan_paramf_at(d, GLC__KP_MATVEC_ACT_PARAM, a->f[GLC__F_MM_ACT_PARAM]);
+    glc__plan_paramf_at(d, GLC__KP_MATVEC_ACT_PARAM, a->mm.act_param);
     bind_dense(d, a, m, n, GLC__KP_MATVEC_S1);
     glu_params(d, a, GLC__KP_MATVEC_GLU_DELTA, m, k);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
@@ -217,8 +216,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
                           char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1];
-    int nt = a->i[GLC__I_MM_TRANSPOSE] != 0, shared_b = 1, i, v;
-    int glu = a->i[GLC__I_MM_GLU] != 0;
+    int nt = a->mm.transpose_b != 0, shared_b = 1, i, v;
+    int glu = a->mm.glu != 0;
     int64_t alast = x->shape[x->rank - 1], k = glu ? alast / 2 : alast;
     int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
     int64_t m, batches = 1, inner = 1;
@@ -304,8 +303,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__define_int(d, "NT", nt);
     glc__define_int(d, "AVEC", k % 4 == 0);
     glc__define_int(d, "BVEC", nt ? k % 4 == 0 : n % 4 == 0);
-    if (a->i[GLC__I_MM_ACT])
-        glc__define_int(d, "ACT", a->i[GLC__I_MM_ACT]);
+    if (a->mm.act)
+        glc__define_int(d, "ACT", a->mm.act);
     glc__plan_param_at(d, GLC__KP_MATMUL_M, (uint32_t)m);
     glc__plan_param_at(d, GLC__KP_MATMUL_N, (uint32_t)n);
     glc__plan_param_at(d, GLC__KP_MATMUL_K, (uint32_t)k);
@@ -316,7 +315,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__plan_param_at(d, GLC__KP_MATMUL_B_STRIDE_HI, s_hi);
     glc__plan_param_at(d, GLC__KP_MATMUL_B_STRIDE_LO, s_lo);
     glc__plan_param_at(d, GLC__KP_MATMUL_FLAGS, a->t[2].present ? 1u : 0u);
-    glc__plan_paramf_at(d, GLC__KP_MATMUL_ACT_PARAM, a->f[GLC__F_MM_ACT_PARAM]);
+    glc__plan_paramf_at(d, GLC__KP_MATMUL_ACT_PARAM, a->mm.act_param);
     bind_dense(d, a, m, n, GLC__KP_MATMUL_S1);
     glu_params(d, a, GLC__KP_MATMUL_GLU_DELTA, m, k);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
@@ -336,7 +335,7 @@ static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_
                           char *err, size_t len)
 {
     glc__dispatch_plan *d = &p->disp[0];
-    int64_t k = a->t[0].shape[a->t[0].rank - 1] / (a->i[GLC__I_MM_GLU] ? 2 : 1);
+    int64_t k = a->t[0].shape[a->t[0].rank - 1] / (a->mm.glu ? 2 : 1);
     uint64_t budget = glc__loop_budget(tg), steps, kc, parts;
     if (!budget || ((uint64_t)k + step - 1) / step * cost + MM_LOOP_OVERHEAD <= budget)
         return GLC_OK;
@@ -360,11 +359,8 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
                           uint32_t parts, int bias, int out, const glc__target *tg, char *err,
                           size_t len)
 {
-    int seg =
-        a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE && a->i[GLC__I_MM_S1];
-    int act = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE
-                  ? (int)a->i[GLC__I_MM_ACT]
-                  : 0;
+    int seg = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE && a->mm.seg[0];
+    int act = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE ? (int)a->mm.act : 0;
     uint64_t bytes = total * parts * 4;
     glc__dispatch_plan *d;
     if (total * parts > 0xffffffffull || bytes > tg->limits.max_ssbo_size)
@@ -381,14 +377,13 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
     glc__plan_bind(d, out, GLC_WRITE);
     glc__plan_bind(d, bias >= 0 ? bias : GLC__SCRATCH, GLC_READ);
     if (seg) /* segments start at fixed places: bind through the last one's end */
-        d->bind[1].size = (size_t)(a->i[GLC__I_MM_SEG2] +
-                                   (int64_t)(total / (uint64_t)n) * (n - a->i[GLC__I_MM_S12])) *
-                          4;
+        d->bind[1].size =
+            (size_t)(a->mm.seg[3] + (int64_t)(total / (uint64_t)n) * (n - a->mm.seg[1])) * 4;
     glc__plan_param_at(d, GLC__KP_KSUM_TOTAL, (uint32_t)total);
     glc__plan_param_at(d, GLC__KP_KSUM_N, (uint32_t)n);
     glc__plan_param_at(d, GLC__KP_KSUM_S, parts);
     glc__plan_param_at(d, GLC__KP_KSUM_FLAGS, bias >= 0 ? 1u : 0u);
-    glc__plan_paramf_at(d, GLC__KP_KSUM_ACT_PARAM, act ? a->f[GLC__F_MM_ACT_PARAM] : 0.0f);
+    glc__plan_paramf_at(d, GLC__KP_KSUM_ACT_PARAM, act ? a->mm.act_param : 0.0f);
     if (seg)
         glc__plan_segments(d, a, GLC__KP_KSUM_S1);
     return GLC_OK;
@@ -398,7 +393,7 @@ const glc__op_desc glc__op_MATMUL_desc = {"matmul", mm_infer, mm_plan};
 
 void glc__pack_matmul(glc__op_args *a, const glc_matmul_desc *desc)
 {
-    a->i[GLC__I_MM_TRANSPOSE] = desc ? desc->transpose_b != 0 : 0;
+    a->mm.transpose_b = desc ? desc->transpose_b != 0 : 0;
 }
 
 glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias,

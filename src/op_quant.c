@@ -86,7 +86,7 @@ static glc_status q_infer(glc__op_args *a, char *err, size_t len)
 static glc_status affine_infer(glc__op_args *a, char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *w = &a->t[1], *sc = &a->t[2], *bi = &a->t[3];
-    int64_t bits = a->i[GLC__I_AFFINE_BITS], group = a->i[GLC__I_AFFINE_GROUP], k, n;
+    int64_t bits = a->affine.bits, group = a->affine.group, k, n;
     char sx[96], sw[96], ss[96], sb[96];
     glc_status st;
     if ((st = check_a("matmul_affine", x, err, len)) != GLC_OK)
@@ -347,17 +347,17 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     glc_status st;
     glc__plan_segments(d, a, GLC__KP_MATMUL_Q_S1); /* fused Q/K/V: see glsl/matmul_q.comp */
     glc__plan_param_at(d, GLC__KP_MATMUL_Q_FLAGS, (uint32_t)a->t[2].present);
-    if (a->i[GLC__I_MM_ACT]) { /* fused activation (compile's fuse pass; dense matmul's mat-vec too)
-                                */
-        glc__define_int(d, "ACT", a->i[GLC__I_MM_ACT]);
-        glc__plan_paramf_at(d, GLC__KP_MATMUL_Q_ACT_PARAM, a->f[GLC__F_MM_ACT_PARAM]);
+    if (a->mm.act) { /* fused activation (compile's fuse pass; dense matmul's mat-vec too)
+                      */
+        glc__define_int(d, "ACT", a->mm.act);
+        glc__plan_paramf_at(d, GLC__KP_MATMUL_Q_ACT_PARAM, a->mm.act_param);
     }
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
-    if (a->i[GLC__I_MM_S1]) /* segments start at fixed places: bind through the last one's end */
-        d->bind[2].size = (size_t)(a->i[GLC__I_MM_SEG2] + m * (n - a->i[GLC__I_MM_S12])) * 4;
+    if (a->mm.seg[0]) /* segments start at fixed places: bind through the last one's end */
+        d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
     if ((st = plan_cap(tg, &v, glc__ops[a->op]->name, (k + 31) / 32, 0, &q, err, len)) != GLC_OK ||
         (st = apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, 3,
                         (uint64_t)m * (uint64_t)n, n, err, len)) != GLC_OK)
@@ -369,7 +369,7 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
                               char *err, size_t len)
 {
     const glc__tensor *w = &a->t[1];
-    int64_t bits = a->i[GLC__I_AFFINE_BITS], group = a->i[GLC__I_AFFINE_GROUP], n = w->shape[0],
+    int64_t bits = a->affine.bits, group = a->affine.group, n = w->shape[0],
             k = w->shape[1] * 32 / bits;
     int64_t m = glc__numel(&a->t[0]) / k;
     variant v = choose(tg, m);
@@ -443,8 +443,8 @@ const glc__op_desc glc__op_MATMUL_EXPERT_desc = {"matmul_expert", expert_infer, 
 
 void glc__pack_affine(glc__op_args *a, int bits, int group_size)
 {
-    a->i[GLC__I_AFFINE_BITS] = bits;
-    a->i[GLC__I_AFFINE_GROUP] = group_size;
+    a->affine.bits = bits;
+    a->affine.group = group_size;
 }
 
 glc_status glc_op_matmul_affine(glc_session *s, glc_view a, glc_view w, glc_view scales,

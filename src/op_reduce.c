@@ -106,9 +106,9 @@ static glc_status norm_infer(glc__op_args *a, char *err, size_t len)
         st = check_vec(a, 1, "weight", err, len);
     if (st == GLC_OK && a->op == GLC__OP_LAYER_NORM)
         st = check_vec(a, 2, "bias", err, len);
-    if (st == GLC_OK && !(a->f[GLC__F_NORM_EPS] >= 0 && isfinite(a->f[GLC__F_NORM_EPS])))
+    if (st == GLC_OK && !(a->norm.eps >= 0 && isfinite(a->norm.eps)))
         st = glc__op_error(err, len, op_name(a), "eps %g: must be >= 0 and finite",
-                           (double)a->f[GLC__F_NORM_EPS]);
+                           (double)a->norm.eps);
     return st != GLC_OK ? st : same_shape_out(a, err, len);
 }
 
@@ -129,13 +129,12 @@ static glc_status add_norm_infer(glc__op_args *a, char *err, size_t len)
     if (x->dtype != GLC_DTYPE_F32 || !glc__same_shape(x, r) || r->dtype != GLC_DTYPE_F32)
         return glc__op_error(err, len, "add_rms_norm", "x %s and r %s: must be f32 of one shape",
                              glc__shape_str(x, sx, sizeof sx), glc__shape_str(r, sr, sizeof sr));
-    if (a->i[GLC__I_ADDNORM_AT] < glc__numel(x) || a->i[GLC__I_ADDNORM_AT] % 2 ||
-        a->i[GLC__I_ADDNORM_AT] + glc__numel(x) > 0xffffffffll)
+    if (a->norm.at < glc__numel(x) || a->norm.at % 2 || a->norm.at + glc__numel(x) > 0xffffffffll)
         return glc__op_error(err, len, "add_rms_norm", "x %s: norm offset %lld too small or odd",
-                             glc__shape_str(x, sx, sizeof sx), (long long)a->i[GLC__I_ADDNORM_AT]);
+                             glc__shape_str(x, sx, sizeof sx), (long long)a->norm.at);
     o->dtype = GLC_DTYPE_F32;
     o->rank = 1;
-    o->shape[0] = a->i[GLC__I_ADDNORM_AT] + glc__numel(x);
+    o->shape[0] = a->norm.at + glc__numel(x);
     o->shape[1] = o->shape[2] = o->shape[3] = 1;
     return GLC_OK;
 }
@@ -266,9 +265,9 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
     if (kop == GLC__R_SOFTMAX) {
         /* causal: keys j < q + 1 + off survive, q = row % Tq; the offset goes
          * as two magnitudes so the kernel never overflows */
-        int64_t tq = x->rank > 1 ? x->shape[x->rank - 2] : 1, off = a->i[GLC__I_SOFTMAX_POS];
+        int64_t tq = x->rank > 1 ? x->shape[x->rank - 2] : 1, off = a->softmax.pos_offset;
         uint32_t offp = 0, offn = 0;
-        if (!a->i[GLC__I_SOFTMAX_CAUSAL]) {
+        if (!a->softmax.causal) {
             tq = 1;
             offp = (uint32_t)(n - 1);
         } else if (off >= 0) {
@@ -280,17 +279,15 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
         glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, offp);
         glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, offn);
         glc__plan_paramf_at(d, GLC__KP_REDUCE_SCALE,
-                            a->f[GLC__F_SOFTMAX_SCALE] == 0 ? 1.0f : a->f[GLC__F_SOFTMAX_SCALE]);
+                            a->softmax.scale == 0 ? 1.0f : a->softmax.scale);
     } else {
-        float eps = a->f[GLC__F_NORM_EPS] != 0 ? a->f[GLC__F_NORM_EPS]
-                    : kop == GLC__R_LAYER_NORM ? 1e-5f
-                                               : 1e-6f;
+        float eps = a->norm.eps != 0 ? a->norm.eps : kop == GLC__R_LAYER_NORM ? 1e-5f : 1e-6f;
         glc__plan_param_at(d, GLC__KP_REDUCE_TQ, 1);
         glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, 0);
         glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, 0);
         glc__plan_paramf_at(d, GLC__KP_REDUCE_EPS, eps);
     }
-    glc__plan_param_at(d, GLC__KP_REDUCE_NOFF, res ? (uint32_t)(a->i[GLC__I_ADDNORM_AT] / 2) : 0u);
+    glc__plan_param_at(d, GLC__KP_REDUCE_NOFF, res ? (uint32_t)(a->norm.at / 2) : 0u);
     glc__plan_param_at(d, GLC__KP_REDUCE_SEG_PAIRS, segp);
     glc__plan_param_at(d, GLC__KP_REDUCE_NSEG, nseg);
     return d;
@@ -354,12 +351,12 @@ const glc__op_desc glc__op_ADD_RMS_NORM_desc = {"add_rms_norm", add_norm_infer, 
 
 void glc__pack_softmax(glc__op_args *a, const glc_softmax_desc *desc)
 {
-    a->f[GLC__F_SOFTMAX_SCALE] = desc ? desc->scale : 0.0f;
-    a->i[GLC__I_SOFTMAX_CAUSAL] = desc ? desc->causal != 0 : 0;
-    a->i[GLC__I_SOFTMAX_POS] = desc ? desc->pos_offset : 0;
+    a->softmax.scale = desc ? desc->scale : 0.0f;
+    a->softmax.causal = desc ? desc->causal != 0 : 0;
+    a->softmax.pos_offset = desc ? desc->pos_offset : 0;
 }
 
-void glc__pack_norm(glc__op_args *a, float eps) { a->f[GLC__F_NORM_EPS] = eps; }
+void glc__pack_norm(glc__op_args *a, float eps) { a->norm.eps = eps; }
 
 /* An op of nin inputs and no scalars but eps (sum, mean, argmax: 0). */
 static glc_status run(glc_session *s, glc__op op, int nin, glc_view *v, float eps)

@@ -31,17 +31,17 @@ static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
                              glc__shape_str(x, sx, sizeof sx));
     d = x->shape[x->rank - 1];
     t = x->shape[x->rank - 3];
-    rd = a->i[GLC__I_ROPE_DIM] ? a->i[GLC__I_ROPE_DIM] : d;
-    if (a->i[GLC__I_ROPE_MODE] != GLC_ROPE_NORMAL && a->i[GLC__I_ROPE_MODE] != GLC_ROPE_NEOX)
+    rd = a->rope.dim ? a->rope.dim : d;
+    if (a->rope.mode != GLC_ROPE_NORMAL && a->rope.mode != GLC_ROPE_NEOX)
         return glc__op_error(err, len, "rope", "%lld is not a glc_rope_mode",
-                             (long long)a->i[GLC__I_ROPE_MODE]);
+                             (long long)a->rope.mode);
     if (rd < 0 || rd % 2 || rd > d)
         return glc__op_error(err, len, "rope",
                              "x %s: rope_dim %lld must be even and in [0, %lld] (0: D)",
                              glc__shape_str(x, sx, sizeof sx), (long long)rd, (long long)d);
-    if (!(a->f[GLC__F_ROPE_BASE] >= 0) || !isfinite(a->f[GLC__F_ROPE_BASE]))
+    if (!(a->rope.base >= 0) || !isfinite(a->rope.base))
         return glc__op_error(err, len, "rope", "base %g: must be > 0 (0: 10000)",
-                             (double)a->f[GLC__F_ROPE_BASE]);
+                             (double)a->rope.base);
     if (pos->dtype != GLC_DTYPE_I32 || pos->rank != 1 || pos->shape[0] != t)
         return glc__op_error(err, len, "rope", "positions %s do not fit x %s (i32 [%lld] wanted)",
                              glc__shape_str(pos, sp, sizeof sp), glc__shape_str(x, sx, sizeof sx),
@@ -70,13 +70,12 @@ static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t c
 {
     const glc__tensor *x = &a->t[0];
     int64_t d = x->shape[x->rank - 1], h = x->shape[x->rank - 2], t = x->shape[x->rank - 3];
-    int64_t rd = a->i[GLC__I_ROPE_DIM] ? a->i[GLC__I_ROPE_DIM] : d, half = rd / 2,
-            rows = glc__numel(x) / d;
-    int neox = a->i[GLC__I_ROPE_MODE] == GLC_ROPE_NEOX;
+    int64_t rd = a->rope.dim ? a->rope.dim : d, half = rd / 2, rows = glc__numel(x) / d;
+    int neox = a->rope.mode == GLC_ROPE_NEOX;
     int aligned = d % 2 == 0 && (!neox || half % 2 == 0);
     int rw = aligned && neox ? 2 : 1, tw = aligned ? 2 : 1;
     int64_t rot = half / rw, units = rot + (d - rd) / tw;
-    double base = a->f[GLC__F_ROPE_BASE] != 0 ? a->f[GLC__F_ROPE_BASE] : 10000.0;
+    double base = a->rope.base != 0 ? a->rope.base : 10000.0;
     glc__dispatch_plan *dp;
     dp = glc__plan_dispatch(p, "rope", LOCAL, (uint64_t)(rows * units));
     glc__define_t(dp, "TX", x->dtype);
@@ -153,9 +152,9 @@ const glc__op_desc glc__op_ROPE_ROWS_desc = {"rope_rows", rope_rows_infer, rope_
 
 void glc__pack_rope(glc__op_args *a, const glc_rope_desc *desc)
 {
-    a->i[GLC__I_ROPE_MODE] = desc ? desc->mode : GLC_ROPE_NORMAL;
-    a->i[GLC__I_ROPE_DIM] = desc ? desc->rope_dim : 0;
-    a->f[GLC__F_ROPE_BASE] = desc ? desc->base : 0.0f;
+    a->rope.mode = desc ? desc->mode : GLC_ROPE_NORMAL;
+    a->rope.dim = desc ? desc->rope_dim : 0;
+    a->rope.base = desc ? desc->base : 0.0f;
 }
 
 glc_status glc_op_rope(glc_session *s, glc_view x, glc_view positions, const glc_rope_desc *desc,

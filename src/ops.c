@@ -4,9 +4,31 @@
 #include "ops.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Each family's struct lies over f[] and i[] slot by slot (ops.h). */
+#define SLOT_F(m, k) _Static_assert(offsetof(glc__op_args, m) == offsetof(glc__op_args, f[k]), #m)
+#define SLOT_I(m, k) _Static_assert(offsetof(glc__op_args, m) == offsetof(glc__op_args, i[k]), #m)
+SLOT_F(bin.act_param, 0);
+SLOT_I(bin.act, 0);
+SLOT_F(unary.param, 0);
+SLOT_I(unary.op, 0);
+SLOT_F(scale.add, 1);
+SLOT_I(softmax.pos_offset, 1);
+SLOT_I(norm.at, 0);
+SLOT_I(rope.dim, 1);
+SLOT_I(mm.transpose_b, 0);
+SLOT_I(mm.seg, 2);
+SLOT_I(mm.glu_at, 7);
+SLOT_I(affine.group, 1);
+SLOT_I(sdpa.scratch, 3);
+SLOT_I(copy.perm, 1);
+SLOT_I(axis.len, 2);
+_Static_assert(sizeof(glc__matmul_args) <= sizeof(float[4]) + sizeof(int64_t[8]), "args fit");
+_Static_assert(sizeof(glc__copy_args) <= sizeof(float[4]) + sizeof(int64_t[8]), "args fit");
 
 const glc__op_desc *const glc__ops[GLC__OP_COUNT] = {
 #define GLC__OP_ENTRY(id, name) &glc__op_##id##_desc,

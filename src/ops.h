@@ -90,55 +90,79 @@ typedef struct glc__tensor {
     int64_t shape[GLC_MAX_DIMS];
 } glc__tensor;
 
-/* Where each op family keeps its scalars in glc__op_args (GLC__F_*: f[],
- * GLC__I_*: i[]); the family files' headers say what they mean, and the
- * glc__pack_* functions below fill them. The compiler's fusion passes set
- * the fused slots (BIN_ACT, MM_ACT, MM_S1..SEG2, MM_GLU, MM_GLU_AT). */
-enum glc__arg_slot {
-    GLC__I_BIN_ACT = 0, /* add, sub, mul, div: activation of a, 0 none */
-    GLC__F_BIN_ACT_PARAM = 0,
-    GLC__I_UNARY_OP = 0, /* unary: the glc_unary_op */
-    GLC__F_UNARY_PARAM = 0,
-    GLC__F_SCALE_MUL = 0, /* scale: x * mul + add */
-    GLC__F_SCALE_ADD = 1,
-    GLC__F_SOFTMAX_SCALE = 0,
-    GLC__I_SOFTMAX_CAUSAL = 0,
-    GLC__I_SOFTMAX_POS = 1,
-    GLC__F_NORM_EPS = 0,    /* rms_norm, layer_norm, add_rms_norm */
-    GLC__I_ADDNORM_AT = 0,  /* add_rms_norm: where the norm goes in out (elements) */
-    GLC__I_ROPE_MODE = 0,
-    GLC__I_ROPE_DIM = 1,
-    GLC__F_ROPE_BASE = 0,
-    GLC__I_MM_TRANSPOSE = 0, /* matmul (and matmul_q from ACT on) */
-    GLC__I_MM_ACT = 1,
-    GLC__F_MM_ACT_PARAM = 0,
-    GLC__I_MM_S1 = 2, /* the fused Q/K/V projection: S1, S12, SEG1, SEG2 */
-    GLC__I_MM_S12 = 3,
-    GLC__I_MM_SEG1 = 4,
-    GLC__I_MM_SEG2 = 5,
-    GLC__I_MM_GLU = 6,    /* the fused SwiGLU input's activation */
-    GLC__I_MM_GLU_AT = 7, /* its gate (low 32 bits) and up (high) offsets */
-    GLC__I_AFFINE_BITS = 0,
-    GLC__I_AFFINE_GROUP = 1,
-    GLC__F_SDPA_SCALE = 0, /* sdpa, sdpa_decode */
-    GLC__I_SDPA_CAUSAL = 0,
-    GLC__I_SDPA_Q_OFFSET = 1,
-    GLC__I_SDPA_KV_LEN = 2,
-    GLC__I_SDPA_SCRATCH = 3,
-    GLC__I_COPY_PERMUTED = 0,
-    GLC__I_COPY_PERM = 1, /* rank entries */
-    GLC__I_AXIS = 0,      /* concat, slice */
-    GLC__I_SLICE_START = 1,
-    GLC__I_SLICE_LEN = 2
-};
+/* The scalars of an op as its family reads them: one struct per family,
+ * laid over the f[4] and i[8] that graphs store and the fusion passes
+ * write (the asserts in ops.c keep both views in step). Floats first,
+ * f_ pads to i[]. What each means: the family file's header. */
+typedef struct glc__binary_args { /* add, sub, mul, div */
+    float act_param, f_[3];
+    int64_t act; /* fused: an activation of a, 0 none */
+} glc__binary_args;
+typedef struct glc__unary_args {
+    float param, f_[3];
+    int64_t op; /* glc_unary_op */
+} glc__unary_args;
+typedef struct glc__scale_args {
+    float mul, add;
+} glc__scale_args;
+typedef struct glc__softmax_args {
+    float scale, f_[3];
+    int64_t causal, pos_offset;
+} glc__softmax_args;
+typedef struct glc__norm_args { /* rms_norm, layer_norm, add_rms_norm */
+    float eps, f_[3];
+    int64_t at; /* add_rms_norm: where the norm goes in out (elements) */
+} glc__norm_args;
+typedef struct glc__rope_args {
+    float base, f_[3];
+    int64_t mode, dim;
+} glc__rope_args;
+typedef struct glc__matmul_args { /* matmul; matmul_q from act on */
+    float act_param, f_[3];
+    int64_t transpose_b, act;
+    int64_t seg[4]; /* fused Q/K/V: column bounds s1, s12; where segments 1, 2 start */
+    int64_t glu;    /* fused SwiGLU input: its activation */
+    int64_t glu_at; /* its gate (low 32 bits) and up (high) offsets in a */
+} glc__matmul_args;
+typedef struct glc__affine_args {
+    float f_[4];
+    int64_t bits, group;
+} glc__affine_args;
+typedef struct glc__sdpa_args { /* sdpa, sdpa_decode */
+    float scale, f_[3];
+    int64_t causal, q_offset, kv_len, scratch;
+} glc__sdpa_args;
+typedef struct glc__copy_args {
+    float f_[4];
+    int64_t permuted, perm[GLC_MAX_DIMS];
+} glc__copy_args;
+typedef struct glc__axis_args { /* concat (axis), slice */
+    float f_[4];
+    int64_t axis, start, len;
+} glc__axis_args;
 
-/* One op instance: its tensors and scalar arguments (slots above). */
+/* One op instance: its tensors and scalar arguments. */
 typedef struct glc__op_args {
     glc__op op;
     int nin, nout;
     glc__tensor t[GLC__OP_MAX_TENSORS]; /* inputs, then outputs */
-    float f[4];
-    int64_t i[8];
+    union {
+        struct {
+            float f[4];
+            int64_t i[8];
+        }; /* as graphs store them */
+        glc__binary_args bin;
+        glc__unary_args unary;
+        glc__scale_args scale;
+        glc__softmax_args softmax;
+        glc__norm_args norm;
+        glc__rope_args rope;
+        glc__matmul_args mm;
+        glc__affine_args affine;
+        glc__sdpa_args sdpa;
+        glc__copy_args copy;
+        glc__axis_args axis;
+    };
 } glc__op_args;
 
 typedef struct glc__bind_plan {
@@ -254,8 +278,8 @@ void glc__plan_paramf_at(glc__dispatch_plan *d, int slot, float v);
  * its family file's header says. The typed arguments (the public desc
  * structs and scalars) are packed there by one function per family, which
  * the eager entry point (op_*.c) and the graph builder (graph_ops.c) both
- * call, so a layout is written once. Each packs into args already set up
- * by glc__op_args_init. */
+ * call, so a layout is written once (the family's struct above). Each
+ * packs into args already set up by glc__op_args_init. */
 void glc__pack_scale(glc__op_args *a, float mul, float add);      /* op_elementwise.c */
 void glc__pack_unary(glc__op_args *a, glc_unary_op op, float param);
 void glc__pack_softmax(glc__op_args *a, const glc_softmax_desc *desc); /* op_reduce.c */
