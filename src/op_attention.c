@@ -349,7 +349,7 @@ static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
     if (c.tq != 1)
         return glc__op_error(err, len, "sdpa_decode", "q %s: decode takes one query row",
                              glc__shape_str(&a->t[0], sq, sizeof sq));
-    /* i[3]: the scratch view's dtype as the entry point saw it (0: none) */
+    /* sdpa.scratch: the scratch view's dtype as the entry point saw it (0: none) */
     if (a->sdpa.scratch && a->sdpa.scratch != GLC_DTYPE_F32)
         return glc__op_error(err, len, "sdpa_decode", "scratch is %s, must be f32",
                              glc_dtype_name((glc_dtype)a->sdpa.scratch));

@@ -10,11 +10,11 @@
  *   SET_ROWS  t: src, ids, dst, out: dst (an input: the state before)
  *             and out (the state after, the same bytes: one view given
  *             twice eagerly, an alias of a handle in graphs). No scalars.
- *   COPY      t: x, out. i[0] = 1 when a permutation is given (0: the
- *             identity), i[1 .. 1 + rank) = perm.
- *   CONCAT    t: a, b, out. i[0] = axis (negative counts from the end).
- *   SLICE     t: x, out. i[0] = axis (negative counts from the end),
- *             i[1] = start, i[2] = len.
+ *   COPY      t: x, out. a->copy: permuted 1 when a permutation is
+ *             given (0: the identity), perm[0 .. rank).
+ *   CONCAT    t: a, b, out. a->axis: axis (negative counts from the end).
+ *   SLICE     t: x, out. a->axis: axis (negative counts from the end),
+ *             start, len.
  * An output dtype of 0 (not chosen) becomes the input's (get_rows: F32).
  *
  * Every op here is exact: values are moved, or converted between F32,

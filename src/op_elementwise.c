@@ -5,9 +5,10 @@
  * F32, F16 or BF16; the arithmetic is f32. Two outputs per invocation, so
  * 16-bit outputs are written a word at a time.
  *
- * Args: binary ops: i[0] an activation applied to a first (glc_unary_op
- * numbering, 0 none; set by the compiler's SwiGLU fusion), f[0] its param;
- * unary: i[0] the glc_unary_op, f[0] its param; scale: f[0] a, f[1] b.
+ * Args (ops.h): binary ops a->bin: act, an activation applied to a first
+ * (a glc_unary_op, 0 none; set by the compiler's SwiGLU fusion), and its
+ * act_param; unary a->unary: op, the glc_unary_op, and its param; scale
+ * a->scale: mul, add.
  */
 #include "op_run.h"
 

@@ -4,14 +4,15 @@
  * GPUs, glsl/matvec.comp (past its loop cap, glsl/matmul_q.comp, whose
  * f32/f16 weight path is the same product).
  *
- * Args: tensors a, b, bias (optional), out; i[0] transpose_b; i[1] an
- * activation applied after the bias (glc_unary_op numbering; set by the
- * compiler's fusion pass), f[0] its param; i[2..5] (fused Q/K/V, rank-2
- * shared b only): columns [0, i[2]), [i[2], i[3]), [i[3], N) of the product
- * go to three row-major matrices in out, at elements 0, i[4] and i[5];
- * i[6] (fused SwiGLU, rank-2 transposed b): a holds a gate matrix and an
- * up matrix, [M, K] each, at the element offsets in i[7] (gate low 32
- * bits, up high); the product reads act(gate) * up (a's last dim is 2K).
+ * Args: tensors a, b, bias (optional), out; a->mm (ops.h): transpose_b;
+ * act, an activation applied after the bias (a glc_unary_op; set by the
+ * compiler's fusion pass), and its act_param; seg[0..3] (fused Q/K/V,
+ * rank-2 shared b only): columns [0, seg[0]), [seg[0], seg[1]), [seg[1], N)
+ * of the product go to three row-major matrices in out, at elements 0,
+ * seg[2] and seg[3]; glu (fused SwiGLU, rank-2 transposed b): a holds a
+ * gate matrix and an up matrix, [M, K] each, at the element offsets in
+ * glu_at (gate low 32 bits, up high); the product reads act(gate) * up
+ * (a's last dim is 2K). The fusion passes write these as i[1..7].
  * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
@@ -148,7 +149,7 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
         d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
 }
 
-/* The fused SwiGLU input (i[6] the activation; i[7] where the gate and up
+/* The fused SwiGLU input (mm.glu the activation; mm.glu_at where the gate and up
  * halves start in a, elements, low and high 32 bits): the define, a bound
  * from the first half on through the second's m x k elements (not a's
  * shape: below the maxima the halves keep their places, further apart

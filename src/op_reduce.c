@@ -114,7 +114,7 @@ static glc_status norm_infer(glc__op_args *a, char *err, size_t len)
 
 /* add_rms_norm (fusion of h = x + r and rms_norm(h, w)): x, r f32 of one
  * shape, w optional; out f32 [noff + numel] holds h at element 0 and the
- * norm at element noff = i[0] (even, >= numel at the variables' maxima,
+ * norm at element noff = a->norm.at (even, >= numel at the variables' maxima,
  * so the two never overlap whatever the current row count). */
 static glc_status add_norm_infer(glc__op_args *a, char *err, size_t len)
 {

@@ -59,7 +59,7 @@ typedef enum glc__op {
 
 /* How a kernel reads a tensor's storage (defines TA, TO, WF, ... hold
  * these; kernels compare them as GLC_T_*, generated into enums.glsl).
- * Float tensors are uint words whatever their dtype (common.glsl). */
+ * Float tensors are uint words whatever their dtype (storage.glsl). */
 typedef enum glc__kdtype {
     GLC__T_F32 = 0,
     GLC__T_F16,
