@@ -34,7 +34,11 @@ LDFLAGS_ALL = $(SANFL) $(LDFLAGS)
 
 LIB_SRC := $(wildcard src/*.c)
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/glsl_table.o
+# embedded: common.glsl and one kernel per .comp; the family includes
+# (glsl/*.glsl) and the generated enums.glsl are inlined where included
 GLSL    := glsl/common.glsl $(sort $(wildcard glsl/*.comp))
+GLSL_INC := $(filter-out glsl/common.glsl,$(wildcard glsl/*.glsl)) $(BUILD)/gen/enums.glsl \
+            $(BUILD)/gen/kparams.glsl
 
 TEST_SRC := $(filter-out tests/test_header.c,$(wildcard tests/test_*.c))
 # Plain C references and the op test harness, linked into every test.
@@ -66,9 +70,23 @@ $(BUILD)/tools/embed-glsl: src/tools/embed_glsl.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O1 $< -o $@
 
-$(BUILD)/gen/glsl_table.c: $(BUILD)/tools/embed-glsl $(GLSL)
+# enums.glsl: the C enum values kernels compare; kparams.glsl: the kernels'
+# parameter slots (src/kparams.h); printed by a host tool
+$(BUILD)/tools/glsl-enums: src/tools/glsl_enums.c include/glcompute.h src/ops.h src/kparams.h
 	@mkdir -p $(dir $@)
-	$(BUILD)/tools/embed-glsl $(GLSL) > $@.tmp && mv $@.tmp $@
+	$(CC) -std=c11 $(WARN) -O1 -Iinclude -Isrc $< -o $@
+
+$(BUILD)/gen/enums.glsl: $(BUILD)/tools/glsl-enums
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/glsl-enums > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/kparams.glsl: $(BUILD)/tools/glsl-enums
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/glsl-enums --kparams > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/glsl_table.c: $(BUILD)/tools/embed-glsl $(GLSL) $(GLSL_INC)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed-glsl -I $(BUILD)/gen $(GLSL) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/glsl_table.o: $(BUILD)/gen/glsl_table.c src/kernel.h
 	@mkdir -p $(dir $@)

@@ -4,11 +4,14 @@
 // params:   0 n (outputs), 1-3 out dims 1..3 of its 4-D shape,
 //           4-7 a's element strides per out dim (0 where a broadcasts),
 //           8-11 b's strides
-// defines:  OP (0 add, 1 sub, 2 mul, 3 div), TA, TB, TO (GLC_T_*),
+// defines:  OP (the glc__op: GLC_OP_ADD, _SUB, _MUL, _DIV), TA, TB, TO (GLC_T_*),
 //           BROADCAST (0: a, b, out share one shape and strides are unused)
 //           ACT_A: glc_act op applied to a first (the fused SwiGLU: silu(a) * b),
 //           its param 12; UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
+
+#define GLC_KP_BINARY
+#include "kparams.glsl"
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 
@@ -21,11 +24,11 @@ layout(std430, binding = 2) buffer O { uint o[]; };
 
 float apply(float x, float y)
 {
-#if OP == 0
+#if OP == GLC_OP_ADD
     return x + y;
-#elif OP == 1
+#elif OP == GLC_OP_SUB
     return x - y;
-#elif OP == 2
+#elif OP == GLC_OP_MUL
     return x * y;
 #else
     return x / y;
@@ -35,21 +38,21 @@ float apply(float x, float y)
 float at(uint i, bool from_a)
 {
 #if BROADCAST
-    uint c3 = i % glc_p[3], r = i / glc_p[3];
-    uint c2 = r % glc_p[2];
-    r /= glc_p[2];
-    uint c1 = r % glc_p[1], c0 = r / glc_p[1];
-    uint k = from_a ? 4u : 8u;
+    uint c3 = i % glc_p[P_DIM3], r = i / glc_p[P_DIM3];
+    uint c2 = r % glc_p[P_DIM2];
+    r /= glc_p[P_DIM2];
+    uint c1 = r % glc_p[P_DIM1], c0 = r / glc_p[P_DIM1];
+    uint k = from_a ? uint(P_A_STRIDES) : uint(P_B_STRIDES);
     uint j = c0 * glc_p[k] + c1 * glc_p[k + 1u] + c2 * glc_p[k + 2u] + c3 * glc_p[k + 3u];
 #else
     uint j = i;
 #endif
-    return from_a ? glc_act(GLC_LOAD(a, TA, j), ACT_A, glc_pf(12)) : GLC_LOAD(b, TB, j);
+    return from_a ? glc_act(GLC_LOAD(a, TA, j), ACT_A, glc_pf(P_ACT_PARAM)) : GLC_LOAD(b, TB, j);
 }
 
 void main()
 {
-    uint n = glc_p[0];
+    uint n = glc_p[P_N];
     if (glc_group_out_of_range())
         return;
     // UNROLL pairs per invocation, a group's pairs contiguous

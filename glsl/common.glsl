@@ -1,5 +1,9 @@
-// common.glsl: included after the prelude in every kernel.
-// glc_p: the dispatch's parameters (floats passed as their bits).
+// common.glsl: included after the prelude in every kernel (built-in or
+// user): the dispatch's parameters and grid, the generated C enum values
+// (enums.glsl), float storage (storage.glsl) and the activations.
+// glc_p: the dispatch's parameters (floats passed as their bits); built-in
+// kernels read them by name, glc_p[P_NAME] (their slots: src/kparams.h,
+// generated into kparams.glsl).
 // Grids past the per-dimension group limit are folded into 2-D or 3-D;
 // glc_group_index() undoes the folding and glc_total_groups says how many
 // groups the caller asked for, so surplus groups of the folded grid exit.
@@ -28,64 +32,12 @@ float glc_pf(int i)
     return uintBitsToFloat(glc_p[i]);
 }
 
-// ---- storage dtypes ----
-// Float tensors are bound as uint arrays whatever their dtype, so one
-// declaration serves F32 (a word per element), F16 and BF16 (two per word,
-// the lower index in the low half). T is a compile-time constant:
-// GLC_T_F32, GLC_T_F16 or GLC_T_BF16; the compiler folds the choice.
-#define GLC_T_F32 0
-#define GLC_T_F16 1
-#define GLC_T_BF16 2
-
-float glc_half_of(uint w, uint i)
-{
-    vec2 v = unpackHalf2x16(w);
-    return (i & 1u) == 0u ? v.x : v.y;
-}
-
-float glc_bf16_of(uint w, uint i)
-{
-    return uintBitsToFloat((i & 1u) == 0u ? (w << 16) : (w & 0xffff0000u));
-}
-
-// f32 -> bf16 bits, round to nearest even; NaN stays NaN.
-uint glc_bf16_bits(float v)
-{
-    uint u = floatBitsToUint(v);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (u >> 16) | 0x40u;
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-}
-
-uint glc_pack16(float lo, float hi, int t)
-{
-    return t == GLC_T_F16 ? packHalf2x16(vec2(lo, hi))
-                          : (glc_bf16_bits(lo) | (glc_bf16_bits(hi) << 16));
-}
-
-#define GLC_LOAD(arr, t, i)                                      \
-    ((t) == GLC_T_F32 ? uintBitsToFloat(arr[(i)])                \
-     : (t) == GLC_T_F16 ? glc_half_of(arr[(i) >> 1], (i))        \
-                        : glc_bf16_of(arr[(i) >> 1], (i)))
-
-// Stores out[i] and out[i + 1] (i even); when only i is inside the tensor
-// (has_hi false) the other half of a 16-bit word is left as it was: it may
-// belong to the next tensor of an arena.
-#define GLC_STORE2(arr, t, i, lo, hi, has_hi)                                    \
-    if ((t) == GLC_T_F32) {                                                      \
-        arr[(i)] = floatBitsToUint(lo);                                          \
-        if (has_hi)                                                              \
-            arr[(i) + 1u] = floatBitsToUint(hi);                                 \
-    } else if (has_hi) {                                                         \
-        arr[(i) >> 1] = glc_pack16((lo), (hi), (t));                             \
-    } else {                                                                     \
-        atomicAnd(arr[(i) >> 1], 0xffff0000u);                                   \
-        atomicOr(arr[(i) >> 1], glc_pack16((lo), 0.0, (t)) & 0xffffu);           \
-    }
+#include "enums.glsl"
+#include "storage.glsl"
 
 // ---- activations ----
-// glc_act(v, op, param): op numbered as glc_unary_op (1 gelu, tanh
-// approximation; 2 gelu, erf; 3 silu; 4 relu; 5 exp; 6 tanh; 7 softcap:
+// glc_act(v, op, param): op a glc_unary_op (GLC_UNARY_*, enums.glsl:
+// gelu, tanh approximation; gelu, erf; silu; relu; exp; tanh; softcap:
 // param * tanh(v / param)); anything else returns v. Callers pass a
 // compile-time constant, so the choice folds away. The unary kernel and
 // the fused epilogues (matmul, binary) share it, so a fused result is the
@@ -109,19 +61,19 @@ float glc_erf(float v)
 
 float glc_act(float v, int op, float param)
 {
-    if (op == 1)
+    if (op == GLC_UNARY_GELU)
         return 0.5 * v * (1.0 + glc_safe_tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    if (op == 2)
+    if (op == GLC_UNARY_GELU_ERF)
         return 0.5 * v * (1.0 + glc_erf(v * 0.7071067811865476));
-    if (op == 3)
+    if (op == GLC_UNARY_SILU)
         return v / (1.0 + exp(-v));
-    if (op == 4)
+    if (op == GLC_UNARY_RELU)
         return max(v, 0.0);
-    if (op == 5)
+    if (op == GLC_UNARY_EXP)
         return exp(v);
-    if (op == 6)
+    if (op == GLC_UNARY_TANH)
         return glc_safe_tanh(v);
-    if (op == 7)
+    if (op == GLC_UNARY_SOFTCAP)
         return param * glc_safe_tanh(v / param);
     return v;
 }

@@ -29,6 +29,9 @@
 //           an f32 source, 16 for a 16-bit one)
 // local size: GLC_LOCAL_SIZE_X
 
+#define GLC_KP_COPY
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer A { uint a[]; };
 #if TWO
@@ -47,15 +50,15 @@ uvec4 coords(uint i)
 #if NDIM == 1
     c.w = i;
 #else
-    c.w = i % glc_p[3];
-    uint r = i / glc_p[3];
+    c.w = i % glc_p[P_N3];
+    uint r = i / glc_p[P_N3];
 #if NDIM == 2
     c.z = r;
 #else
-    c.z = r % glc_p[2];
-    r /= glc_p[2];
-    c.y = r % glc_p[1];
-    c.x = r / glc_p[1];
+    c.z = r % glc_p[P_N2];
+    r /= glc_p[P_N2];
+    c.y = r % glc_p[P_N1];
+    c.x = r / glc_p[P_N1];
 #endif
 #endif
     return c;
@@ -85,13 +88,13 @@ uint offset_of(uvec4 c, int s)
 VAL fetch(uvec4 c)
 {
 #if TWO
-    if (c.w >= glc_p[12]) {
-        c.w -= glc_p[12];
-        uint eb = offset_of(c, 8);
+    if (c.w >= glc_p[P_SPLIT]) {
+        c.w -= glc_p[P_SPLIT];
+        uint eb = offset_of(c, P_B_STRIDES);
         return LOAD_B(eb);
     }
 #endif
-    uint e = glc_p[13] + offset_of(c, 4);
+    uint e = glc_p[P_BASE] + offset_of(c, P_A_STRIDES);
     return LOAD_A(e);
 }
 
@@ -121,10 +124,10 @@ void main()
     if (glc_group_out_of_range())
         return;
     uint g = glc_group_index(), l = gl_LocalInvocationID.x;
-    uint wt = g % glc_p[9];
-    g /= glc_p[9];
-    uint kt = g % glc_p[10], rest = g / glc_p[10];
-    uvec4 n = uvec4(glc_p[8], glc_p[1], glc_p[2], glc_p[3]), c;
+    uint wt = g % glc_p[P_TILE_W];
+    g /= glc_p[P_TILE_W];
+    uint kt = g % glc_p[P_TILE_K], rest = g / glc_p[P_TILE_K];
+    uvec4 n = uvec4(glc_p[P_TILE_N0], glc_p[P_N1], glc_p[P_N2], glc_p[P_N3]), c;
     c.w = (wt * uint(GLC_LOCAL_SIZE_X / TKL) + l / uint(TKL)) * 2u;
     c[TK] = kt * uint(TKL) + l % uint(TKL);
 #if TK == 2
@@ -140,7 +143,7 @@ void main()
     if (c.w >= n.w || c[TK] >= n[TK])
         return;
     bool has_hi = c.w + 1u < n.w;
-    uint e = glc_p[13] + offset_of(c, 4), e1 = e + glc_p[7];
+    uint e = glc_p[P_BASE] + offset_of(c, P_A_STRIDES), e1 = e + glc_p[P_A_STRIDES + 3];
     VAL lo = LOAD_A(e), hi = VAL(0);
     if (has_hi)
         hi = LOAD_A(e1);
@@ -153,7 +156,7 @@ void main()
 {
     if (glc_group_out_of_range())
         return;
-    uint n = glc_p[0], pairs = (n >> 1) + (n & 1u);
+    uint n = glc_p[P_N], pairs = (n >> 1) + (n & 1u);
     uint first = glc_group_index() * uint(GLC_LOCAL_SIZE_X * UNROLL) + gl_LocalInvocationID.x;
     for (uint k = 0u; k < uint(UNROLL); k++) {
         uint pair = first + k * uint(GLC_LOCAL_SIZE_X);
@@ -163,7 +166,7 @@ void main()
         bool has_hi = i + 1u < n;
 #if WORDS
         if (has_hi) {
-            uint e = glc_p[13] + i;
+            uint e = glc_p[P_BASE] + i;
             o[pair] = (e & 1u) == 0u ? a[e >> 1]
                                      : (a[e >> 1] >> 16) | (a[(e >> 1) + 1u] << 16);
             continue;
@@ -173,7 +176,7 @@ void main()
         VAL lo = fetch(c), hi = VAL(0);
         if (has_hi) {
             c.w += 1u;
-            if (c.w == glc_p[3])
+            if (c.w == glc_p[P_N3])
                 c = coords(i + 1u);
             hi = fetch(c);
         }

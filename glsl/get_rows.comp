@@ -1,63 +1,55 @@
 // get_rows: out[r, :] = table[ids[r], :] over the rows r of out (an
 // embedding lookup); a row whose id is outside [0, V) is written as zeros.
-//   float tables (TT 0..2): a unit is a pair of consecutive outputs (flat,
+//   float tables (TT GLC_T_F32, F16, BF16): a unit is a pair of consecutive outputs (flat,
 //     so a pair may span two rows when D is odd), stored a word at a time;
 //     only a last lone element is stored half-word, with atomics. When the
 //     table has the output's dtype, raw bits move.
-//   GGML blocks (TT 3, 4: 32 values, an f16 scale d first; Q8_0 then 32
-//     int8, Q4_0 16 bytes of nibbles: value j < 16 the low nibble of byte
-//     j, value j + 16 its high nibble, q - 8): a unit is 4 values of one
-//     block, d * q in f32 as GGML dequantizes. Blocks sit on 2-byte
-//     boundaries: 32-bit reads are two words funnel-shifted where needed.
+//   GGML blocks (TT GLC_T_Q8_0, GLC_T_Q4_0; quant.glsl): a unit is 4
+//     values of one block, d * q in f32 as GGML dequantizes.
 // bindings: 0 table (read; uint words), 1 ids (read; i32 [rows]),
 //           2 out (written; uint-backed floats)
 // params:   0 units, 1 D, 2 V, 3 bytes per table row (GGML blocks),
 //           4 N (output elements)
-// defines:  TT (0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0), TO (GLC_T_*),
+// defines:  TT (the table's GLC_T_*: f32, f16, bf16, q8_0, q4_0), TO (GLC_T_*),
 //           UNROLL (units per invocation, a group's units contiguous)
 // local size: GLC_LOCAL_SIZE_X
+
+#define GLC_KP_GET_ROWS
+#include "kparams.glsl"
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer T { uint t[]; };
 layout(std430, binding = 1) readonly buffer I { int ids[]; };
 layout(std430, binding = 2) buffer O { uint o[]; };
 
-#define QUANT (TT >= 3)
+#define QUANT (TT >= GLC_T_Q8_0)
 
 #if QUANT
-// 16 bits at an even byte offset
-uint u16_at(uint byte)
-{
-    uint w = t[byte >> 2];
-    return (byte & 2u) == 0u ? (w & 0xffffu) : (w >> 16);
-}
+#include "quant.glsl"
 
 // 32 bits at an even byte offset
 uint u32_at(uint byte)
 {
     uint i = byte >> 2;
-    return (byte & 2u) == 0u ? t[i] : (t[i] >> 16) | (t[i + 1u] << 16);
+    return (byte & 2u) == 0u ? t[i] : glc_q_word(t[i], t[i + 1u], true);
 }
 
 // Unit u: values 4q .. 4q + 3 of row r (q = u % (D / 4)).
 void unit(uint u)
 {
-    uint per_row = glc_p[1] >> 2, r = u / per_row, q = u - r * per_row;
+    uint per_row = glc_p[P_D] >> 2, r = u / per_row, q = u - r * per_row;
     uint id = uint(ids[r]);
     vec4 v = vec4(0.0);
-    if (id < glc_p[2]) {
+    if (id < glc_p[P_V]) {
         uint sub = q & 7u;
-#if TT == 3
-        uint blk = id * glc_p[3] + (q >> 3) * 34u;
-        uint qw = u32_at(blk + 2u + 4u * sub);
-        ivec4 qi = ivec4(bitfieldExtract(int(qw), 0, 8), bitfieldExtract(int(qw), 8, 8),
-                         bitfieldExtract(int(qw), 16, 8), bitfieldExtract(int(qw), 24, 8));
+        uint blk = id * glc_p[P_ROW_BYTES] + (q >> 3) * GLC_Q_BLOCK_BYTES(TT);
+#if TT == GLC_T_Q8_0
+        ivec4 qi = ivec4(glc_q8_0_lanes(u32_at(blk + 2u + 4u * sub))) - GLC_Q8_0_BIAS;
 #else
-        uint blk = id * glc_p[3] + (q >> 3) * 18u;
-        uint qw = u32_at(blk + 2u + 4u * (sub & 3u)) >> (sub >= 4u ? 4u : 0u);
-        ivec4 qi = ivec4((uvec4(qw) >> uvec4(0u, 8u, 16u, 24u)) & 0xFu) - 8;
+        ivec4 qi = ivec4(glc_q4_0_lanes(u32_at(blk + 2u + 4u * (sub & 3u)),
+                                        sub >= 4u ? 4u : 0u)) - GLC_Q4_0_BIAS;
 #endif
-        float d = unpackHalf2x16(u16_at(blk)).x;
+        float d = glc_q_scale(t[blk >> 2], (blk & 2u) != 0u);
         v = d * vec4(qi);
     }
     uint e = u * 4u;
@@ -90,16 +82,16 @@ void unit(uint u)
 VAL value(uint r, uint c)
 {
     uint id = uint(ids[r]);
-    if (id >= glc_p[2])
+    if (id >= glc_p[P_V])
         return VAL(0);
-    uint e = id * glc_p[1] + c;
+    uint e = id * glc_p[P_D] + c;
     return LOAD(e);
 }
 
 // Unit u: outputs 2u and 2u + 1.
 void unit(uint u)
 {
-    uint n = glc_p[4], D = glc_p[1], i = u * 2u;
+    uint n = glc_p[P_N], D = glc_p[P_D], i = u * 2u;
     uint r = i / D, c = i - r * D;
     bool has_hi = i + 1u < n;
     VAL lo = value(r, c), hi = VAL(0);
@@ -136,7 +128,7 @@ void main()
     uint first = glc_group_index() * uint(GLC_LOCAL_SIZE_X * UNROLL) + gl_LocalInvocationID.x;
     for (uint k = 0u; k < uint(UNROLL); k++) {
         uint u = first + k * uint(GLC_LOCAL_SIZE_X);
-        if (u >= glc_p[0])
+        if (u >= glc_p[P_UNITS])
             return;
         unit(u);
     }

@@ -12,6 +12,9 @@
 // defines: ACT (glc_act op; 0 none), SEG
 // local size: GLC_LOCAL_SIZE_X
 
+#define GLC_KP_KSUM
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer P { float part[]; };
 layout(std430, binding = 1) writeonly buffer O { float o[]; };
@@ -23,24 +26,24 @@ layout(std430, binding = 2) readonly buffer BIAS { float bias[]; };
 
 void main()
 {
-    uint i = glc_global_index(), total = glc_p[0], N = glc_p[1];
+    uint i = glc_global_index(), total = glc_p[P_TOTAL], N = glc_p[P_N];
     if (glc_group_out_of_range() || i >= total)
         return;
     float v = 0.0;
-    for (uint s = 0u; s < glc_p[2]; s++)
+    for (uint s = 0u; s < glc_p[P_S]; s++)
         v += part[s * total + i];
     uint row = i / N, col = i % N;
-    if ((glc_p[3] & 1u) != 0u)
+    if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[col];
-    v = glc_act(v, ACT, glc_pf(4));
+    v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
 #ifdef SEG
-    uint s1 = glc_p[5], s12 = glc_p[6];
+    uint s1 = glc_p[P_S1], s12 = glc_p[P_S12];
     if (col < s1)
         o[row * s1 + col] = v;
     else if (col < s12)
-        o[glc_p[7] + row * (s12 - s1) + col - s1] = v;
+        o[glc_p[P_SEG1] + row * (s12 - s1) + col - s1] = v;
     else
-        o[glc_p[8] + row * (N - s12) + col - s12] = v;
+        o[glc_p[P_SEG2] + row * (N - s12) + col - s12] = v;
 #else
     o[i] = v;
 #endif

@@ -35,6 +35,9 @@
 //   plan's scratch); glsl/ksum.comp adds them up with bias and the rest)
 // local size: GLC_LOCAL_SIZE_X (TILED: (BM / TM) * (BN / TN))
 
+#define GLC_KP_MATMUL
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 
 // NVIDIA's compiler keeps the 8 x 8 accumulators in local memory unless
@@ -89,10 +92,10 @@ vec4 b_vec(uint i)
 // a[row, k .. k + 3] of the matrix starting at element a0 (zeros past K)
 vec4 a_vec(uint a0, uint row, uint k)
 {
-    uint K = glc_p[2];
+    uint K = glc_p[P_K];
 #if defined(GLU)
     uint i = (a0 + row * K + k) >> 2; // AVEC: the plan asks it of GLU
-    return k < K ? glc_glu4(a4[i + glc_glu_gate_shift(glc_p[15])], a4[i + glc_glu_up_shift(glc_p[15])])
+    return k < K ? glc_glu4(a4[i + glc_glu_gate_shift(glc_p[P_GLU_DELTA])], a4[i + glc_glu_up_shift(glc_p[P_GLU_DELTA])])
                  : vec4(0.0);
 #elif AVEC
     return k < K ? a4[(a0 + row * K + k) >> 2] : vec4(0.0);
@@ -120,25 +123,25 @@ uint part0; // KC: where this part's partial products start in out
 
 void put(uint o0, uint row, uint col, float v)
 {
-    uint M = glc_p[0], N = glc_p[1];
+    uint M = glc_p[P_M], N = glc_p[P_N];
     if (row >= M || col >= N)
         return;
 #ifdef KC
     o[part0 + o0 + row * N + col] = v;
     return;
 #endif
-    if ((glc_p[9] & 1u) != 0u)
+    if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[col];
-    v = glc_act(v, ACT, glc_pf(10));
+    v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
 #ifdef SEG
     // columns [0, s1), [s1, s12), [s12, N) go to three matrices of out
-    uint s1 = glc_p[11], s12 = glc_p[12];
+    uint s1 = glc_p[P_S1], s12 = glc_p[P_S12];
     if (col < s1)
         o[row * s1 + col] = v;
     else if (col < s12)
-        o[glc_p[13] + row * (s12 - s1) + col - s1] = v;
+        o[glc_p[P_SEG1] + row * (s12 - s1) + col - s1] = v;
     else
-        o[glc_p[14] + row * (N - s12) + col - s12] = v;
+        o[glc_p[P_SEG2] + row * (N - s12) + col - s12] = v;
 #else
     o[o0 + row * N + col] = v;
 #endif
@@ -165,7 +168,7 @@ vec4 stage[LOADS][4];
 // 4 columns x 4 k (NT) of b, loaded into stage[s].
 void load_block(int s, uint q, uint a0, uint b0, uint m0, uint n0, uint k0)
 {
-    uint M = glc_p[0], N = glc_p[1], K = glc_p[2];
+    uint M = glc_p[P_M], N = glc_p[P_N], K = glc_p[P_K];
     if (q >= uint(NBLK))
         return;
     if (q < uint(NA)) {
@@ -224,20 +227,20 @@ void main()
 {
     if (glc_group_out_of_range())
         return;
-    uint M = glc_p[0], N = glc_p[1], K = glc_p[2];
-    uint tile = glc_group_index(), per = glc_p[3] * glc_p[4];
+    uint M = glc_p[P_M], N = glc_p[P_N], K = glc_p[P_K];
+    uint tile = glc_group_index(), per = glc_p[P_MTILES] * glc_p[P_NTILES];
 #ifdef KC
-    uint kpart = tile / (per * glc_p[5]);
-    tile -= kpart * per * glc_p[5];
+    uint kpart = tile / (per * glc_p[P_BATCHES]);
+    tile -= kpart * per * glc_p[P_BATCHES];
     uint kbeg = kpart * uint(KC), kend = min(K, kbeg + uint(KC));
-    part0 = kpart * glc_p[5] * M * N;
+    part0 = kpart * glc_p[P_BATCHES] * M * N;
 #else
     uint kbeg = 0u, kend = K;
 #endif
     uint z = tile / per, t = tile % per;
-    uint m0 = (t / glc_p[4]) * uint(BM), n0 = (t % glc_p[4]) * uint(BN);
+    uint m0 = (t / glc_p[P_NTILES]) * uint(BM), n0 = (t % glc_p[P_NTILES]) * uint(BN);
     uint a0 = z * M * K, o0 = z * M * N;
-    uint b0 = (z / glc_p[6]) * glc_p[7] + (z % glc_p[6]) * glc_p[8];
+    uint b0 = (z / glc_p[P_INNER]) * glc_p[P_B_STRIDE_HI] + (z % glc_p[P_INNER]) * glc_p[P_B_STRIDE_LO];
     uint lid = gl_LocalInvocationID.x;
     uint tx = lid % uint(BN / TN), ty = lid / uint(BN / TN);
 
@@ -289,25 +292,25 @@ void main()
 {
     if (glc_group_out_of_range())
         return;
-    uint M = glc_p[0], N = glc_p[1], K = glc_p[2];
-    uint tile = glc_global_index(), per = glc_p[3] * glc_p[4];
+    uint M = glc_p[P_M], N = glc_p[P_N], K = glc_p[P_K];
+    uint tile = glc_global_index(), per = glc_p[P_MTILES] * glc_p[P_NTILES];
 #ifdef KC
-    uint kpart = tile / (per * glc_p[5]);
-    tile -= kpart * per * glc_p[5];
+    uint kpart = tile / (per * glc_p[P_BATCHES]);
+    tile -= kpart * per * glc_p[P_BATCHES];
     uint kbeg = kpart * uint(KC), kend = min(K, kbeg + uint(KC));
     if (kbeg >= K)
         return;
-    part0 = kpart * glc_p[5] * M * N;
+    part0 = kpart * glc_p[P_BATCHES] * M * N;
 #else
-    if (tile >= per * glc_p[5])
+    if (tile >= per * glc_p[P_BATCHES])
         return;
     uint kbeg = 0u, kend = K;
 #endif
     uint z = tile / per, t = tile % per;
     // consecutive invocations take consecutive column quads of one row block
-    uint m0 = (t / glc_p[4]) * uint(RM), n0 = (t % glc_p[4]) * 4u;
+    uint m0 = (t / glc_p[P_NTILES]) * uint(RM), n0 = (t % glc_p[P_NTILES]) * 4u;
     uint a0 = z * M * K, o0 = z * M * N;
-    uint b0 = (z / glc_p[6]) * glc_p[7] + (z % glc_p[6]) * glc_p[8];
+    uint b0 = (z / glc_p[P_INNER]) * glc_p[P_B_STRIDE_HI] + (z % glc_p[P_INNER]) * glc_p[P_B_STRIDE_LO];
     uint rows[RM];
     for (int r = 0; r < RM; r++)
         rows[r] = min(m0 + uint(r), M - 1u);
@@ -327,8 +330,8 @@ void main()
             vec4 b2v = b_vec(b0 + (n0 + 2u) * K + k), b3v = b_vec(b0 + (n0 + 3u) * K + k);
             for (int r = 0; r < RM; r++) {
 #ifdef GLU
-                vec4 av = glc_glu4(a4[ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[15])],
-                                   a4[ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[15])]);
+                vec4 av = glc_glu4(a4[ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[P_GLU_DELTA])],
+                                   a4[ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[P_GLU_DELTA])]);
 #else
                 vec4 av = a4[ar[r] + (k >> 2)];
 #endif
@@ -340,8 +343,8 @@ void main()
                  bk3 = b_vec(bi + 3u * N);
             for (int r = 0; r < RM; r++) {
 #ifdef GLU
-                vec4 av = glc_glu4(a4[ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[15])],
-                                   a4[ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[15])]);
+                vec4 av = glc_glu4(a4[ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[P_GLU_DELTA])],
+                                   a4[ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[P_GLU_DELTA])]);
 #else
                 vec4 av = a4[ar[r] + (k >> 2)];
 #endif

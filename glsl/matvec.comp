@@ -16,6 +16,9 @@
 //   SEG, GLU (the fused SwiGLU input: a row is act(gate) * up)
 // local size: GLC_LOCAL_SIZE_X = SLOTS x the subgroup size
 
+#define GLC_KP_MATVEC
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 
 #ifndef ACT
@@ -38,7 +41,7 @@ layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
 vec4 a_at(uint i)
 {
 #ifdef GLU
-    return glc_glu4(a4[i + glc_glu_gate_shift(glc_p[10])], a4[i + glc_glu_up_shift(glc_p[10])]);
+    return glc_glu4(a4[i + glc_glu_gate_shift(glc_p[P_GLU_DELTA])], a4[i + glc_glu_up_shift(glc_p[P_GLU_DELTA])]);
 #else
     return a4[i];
 #endif
@@ -46,7 +49,7 @@ vec4 a_at(uint i)
 
 float dot_word(uvec4 w, uint m, uint k)
 {
-    uint base = (m * glc_p[2] + k) >> 2; // a's vec4 index
+    uint base = (m * glc_p[P_K] + k) >> 2; // a's vec4 index
 #if TW == GLC_T_F32
     return dot(uintBitsToFloat(w), a_at(base));
 #elif TW == GLC_T_F16
@@ -61,18 +64,18 @@ float dot_word(uvec4 w, uint m, uint k)
 
 void put(uint row, uint col, float v)
 {
-    uint N = glc_p[1];
-    if ((glc_p[4] & 1u) != 0u)
+    uint N = glc_p[P_N];
+    if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[col];
-    v = glc_act(v, ACT, glc_pf(5));
+    v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
 #ifdef SEG
-    uint s1 = glc_p[6], s12 = glc_p[7];
+    uint s1 = glc_p[P_S1], s12 = glc_p[P_S12];
     if (col < s1)
         o[row * s1 + col] = v;
     else if (col < s12)
-        o[glc_p[8] + row * (s12 - s1) + col - s1] = v;
+        o[glc_p[P_SEG1] + row * (s12 - s1) + col - s1] = v;
     else
-        o[glc_p[9] + row * (N - s12) + col - s12] = v;
+        o[glc_p[P_SEG2] + row * (N - s12) + col - s12] = v;
 #else
     o[row * N + col] = v;
 #endif
@@ -82,7 +85,7 @@ void main()
 {
     if (glc_group_out_of_range())
         return;
-    uint M = glc_p[0], N = glc_p[1], words = glc_p[3];
+    uint M = glc_p[P_M], N = glc_p[P_N], words = glc_p[P_WORDS];
     uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
         uint n0 = (glc_group_index() * uint(SLOTS) + slot) * uint(RN);

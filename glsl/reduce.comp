@@ -13,7 +13,7 @@
 //           5 softmax: scale; norms: eps (float bits)
 //           6 add_rms_norm: where the norm goes in out (pairs)
 //           7 SEGS: pairs per segment, 8 SEGS: segments per row
-// defines:  OP (0 softmax, 1 rms_norm, 2 layer_norm, 3 sum, 4 mean, 5 argmax),
+// defines:  OP (GLC_R_*: softmax, rms_norm, layer_norm, sum, mean, argmax),
 //           TX, TO, TW, TB (GLC_T_*), TS (power of two), PER (pairs a lane
 //           keeps in registers: the row is read once; 0: loop over the row),
 //           SEGS (rows cut into segments, for a device's cap on the loop
@@ -28,6 +28,9 @@
 // 3.10 rules): inactive teams and surplus groups of a folded grid run the
 // reductions with neutral values.
 
+#define GLC_KP_REDUCE
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) buffer O { uint o[]; };
@@ -41,7 +44,7 @@ layout(std430, binding = BB) readonly buffer Bias { uint bias[]; };
 // (the sum h), and the norm goes to out at pair offset NOFF.
 #ifdef BR
 layout(std430, binding = BR) readonly buffer R { uint rr[]; };
-#define NOFF glc_p[6]
+#define NOFF glc_p[P_NOFF]
 #else
 #define NOFF 0u
 #endif
@@ -58,7 +61,7 @@ layout(std430, binding = BP) buffer P { uint part[]; };
 #define NEG_BIG (-3.402823e38)
 
 shared float red[2u * L];
-#if OP == 5
+#if OP == GLC_R_ARGMAX
 shared uint redu[L];
 #endif
 
@@ -149,7 +152,7 @@ float add2(float a, float b) { return a + b; }
 
 float team_sum(float v, uint slot) { TEAM_REDUCE(float, red, subgroupAdd, add2, 0.0, v, slot * L) }
 float team_max(float v, uint slot) { TEAM_REDUCE(float, red, subgroupMax, max, NEG_BIG, v, slot * L) }
-#if OP == 5
+#if OP == GLC_R_ARGMAX
 uint team_min_u(uint v) { TEAM_REDUCE(uint, redu, subgroupMin, min, 0xffffffffu, v, 0u) }
 #endif
 
@@ -219,7 +222,7 @@ void store_one(uint i, float v)
 #endif
 }
 
-#if OP == 1 || OP == 2
+#if OP == GLC_R_RMS_NORM || OP == GLC_R_LAYER_NORM
 // weight * v + bias for the pair's columns j (those of ok only)
 vec2 affine(vec2 v, uint j, bvec2 ok)
 {
@@ -240,12 +243,12 @@ void main()
     lid = gl_LocalInvocationID.x;
     lane = lid % uint(TS);
     team_first = lid - lane;
-    uint rows = glc_p[0], n = glc_p[1];
+    uint rows = glc_p[P_ROWS], n = glc_p[P_N];
     uint team = glc_group_index() * (L / uint(TS)) + lid / uint(TS);
-#if SEGS == 0 || (SEGS == 2 && OP >= 3)
+#if SEGS == 0 || (SEGS == 2 && OP >= GLC_R_SUM)
     uint nseg = 1u, row = team, seg = 0u;
 #else
-    uint nseg = glc_p[8], row = team / nseg, seg = team % nseg;
+    uint nseg = glc_p[P_NSEG], row = team / nseg, seg = team % nseg;
 #endif
     bool live = !glc_group_out_of_range() && row < rows;
     uint e0 = live ? row * n : 0u;
@@ -255,15 +258,15 @@ void main()
 #if SEGS == 0
     uint cb = 0u, ce = np;
 #else
-    uint cb = min(seg * glc_p[7], np), ce = min(cb + glc_p[7], np);
-    uint ns = live ? glc_p[8] : 0u, pr = row * glc_p[8]; // the row's partials
+    uint cb = min(seg * glc_p[P_SEG_PAIRS], np), ce = min(cb + glc_p[P_SEG_PAIRS], np);
+    uint ns = live ? glc_p[P_NSEG] : 0u, pr = row * glc_p[P_NSEG]; // the row's partials
 #endif
 
-#if OP == 0
+#if OP == GLC_R_SOFTMAX
     // ---- softmax ----
-    uint q = row % glc_p[2], keep = q + 1u + glc_p[3];
-    uint lim = min(n, keep > glc_p[4] ? keep - glc_p[4] : 0u);
-    float scale = glc_pf(5);
+    uint q = row % glc_p[P_TQ], keep = q + 1u + glc_p[P_OFFP];
+    uint lim = min(n, keep > glc_p[P_OFFN] ? keep - glc_p[P_OFFN] : 0u);
+    float scale = glc_pf(P_SCALE);
 #if PER > 0
     vec2 v[PER];
     float m = NEG_BIG;
@@ -327,9 +330,9 @@ void main()
 #endif
 #endif
 
-#elif OP == 1 || OP == 2
+#elif OP == GLC_R_RMS_NORM || OP == GLC_R_LAYER_NORM
     // ---- rms_norm, layer_norm ----
-    float eps = glc_pf(5), fn = float(n);
+    float eps = glc_pf(P_EPS), fn = float(n);
 #if PER > 0
     vec2 v[PER];
     float s = 0.0;
@@ -341,13 +344,13 @@ void main()
         if (c < np)
             store_pair(p, v[k], ok);
 #endif
-#if OP == 1
+#if OP == GLC_R_RMS_NORM
         s += v[k].x * v[k].x + v[k].y * v[k].y;
 #else
         s += v[k].x + v[k].y;
 #endif
     }
-#if OP == 1
+#if OP == GLC_R_RMS_NORM
     float mean = 0.0;
     float r = inversesqrt(team_sum(s, 0u) / fn + eps);
 #else
@@ -370,7 +373,7 @@ void main()
     }
 #else
     // layer_norm sums x - x[row start]: no cancellation when |mean| >> std
-    float shift = OP == 2 && live ? GLC_LOAD(x, TX, e0) : 0.0;
+    float shift = OP == GLC_R_LAYER_NORM && live ? GLC_LOAD(x, TX, e0) : 0.0;
 #if SEGS != 2
     float s = 0.0, s2 = 0.0;
     for (uint c = cb + lane; c < ce; c += uint(TS)) {
@@ -383,7 +386,7 @@ void main()
         s += d.x + d.y;
         s2 += d.x * d.x + d.y * d.y;
     }
-#if OP == 1
+#if OP == GLC_R_RMS_NORM
     float t1 = 0.0, t2 = team_sum(s2, 0u);
 #else
     float t1 = team_sum(s, 0u), t2 = team_sum(s2, 1u);
@@ -401,7 +404,7 @@ void main()
         part[2u * team + 1u] = floatBitsToUint(t2);
     }
 #else
-#if OP == 1
+#if OP == GLC_R_RMS_NORM
     float mean = 0.0;
     float r = inversesqrt(t2 / fn + eps);
 #else
@@ -418,7 +421,7 @@ void main()
 #endif
 #endif
 
-#elif OP == 3 || OP == 4
+#elif OP == GLC_R_SUM || OP == GLC_R_MEAN
     // ---- sum, mean ----
     float s = 0.0;
 #if SEGS == 2
@@ -436,7 +439,7 @@ void main()
         part[2u * team] = floatBitsToUint(total);
 #else
     if (live && lane == 0u)
-        store_one(row, OP == 4 ? total / float(n) : total);
+        store_one(row, OP == GLC_R_MEAN ? total / float(n) : total);
 #endif
 
 #else

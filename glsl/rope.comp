@@ -19,6 +19,9 @@
 //           out, a [p8, H, D] cache; param 8 its rows; D even when 16-bit)
 // local size: GLC_LOCAL_SIZE_X
 
+#define GLC_KP_ROPE
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 #ifndef OUT_ROWS
 #define OUT_ROWS 0
@@ -37,7 +40,7 @@ layout(std430, binding = 2) buffer O { uint o[]; };
 // (cos, sin) of theta_i at position p
 vec2 rot_of(float p, uint i)
 {
-    float theta = p * exp2(float(i) * glc_pf(7));
+    float theta = p * exp2(float(i) * glc_pf(P_THETA_STEP));
 #if HAS_FF
     theta /= ff[i];
 #endif
@@ -59,22 +62,22 @@ void store1(uint e, float v)
 void main()
 {
     uint g = glc_global_index();
-    if (glc_group_out_of_range() || g >= glc_p[0])
+    if (glc_group_out_of_range() || g >= glc_p[P_UNITS])
         return;
-    uint units = glc_p[1], rot = glc_p[2], rd = glc_p[6];
+    uint units = glc_p[P_ROW_UNITS], rot = glc_p[P_ROT], rd = glc_p[P_ROPE_DIM];
     uint row = g / units, u = g - row * units;
-    uint first = row * glc_p[5];
+    uint first = row * glc_p[P_D];
 #if OUT_ROWS
     // the row goes to row pos[t] of a [p8, H, D] cache (rows past it: skipped)
-    uint dst = uint(pos[(row / glc_p[3]) % glc_p[4]]);
-    if (dst >= glc_p[8])
+    uint dst = uint(pos[(row / glc_p[P_H]) % glc_p[P_T]]);
+    if (dst >= glc_p[P_CACHE_ROWS])
         return;
-    uint sh = (dst * glc_p[3] + row % glc_p[3]) * glc_p[5] - first; // wraps: fine
+    uint sh = (dst * glc_p[P_H] + row % glc_p[P_H]) * glc_p[P_D] - first; // wraps: fine
 #else
     const uint sh = 0u;
 #endif
     if (u < rot) {
-        float p = float(pos[(row / glc_p[3]) % glc_p[4]]);
+        float p = float(pos[(row / glc_p[P_H]) % glc_p[P_T]]);
 #if ALIGNED && NEOX
         uint i = 2u * u, a = first + i, b = a + (rd >> 1);
         vec2 c0 = rot_of(p, i), c1 = rot_of(p, i + 1u);

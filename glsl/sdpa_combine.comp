@@ -7,6 +7,9 @@
 // params:   0 nsplit, 1 DV
 // local size: GLC_LOCAL_SIZE_X; one work group per (query row, head)
 
+#define GLC_KP_SDPA_COMBINE
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer S { float sc[]; };
 layout(std430, binding = 1) writeonly buffer O { float o[]; };
@@ -15,7 +18,7 @@ void main()
 {
     if (glc_group_out_of_range())
         return;
-    uint h = glc_group_index(), nsplit = glc_p[0], dv = glc_p[1];
+    uint h = glc_group_index(), nsplit = glc_p[P_NSPLIT], dv = glc_p[P_DV];
     for (uint d = gl_LocalInvocationID.x; d < dv; d += uint(GLC_LOCAL_SIZE_X)) {
         float m = -1.0e30, l = 0.0, acc = 0.0;
         for (uint s = 0u; s < nsplit; s++) {

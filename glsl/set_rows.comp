@@ -16,6 +16,9 @@
 // defines:  TS, TD (GLC_T_*)
 // local size: GLC_LOCAL_SIZE_X
 
+#define GLC_KP_SET_ROWS
+#include "kparams.glsl"
+
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer S { uint s[]; };
 layout(std430, binding = 1) readonly buffer I { int ids[]; };
@@ -35,12 +38,12 @@ layout(std430, binding = 2) buffer Dst { uint d[]; };
 void main()
 {
     uint g = glc_global_index();
-    if (glc_group_out_of_range() || g >= glc_p[0])
+    if (glc_group_out_of_range() || g >= glc_p[P_UNITS])
         return;
-    uint U = glc_p[1], D = glc_p[2];
+    uint U = glc_p[P_U], D = glc_p[P_D];
     uint r = g / U, k = g - r * U;
     uint id = uint(ids[r]);
-    if (id >= glc_p[3])
+    if (id >= glc_p[P_V])
         return;
     uint first = r * D, start = id * D; // src and dst elements of column 0
 #if TD == GLC_T_F32

@@ -2,10 +2,13 @@
 // bindings: 0 x (read), 1 out (written); uint-backed floats
 // params:   0 n, 1 param (float bits: the cap of SOFTCAP, the a of SCALE),
 //           2 b of SCALE (float bits)
-// defines:  OP (1 gelu-tanh, 2 gelu-erf, 3 silu, 4 relu, 5 exp, 6 tanh,
-//           7 softcap, 8 scale: x*a+b), TX, TO (GLC_T_*)
+// defines:  OP (a glc_unary_op, GLC_UNARY_*, or GLC_UNARY_AFFINE for the
+//           scale op: x*a+b), TX, TO (GLC_T_*)
 //           UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
+
+#define GLC_KP_UNARY
+#include "kparams.glsl"
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
@@ -13,16 +16,16 @@ layout(std430, binding = 1) buffer O { uint o[]; };
 
 float f(float v)
 {
-#if OP <= 7
-    return glc_act(v, OP, glc_pf(1));
+#if OP != GLC_UNARY_AFFINE
+    return glc_act(v, OP, glc_pf(P_A));
 #else
-    return v * glc_pf(1) + glc_pf(2);
+    return v * glc_pf(P_A) + glc_pf(P_B);
 #endif
 }
 
 void main()
 {
-    uint n = glc_p[0];
+    uint n = glc_p[P_N];
     if (glc_group_out_of_range())
         return;
     // UNROLL pairs per invocation, a group's pairs contiguous

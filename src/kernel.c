@@ -3,6 +3,9 @@
  * same three pieces: a prelude (#version 310 es, GLC_LOCAL_SIZE_X, feature
  * defines, the caller's defines, precision), glsl/common.glsl, and the body,
  * with #line directives so info-log line numbers point into the body.
+ * The family includes a kernel or common.glsl names (#include "x.glsl")
+ * were inlined at build time (src/tools/embed_glsl.c), each as a source
+ * string of its own number (3, 4, ...: the table's comments say which).
  *
  * Built-in kernels are compiled lazily on first use and kept in a per-device
  * list keyed by (name, defines, local size); the list is short (one entry

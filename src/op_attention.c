@@ -4,14 +4,15 @@
  * ever stored. Rules and plans here (GL-free), kernels in glsl/sdpa*.comp.
  *
  * Variants, chosen from the target:
- *  - GPUs: prefill runs the tile variant of glsl/sdpa.comp, one work group per (block of
- *    BQ query rows, head) streaming BK-key tiles of K and V through shared
+ *  - GPUs: prefill runs the tile variant (glsl/sdpa_tile.comp), one work
+ *    group per (block of BQ query rows, head) streaming BK-key tiles of K and V through shared
  *    memory, the tile sizes the largest that fit the device's shared memory
  *    (16 KiB on the ES 3.1 minimum, 48 KiB on NVIDIA). Decode runs the
  *    split variant, one group per (kv head, block of the query heads
  *    that share it, chunk of SDPA_CHUNK keys): each K and V row is read once
  *    for all the heads of the group.
- *  - llvmpipe, where barrier() and shared memory are slow: the rows variant,
+ *  - llvmpipe, where barrier() and shared memory are slow: the rows variant
+ *    (sdpa_rows.comp),
  *    one invocation per (query row, head) (decode: per (head, chunk)) with q
  *    and the output row in registers.
  * Decode is flash-decoding: the keys are cut into chunks of SDPA_CHUNK, the
@@ -20,7 +21,7 @@
  * decode whose keys fit one chunk is a single dispatch that writes out.
  *
  * The kernels work in base 2: q is scaled by scale * log2(e) once and the
- * exponentials are exp2. Keys masked out (past kv_len, or after the query's
+ * exponentials are exp2 (glsl/sdpa.glsl holds what the three share). Keys masked out (past kv_len, or after the query's
  * position with causal) weigh exactly 0.
  */
 #include "op_run.h"
@@ -57,11 +58,6 @@ typedef struct sdpa_cfg {
 } sdpa_cfg;
 
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : 0;
-}
 
 /* The shared checks of both ops; fills cfg and the output's shape. */
 static glc_status sdpa_check(glc__op_args *a, const char *name, sdpa_cfg *c, char *err,
@@ -102,18 +98,18 @@ static glc_status sdpa_check(glc__op_args *a, const char *name, sdpa_cfg *c, cha
         glc__numel(v) > 0xffffffffll || c->tq * c->hq * c->dv > 0xffffffffll)
         return glc__op_error(err, len, name, "q %s, k %s, v %s: over 2^32 - 1 elements", sq, sk,
                              sv);
-    if (!(a->f[0] == a->f[0]) || a->f[0] > 3.4e38f || a->f[0] < -3.4e38f)
-        return glc__op_error(err, len, name, "scale %g is not finite", (double)a->f[0]);
-    c->scale = a->f[0] != 0 ? a->f[0] : (float)(1.0 / sqrt((double)c->d));
-    c->causal = a->i[0] != 0;
-    if (a->i[2] < 0 || a->i[2] > c->tk)
+    if (!(a->sdpa.scale == a->sdpa.scale) || a->sdpa.scale > 3.4e38f || a->sdpa.scale < -3.4e38f)
+        return glc__op_error(err, len, name, "scale %g is not finite", (double)a->sdpa.scale);
+    c->scale = a->sdpa.scale != 0 ? a->sdpa.scale : (float)(1.0 / sqrt((double)c->d));
+    c->causal = a->sdpa.causal != 0;
+    if (a->sdpa.kv_len < 0 || a->sdpa.kv_len > c->tk)
         return glc__op_error(err, len, name, "kv_len %lld with k %s: must be in [0, %lld]",
-                             (long long)a->i[2], sk, (long long)c->tk);
-    c->kv_len = a->i[2] ? a->i[2] : c->tk;
-    if (a->i[1] < -1)
+                             (long long)a->sdpa.kv_len, sk, (long long)c->tk);
+    c->kv_len = a->sdpa.kv_len ? a->sdpa.kv_len : c->tk;
+    if (a->sdpa.q_offset < -1)
         return glc__op_error(err, len, name, "q_offset %lld: must be >= 0, or -1 for kv_len - Tq",
-                             (long long)a->i[1]);
-    c->q_offset = a->i[1] == -1 ? c->kv_len - c->tq : a->i[1];
+                             (long long)a->sdpa.q_offset);
+    c->q_offset = a->sdpa.q_offset == -1 ? c->kv_len - c->tq : a->sdpa.q_offset;
     if (c->causal && c->q_offset < 0)
         return glc__op_error(err, len, name,
                              "causal with q %s and kv_len %lld: query row 0 would sit at "
@@ -145,20 +141,32 @@ static int64_t keys_needed(const sdpa_cfg *c, int64_t last_row)
     return c->kv_len;
 }
 
-/* The rows variant takes the head dims as params (one compile for every
- * shape), the others as defines. */
-static void common_defines(glc__dispatch_plan *d, int variant, const glc__op_args *a,
-                           const sdpa_cfg *c)
+/* glsl/sdpa.glsl's defines, and with dims the head dims D, DV (sdpa_rows
+ * takes them as params: one compile for every shape). */
+static void common_defines(glc__dispatch_plan *d, const glc__op_args *a, const sdpa_cfg *c,
+                           int dims)
 {
-    glc__define_int(d, "VARIANT", variant);
-    if (variant != 0) {
+    if (dims) {
         glc__define_int(d, "D", c->d);
         glc__define_int(d, "DV", c->dv);
     }
-    glc__define_int(d, "KT", t_define(a->t[1].dtype));
-    glc__define_int(d, "VT", t_define(a->t[2].dtype));
+    glc__define_t(d, "KT", a->t[1].dtype);
+    glc__define_t(d, "VT", a->t[2].dtype);
     glc__define_int(d, "KVEC", c->d % 4 == 0);
     glc__define_int(d, "VVEC", c->dv % 4 == 0);
+}
+
+/* The slots sdpa_rows and sdpa_tile share (GLC__KP_SDPA_HEAD). */
+static void head_params(glc__dispatch_plan *d, const sdpa_cfg *c)
+{
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_TQ, (uint32_t)c->tq);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_HQ, (uint32_t)c->hq);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_GROUP, (uint32_t)(c->hq / c->hkv));
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_HKV, (uint32_t)c->hkv);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_KV_LEN, (uint32_t)c->kv_len);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_Q_OFFSET, (uint32_t)c->q_offset);
+    glc__plan_param_at(d, GLC__KP_SDPA_HEAD_CAUSAL, (uint32_t)c->causal);
+    glc__plan_paramf_at(d, GLC__KP_SDPA_HEAD_QSCALE, (float)(c->scale * LOG2E));
 }
 
 /* The rows variant's KB for `keys` keys an invocation under the device's
@@ -184,7 +192,7 @@ static int64_t rows_chunk(const sdpa_cfg *c, const glc__target *tg)
     return passes > 0 ? passes * 32 : 0;
 }
 
-/* sdpa.comp's rows variant: items (row, head) pairs, or with split (row,
+/* The rows variant (glsl/sdpa_rows.comp): items (row, head) pairs, or with split (row,
  * head, chunk of `chunk` keys) triples whose partials go to the scratch. */
 static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
                             const glc__target *tg, int split, int64_t chunk, uint64_t nsplit,
@@ -200,27 +208,20 @@ static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_c
                              "in one shader invocation (%u loop iterations in all)",
                              (long long)keys, (long long)c->d, (long long)c->dv,
                              tg->limits.max_loop_iterations);
-    d = glc__plan_dispatch(p, "sdpa", ROWS_LOCAL, items);
-    common_defines(d, 0, a, c);
+    d = glc__plan_dispatch(p, "sdpa_rows", ROWS_LOCAL, items);
+    common_defines(d, a, c, 0);
     glc__define_int(d, "KB", kb);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_READ);
     glc__plan_bind(d, out_tensor, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)c->tq);
-    glc__plan_param(d, (uint32_t)c->hq);
-    glc__plan_param(d, (uint32_t)(c->hq / c->hkv));
-    glc__plan_param(d, (uint32_t)c->hkv);
-    glc__plan_param(d, (uint32_t)c->kv_len);
-    glc__plan_param(d, (uint32_t)c->q_offset);
-    glc__plan_param(d, (uint32_t)c->causal);
-    glc__plan_paramf(d, (float)(c->scale * LOG2E));
-    glc__plan_param(d, (uint32_t)chunk);
-    glc__plan_param(d, (uint32_t)nsplit);
-    glc__plan_param(d, (uint32_t)items);
-    glc__plan_param(d, (uint32_t)c->d);
-    glc__plan_param(d, (uint32_t)c->dv);
-    glc__plan_param(d, (uint32_t)split);
+    head_params(d, c);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_CHUNK_KEYS, (uint32_t)chunk);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_NSPLIT, (uint32_t)nsplit);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_ITEMS, (uint32_t)items);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_D, (uint32_t)c->d);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_DV, (uint32_t)c->dv);
+    glc__plan_param_at(d, GLC__KP_SDPA_ROWS_SPLIT, (uint32_t)split);
     if (out_tensor == GLC__SCRATCH)
         d->bind[3].size = 4 * (size_t)items * (size_t)(c->dv + 2);
     return GLC_OK;
@@ -259,9 +260,9 @@ static glc_status plan_tile(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     rq = per >= 2 ? 2 : 1;
     rk = per >= 4 ? per / 2 : 1;
     nqb = (uint64_t)(c->tq + bq - 1) / bq;
-    d = glc__plan_dispatch(p, "sdpa", TILE_LOCAL, 1);
+    d = glc__plan_dispatch(p, "sdpa_tile", TILE_LOCAL, 1);
     d->groups = nqb * (uint64_t)c->hq;
-    common_defines(d, 1, a, c);
+    common_defines(d, a, c, 1);
     glc__define_int(d, "BQ", bq);
     glc__define_int(d, "BK", bk);
     glc__define_int(d, "RQ", rq);
@@ -270,15 +271,8 @@ static glc_status plan_tile(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)c->tq);
-    glc__plan_param(d, (uint32_t)c->hq);
-    glc__plan_param(d, (uint32_t)(c->hq / c->hkv));
-    glc__plan_param(d, (uint32_t)c->hkv);
-    glc__plan_param(d, (uint32_t)c->kv_len);
-    glc__plan_param(d, (uint32_t)c->q_offset);
-    glc__plan_param(d, (uint32_t)c->causal);
-    glc__plan_paramf(d, (float)(c->scale * LOG2E));
-    glc__plan_param(d, (uint32_t)nqb);
+    head_params(d, c);
+    glc__plan_param_at(d, GLC__KP_SDPA_TILE_QBLOCKS, (uint32_t)nqb);
     return GLC_OK;
 }
 
@@ -300,8 +294,8 @@ static glc_status plan_combine(glc__op_plan *p, const glc__op_args *a, const sdp
     glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
     d->bind[0].size = 4 * (size_t)(c->tq * c->hq) * nsplit * (size_t)(c->dv + 2);
     glc__plan_bind(d, 3, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)nsplit);
-    glc__plan_param(d, (uint32_t)c->dv);
+    glc__plan_param_at(d, GLC__KP_SDPA_COMBINE_NSPLIT, (uint32_t)nsplit);
+    glc__plan_param_at(d, GLC__KP_SDPA_COMBINE_DV, (uint32_t)c->dv);
     return GLC_OK;
 }
 
@@ -355,10 +349,10 @@ static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
     if (c.tq != 1)
         return glc__op_error(err, len, "sdpa_decode", "q %s: decode takes one query row",
                              glc__shape_str(&a->t[0], sq, sizeof sq));
-    /* i[3]: the scratch view's dtype as the entry point saw it (0: none) */
-    if (a->i[3] && a->i[3] != GLC_DTYPE_F32)
+    /* sdpa.scratch: the scratch view's dtype as the entry point saw it (0: none) */
+    if (a->sdpa.scratch && a->sdpa.scratch != GLC_DTYPE_F32)
         return glc__op_error(err, len, "sdpa_decode", "scratch is %s, must be f32",
-                             glc_dtype_name((glc_dtype)a->i[3]));
+                             glc_dtype_name((glc_dtype)a->sdpa.scratch));
     return GLC_OK;
 }
 
@@ -399,9 +393,9 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     units = (int)((c->dv + 3) / 4);
     for (lanes = 1; lanes < units; lanes *= 2)
         ;
-    d = glc__plan_dispatch(p, "sdpa", TILE_LOCAL, 1);
+    d = glc__plan_dispatch(p, "sdpa_split", TILE_LOCAL, 1);
     d->groups = (uint64_t)c->hkv * nhb * nused;
-    common_defines(d, 2, a, c);
+    common_defines(d, a, c, 1);
     glc__define_int(d, "GB", gb);
     glc__define_int(d, "RG", rg);
     glc__define_int(d, "CHUNK", SDPA_CHUNK);
@@ -410,14 +404,14 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_READ);
     glc__plan_bind(d, out_tensor, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)c->hq);
-    glc__plan_param(d, (uint32_t)group);
-    glc__plan_param(d, (uint32_t)c->hkv);
-    glc__plan_param(d, (uint32_t)keys_needed(c, 0));
-    glc__plan_param(d, (uint32_t)nused);
-    glc__plan_param(d, (uint32_t)nhb);
-    glc__plan_paramf(d, (float)(c->scale * LOG2E));
-    glc__plan_param(d, nused == 1);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HQ, (uint32_t)c->hq);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_GROUP, (uint32_t)group);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HKV, (uint32_t)c->hkv);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_KEYS, (uint32_t)keys_needed(c, 0));
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NSPLIT, (uint32_t)nused);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HEAD_BLOCKS, (uint32_t)nhb);
+    glc__plan_paramf_at(d, GLC__KP_SDPA_SPLIT_QSCALE, (float)(c->scale * LOG2E));
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NORMALIZE, nused == 1);
     if (out_tensor == GLC__SCRATCH)
         d->bind[3].size = 4 * (size_t)c->hq * nused * (size_t)(c->dv + 2);
     return GLC_OK;
@@ -451,12 +445,13 @@ const glc__op_desc glc__op_SDPA_DECODE_desc = {"sdpa_decode", decode_infer, deco
 /* desc NULL: all defaults, q_offset -1. A zero-initialised desc means
  * q_offset 0: query row 0 sits at position 0 (a prompt with no cache
  * before it); pass -1 for "the last Tq positions of kv_len". */
-static void args_of(glc__op_args *args, const glc_sdpa_desc *desc)
+void glc__pack_sdpa(glc__op_args *a, const glc_sdpa_desc *desc, glc_dtype scratch)
 {
-    args->f[0] = desc ? desc->scale : 0.0f;
-    args->i[0] = desc ? desc->causal : 0;
-    args->i[1] = desc ? desc->q_offset : -1;
-    args->i[2] = desc ? desc->kv_len : 0;
+    a->sdpa.scale = desc ? desc->scale : 0.0f;
+    a->sdpa.causal = desc ? desc->causal : 0;
+    a->sdpa.q_offset = desc ? desc->q_offset : -1;
+    a->sdpa.kv_len = desc ? desc->kv_len : 0;
+    a->sdpa.scratch = scratch;
 }
 
 glc_status glc_op_sdpa(glc_session *s, glc_view q, glc_view k, glc_view v,
@@ -469,7 +464,7 @@ glc_status glc_op_sdpa(glc_session *s, glc_view q, glc_view k, glc_view v,
     w[2] = v;
     w[3] = out;
     glc__op_args_init(&args, GLC__OP_SDPA, 3, 1);
-    args_of(&args, desc);
+    glc__pack_sdpa(&args, desc, 0);
     return glc__op_run(s, &args, w, NULL);
 }
 
@@ -483,7 +478,6 @@ glc_status glc_op_sdpa_decode(glc_session *s, glc_view q, glc_view k, glc_view v
     w[2] = v;
     w[3] = out;
     glc__op_args_init(&args, GLC__OP_SDPA_DECODE, 3, 1);
-    args_of(&args, desc);
-    args.i[3] = scratch.buffer ? scratch.dtype : 0;
+    glc__pack_sdpa(&args, desc, scratch.buffer ? scratch.dtype : (glc_dtype)0);
     return glc__op_run(s, &args, w, &scratch);
 }

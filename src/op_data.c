@@ -10,11 +10,11 @@
  *   SET_ROWS  t: src, ids, dst, out: dst (an input: the state before)
  *             and out (the state after, the same bytes: one view given
  *             twice eagerly, an alias of a handle in graphs). No scalars.
- *   COPY      t: x, out. i[0] = 1 when a permutation is given (0: the
- *             identity), i[1 .. 1 + rank) = perm.
- *   CONCAT    t: a, b, out. i[0] = axis (negative counts from the end).
- *   SLICE     t: x, out. i[0] = axis (negative counts from the end),
- *             i[1] = start, i[2] = len.
+ *   COPY      t: x, out. a->copy: permuted 1 when a permutation is
+ *             given (0: the identity), perm[0 .. rank).
+ *   CONCAT    t: a, b, out. a->axis: axis (negative counts from the end).
+ *   SLICE     t: x, out. a->axis: axis (negative counts from the end),
+ *             start, len.
  * An output dtype of 0 (not chosen) becomes the input's (get_rows: F32).
  *
  * Every op here is exact: values are moved, or converted between F32,
@@ -46,11 +46,6 @@
 #define UNROLL_IDX 1   /* ... where copy decomposes indices (ALU-bound: no gain from more) */
 #define UNROLL_Q 2     /* 4-value units per invocation (quantized get_rows) */
 #define MAX_ELEMS 0xffffffffll /* element indices are u32 in the kernels */
-
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
-}
 
 static int is_float_rank(const glc__tensor *t, int lo, int hi)
 {
@@ -145,8 +140,8 @@ static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int o
     const glc__tensor *o = &a->t[out];
     uint64_t n = (uint64_t)glc__numel(o), pairs = (n + 1) / 2;
     int two = g->axis >= 0, i, pad, ndim, unroll, tk = -1, tkl, tile;
-    int ta = t_define(a->t[0].dtype), tb = two ? t_define(a->t[1].dtype) : ta;
-    int to = t_define(o->dtype);
+    int ta = (int)glc__kdtype_of(a->t[0].dtype);
+    int tb = two ? (int)glc__kdtype_of(a->t[1].dtype) : ta, to = (int)glc__kdtype_of(o->dtype);
     int64_t n4[4], sa4[4], sb4[4];
     glc__dispatch_plan *d;
     collapse(g);
@@ -202,15 +197,15 @@ static void plan_gather(glc__op_plan *p, gather *g, const glc__op_args *a, int o
     if (two)
         glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, out, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_COPY_N, (uint32_t)n);
     for (i = 1; i < 4; i++)
-        glc__plan_param(d, (uint32_t)n4[i]);
+        glc__plan_param_at(d, GLC__KP_COPY_N1 - 1 + i, (uint32_t)n4[i]);
+    for (i = 0; i < 4; i++) /* TILE's three sit in b's slots */
+        glc__plan_param_at(d, GLC__KP_COPY_A_STRIDES + i, (uint32_t)sa4[i]);
     for (i = 0; i < 4; i++)
-        glc__plan_param(d, (uint32_t)sa4[i]);
-    for (i = 0; i < 4; i++)
-        glc__plan_param(d, (uint32_t)(two || tile ? sb4[i] : 0));
-    glc__plan_param(d, (uint32_t)(two ? g->split : 0));
-    glc__plan_param(d, (uint32_t)g->base);
+        glc__plan_param_at(d, GLC__KP_COPY_B_STRIDES + i, (uint32_t)(two || tile ? sb4[i] : 0));
+    glc__plan_param_at(d, GLC__KP_COPY_SPLIT, (uint32_t)(two ? g->split : 0));
+    glc__plan_param_at(d, GLC__KP_COPY_BASE, (uint32_t)g->base);
 }
 
 /* ---- copy ---- */
@@ -239,14 +234,15 @@ static glc_status copy_infer(glc__op_args *a, char *err, size_t len)
     glc_status st;
     if ((st = float_in_out(x, o, "copy", err, len)) != GLC_OK)
         return st;
-    if (a->i[0]) {
+    if (a->copy.permuted) {
         sp[0] = '\0';
         for (i = 0; i < x->rank; i++) {
             size_t used = strlen(sp);
-            snprintf(sp + used, sizeof sp - used, "%s%lld", i ? ", " : "", (long long)a->i[1 + i]);
+            snprintf(sp + used, sizeof sp - used, "%s%lld", i ? ", " : "",
+                     (long long)a->copy.perm[i]);
         }
         for (i = 0; i < x->rank; i++) {
-            int64_t v = a->i[1 + i];
+            int64_t v = a->copy.perm[i];
             if (v < 0 || v >= x->rank || (seen >> v & 1))
                 return glc__op_error(err, len, "copy",
                                      "perm [%s] is not a permutation of the %d dims of x %s", sp,
@@ -256,7 +252,7 @@ static glc_status copy_infer(glc__op_args *a, char *err, size_t len)
     }
     o->rank = x->rank;
     for (i = 0; i < GLC_MAX_DIMS; i++)
-        o->shape[i] = i < x->rank ? x->shape[a->i[0] ? a->i[1 + i] : i] : 1;
+        o->shape[i] = i < x->rank ? x->shape[a->copy.permuted ? a->copy.perm[i] : i] : 1;
     return check_count(err, len, "copy", x, "x");
 }
 
@@ -275,7 +271,7 @@ static glc_status copy_plan(const glc__op_args *a, const glc__target *tg, glc__o
     g.nd = x->rank;
     g.axis = -1;
     for (i = 0; i < x->rank; i++) {
-        int from = a->i[0] ? (int)a->i[1 + i] : i;
+        int from = a->copy.permuted ? (int)a->copy.perm[i] : i;
         g.n[i] = x->shape[from];
         g.sa[i] = xs[from];
     }
@@ -293,19 +289,20 @@ static glc_status slice_infer(glc__op_args *a, char *err, size_t len)
     glc_status st;
     if ((st = float_in_out(x, o, "slice", err, len)) != GLC_OK)
         return st;
-    if ((ax = norm_axis(a->i[0], x->rank)) < 0)
+    if ((ax = norm_axis(a->axis.axis, x->rank)) < 0)
         return glc__op_error(err, len, "slice", "axis %lld is out of range for x %s",
-                             (long long)a->i[0], glc__shape_str(x, sx, sizeof sx));
-    if (a->i[1] < 0 || a->i[2] < 1 || a->i[1] > x->shape[ax] - a->i[2]) {
+                             (long long)a->axis.axis, glc__shape_str(x, sx, sizeof sx));
+    if (a->axis.start < 0 || a->axis.len < 1 || a->axis.start > x->shape[ax] - a->axis.len) {
         glc__op_error(err, len, "slice",
                       "x %s: [%lld, %lld + %lld) is not a non-empty range inside dim %d (%lld)",
-                      glc__shape_str(x, sx, sizeof sx), (long long)a->i[1], (long long)a->i[1],
-                      (long long)a->i[2], ax, (long long)x->shape[ax]);
+                      glc__shape_str(x, sx, sizeof sx), (long long)a->axis.start,
+                      (long long)a->axis.start, (long long)a->axis.len, ax,
+                      (long long)x->shape[ax]);
         return GLC_ERR_BOUNDS;
     }
     o->rank = x->rank;
     memcpy(o->shape, x->shape, sizeof o->shape);
-    o->shape[ax] = a->i[2];
+    o->shape[ax] = a->axis.len;
     return check_count(err, len, "slice", x, "x");
 }
 
@@ -313,7 +310,7 @@ static glc_status slice_plan(const glc__op_args *a, const glc__target *tg, glc__
                              char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0];
-    int ax = norm_axis(a->i[0], x->rank), i;
+    int ax = norm_axis(a->axis.axis, x->rank), i;
     int64_t xs[GLC_MAX_DIMS];
     gather g;
     (void)tg;
@@ -324,10 +321,10 @@ static glc_status slice_plan(const glc__op_args *a, const glc__target *tg, glc__
     g.nd = x->rank;
     g.axis = -1;
     for (i = 0; i < x->rank; i++) {
-        g.n[i] = i == ax ? a->i[2] : x->shape[i];
+        g.n[i] = i == ax ? a->axis.len : x->shape[i];
         g.sa[i] = xs[i];
     }
-    g.base = a->i[1] * xs[ax];
+    g.base = a->axis.start * xs[ax];
     plan_gather(p, &g, a, 1);
     return GLC_OK;
 }
@@ -354,9 +351,9 @@ static glc_status concat_infer(glc__op_args *a, char *err, size_t len)
     if (x->rank != y->rank)
         return glc__op_error(err, len, "concat", "a %s and b %s differ in rank",
                              glc__shape_str(x, sx, sizeof sx), glc__shape_str(y, sy, sizeof sy));
-    if ((ax = norm_axis(a->i[0], x->rank)) < 0)
+    if ((ax = norm_axis(a->axis.axis, x->rank)) < 0)
         return glc__op_error(err, len, "concat", "axis %lld is out of range for a %s",
-                             (long long)a->i[0], glc__shape_str(x, sx, sizeof sx));
+                             (long long)a->axis.axis, glc__shape_str(x, sx, sizeof sx));
     for (i = 0; i < x->rank; i++)
         if (i != ax && x->shape[i] != y->shape[i])
             return glc__op_error(err, len, "concat",
@@ -373,7 +370,7 @@ static glc_status concat_plan(const glc__op_args *a, const glc__target *tg, glc_
                               char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *y = &a->t[1], *o = &a->t[2];
-    int ax = norm_axis(a->i[0], x->rank), i;
+    int ax = norm_axis(a->axis.axis, x->rank), i;
     int64_t xs[GLC_MAX_DIMS], ys[GLC_MAX_DIMS];
     gather g;
     (void)tg;
@@ -396,16 +393,12 @@ static glc_status concat_plan(const glc__op_args *a, const glc__target *tg, glc_
 
 /* ---- get_rows ---- */
 
+/* get_rows.comp's TT: the table's storage type, or -1 for a table dtype
+ * it cannot read. */
 static int table_format(glc_dtype d)
 {
-    switch (d) {
-    case GLC_DTYPE_F32: return 0;
-    case GLC_DTYPE_F16: return 1;
-    case GLC_DTYPE_BF16: return 2;
-    case GLC_DTYPE_Q8_0: return 3;
-    case GLC_DTYPE_Q4_0: return 4;
-    default: return -1;
-    }
+    return glc__is_float(d) || d == GLC_DTYPE_Q8_0 || d == GLC_DTYPE_Q4_0 ? (int)glc__kdtype_of(d)
+                                                                          : -1;
 }
 
 static glc_status get_rows_infer(glc__op_args *a, char *err, size_t len)
@@ -418,7 +411,7 @@ static glc_status get_rows_infer(glc__op_args *a, char *err, size_t len)
         return glc__op_error(err, len, "get_rows",
                              "table %s: must be [V, D] of f32, f16, bf16, q8_0 or q4_0",
                              glc__shape_str(t, st_, sizeof st_));
-    if (table_format(t->dtype) >= 3 && t->shape[1] % 32)
+    if (table_format(t->dtype) >= GLC__T_Q8_0 && t->shape[1] % 32)
         return glc__op_error(err, len, "get_rows", "table %s: D must be a multiple of 32",
                              glc__shape_str(t, st_, sizeof st_));
     if (ids->dtype != GLC_DTYPE_I32 || ids->rank < 1 || ids->rank > GLC_MAX_DIMS - 1)
@@ -442,7 +435,7 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
                                 char *err, size_t len)
 {
     const glc__tensor *t = &a->t[0], *o = &a->t[2];
-    int fmt = table_format(t->dtype), quant = fmt >= 3;
+    int fmt = table_format(t->dtype), quant = fmt >= GLC__T_Q8_0;
     uint64_t n = (uint64_t)glc__numel(o), units = quant ? n / 4 : (n + 1) / 2;
     int unroll = quant ? UNROLL_Q : UNROLL;
     glc__dispatch_plan *d;
@@ -454,16 +447,16 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     if (d->groups == 0)
         d->groups = 1;
     glc__define_int(d, "TT", fmt);
-    glc__define_int(d, "TO", t_define(o->dtype));
+    glc__define_t(d, "TO", o->dtype);
     glc__define_int(d, "UNROLL", unroll);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)units);
-    glc__plan_param(d, (uint32_t)t->shape[1]);
-    glc__plan_param(d, (uint32_t)t->shape[0]);
-    glc__plan_param(d, (uint32_t)glc_dtype_row_bytes(t->dtype, t->shape[1]));
-    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_UNITS, (uint32_t)units);
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_D, (uint32_t)t->shape[1]);
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_V, (uint32_t)t->shape[0]);
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_ROW_BYTES, (uint32_t)glc_dtype_row_bytes(t->dtype, t->shape[1]));
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_N, (uint32_t)n);
     return GLC_OK;
 }
 
@@ -512,15 +505,15 @@ static glc_status set_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     (void)err;
     (void)len;
     dp = glc__plan_dispatch(p, "set_rows", LOCAL, (uint64_t)(rows * u));
-    glc__define_int(dp, "TS", t_define(src->dtype));
-    glc__define_int(dp, "TD", t_define(dst->dtype));
+    glc__define_t(dp, "TS", src->dtype);
+    glc__define_t(dp, "TD", dst->dtype);
     glc__plan_bind(dp, 0, GLC_READ);
     glc__plan_bind(dp, 1, GLC_READ);
     glc__plan_bind(dp, 3, GLC_WRITE);
-    glc__plan_param(dp, (uint32_t)(rows * u));
-    glc__plan_param(dp, (uint32_t)u);
-    glc__plan_param(dp, (uint32_t)d);
-    glc__plan_param(dp, (uint32_t)dst->shape[0]);
+    glc__plan_param_at(dp, GLC__KP_SET_ROWS_UNITS, (uint32_t)(rows * u));
+    glc__plan_param_at(dp, GLC__KP_SET_ROWS_U, (uint32_t)u);
+    glc__plan_param_at(dp, GLC__KP_SET_ROWS_D, (uint32_t)d);
+    glc__plan_param_at(dp, GLC__KP_SET_ROWS_V, (uint32_t)dst->shape[0]);
     return GLC_OK;
 }
 
@@ -555,19 +548,31 @@ glc_status glc_op_set_rows(glc_session *s, glc_view src, glc_view ids, glc_view 
     return glc__op_run(s, &args, v, NULL);
 }
 
+void glc__pack_copy(glc__op_args *a, const int *perm, int rank)
+{
+    int i;
+    a->copy.permuted = perm != NULL;
+    for (i = 0; perm && i < rank && i < GLC_MAX_DIMS; i++)
+        a->copy.perm[i] = perm[i];
+}
+
+void glc__pack_concat(glc__op_args *a, int axis) { a->axis.axis = axis; }
+
+void glc__pack_slice(glc__op_args *a, int axis, int64_t start, int64_t len)
+{
+    a->axis.axis = axis;
+    a->axis.start = start;
+    a->axis.len = len;
+}
+
 glc_status glc_op_copy(glc_session *s, glc_view x, const int *perm, glc_view out)
 {
     glc__op_args args;
     glc_view v[2];
-    int i;
     v[0] = x;
     v[1] = out;
     glc__op_args_init(&args, GLC__OP_COPY, 1, 1);
-    if (perm) {
-        args.i[0] = 1;
-        for (i = 0; i < x.rank && i < GLC_MAX_DIMS; i++)
-            args.i[1 + i] = perm[i];
-    }
+    glc__pack_copy(&args, perm, x.rank);
     return glc__op_run(s, &args, v, NULL);
 }
 
@@ -579,7 +584,7 @@ glc_status glc_op_concat(glc_session *s, glc_view a, glc_view b, int axis, glc_v
     v[1] = b;
     v[2] = out;
     glc__op_args_init(&args, GLC__OP_CONCAT, 2, 1);
-    args.i[0] = axis;
+    glc__pack_concat(&args, axis);
     return glc__op_run(s, &args, v, NULL);
 }
 
@@ -591,10 +596,8 @@ glc_status glc_op_slice(glc_session *s, glc_view x, int axis, int64_t start, glc
     v[0] = x;
     v[1] = out;
     glc__op_args_init(&args, GLC__OP_SLICE, 1, 1);
-    args.i[0] = axis;
-    args.i[1] = start;
     /* the length is the output's extent on the axis (the rule then checks
      * the range, and glc__op_run the other dims) */
-    args.i[2] = ax >= 0 && out.rank == x.rank ? out.shape[ax] : 1;
+    glc__pack_slice(&args, axis, start, ax >= 0 && out.rank == x.rank ? out.shape[ax] : 1);
     return glc__op_run(s, &args, v, NULL);
 }

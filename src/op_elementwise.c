@@ -5,9 +5,10 @@
  * F32, F16 or BF16; the arithmetic is f32. Two outputs per invocation, so
  * 16-bit outputs are written a word at a time.
  *
- * Args: binary ops: i[0] an activation applied to a first (glc_unary_op
- * numbering, 0 none; set by the compiler's SwiGLU fusion), f[0] its param;
- * unary: i[0] the glc_unary_op, f[0] its param; scale: f[0] a, f[1] b.
+ * Args (ops.h): binary ops a->bin: act, an activation applied to a first
+ * (a glc_unary_op, 0 none; set by the compiler's SwiGLU fusion), and its
+ * act_param; unary a->unary: op, the glc_unary_op, and its param; scale
+ * a->scale: mul, add.
  */
 #include "op_run.h"
 
@@ -18,11 +19,6 @@
 #define UNROLL 4  /* pairs per invocation: amortises per-invocation cost (llvmpipe) */
 
 static const char *binary_names[4] = {"add", "sub", "mul", "div"};
-
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
-}
 
 static glc_status binary_infer(glc__op_args *a, char *err, size_t len)
 {
@@ -76,33 +72,34 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
     (void)tg;
     (void)err;
     (void)len;
-    glc__define_int(d, "OP", a->op - GLC__OP_ADD);
-    glc__define_int(d, "TA", t_define(x->dtype));
-    glc__define_int(d, "TB", t_define(y->dtype));
-    glc__define_int(d, "TO", t_define(o->dtype));
+    glc__define_int(d, "OP", a->op);
+    glc__define_t(d, "TA", x->dtype);
+    glc__define_t(d, "TB", y->dtype);
+    glc__define_t(d, "TO", o->dtype);
     glc__define_int(d, "BROADCAST", broadcast);
     glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_BINARY_N, (uint32_t)n);
     {
         uint32_t sa[4], sb[4];
         int i;
         for (i = 1; i < 4; i++) {
             int oi = i - (4 - o->rank);
-            glc__plan_param(d, (uint32_t)(oi >= 0 ? o->shape[oi] : 1));
+            glc__plan_param_at(d, GLC__KP_BINARY_DIM1 - 1 + i,
+                               (uint32_t)(oi >= 0 ? o->shape[oi] : 1));
         }
         broadcast_strides(x, o, sa);
         broadcast_strides(y, o, sb);
         for (i = 0; i < 4; i++)
-            glc__plan_param(d, sa[i]);
+            glc__plan_param_at(d, GLC__KP_BINARY_A_STRIDES + i, sa[i]);
         for (i = 0; i < 4; i++)
-            glc__plan_param(d, sb[i]);
+            glc__plan_param_at(d, GLC__KP_BINARY_B_STRIDES + i, sb[i]);
     }
-    if (a->i[0]) { /* fused: the activation a->i[0] (param f[0]) applied to a first */
-        glc__define_int(d, "ACT_A", a->i[0]);
-        glc__plan_paramf(d, a->f[0]);
+    if (a->bin.act) { /* fused: that activation (and its param) on a first */
+        glc__define_int(d, "ACT_A", a->bin.act);
+        glc__plan_paramf_at(d, GLC__KP_BINARY_ACT_PARAM, a->bin.act_param);
     }
     return GLC_OK;
 }
@@ -111,10 +108,11 @@ static glc_status unary_infer(glc__op_args *a, char *err, size_t len)
 {
     const char *name = a->op == GLC__OP_SCALE ? "scale" : "unary";
     glc__tensor *x = &a->t[0], *o = &a->t[1];
-    if (a->op == GLC__OP_UNARY && (a->i[0] < GLC_UNARY_GELU || a->i[0] > GLC_UNARY_SOFTCAP))
-        return glc__op_error(err, len, name, "%lld is not a glc_unary_op", (long long)a->i[0]);
-    if (a->op == GLC__OP_UNARY && a->i[0] == GLC_UNARY_SOFTCAP && !(a->f[0] > 0))
-        return glc__op_error(err, len, name, "softcap needs a cap > 0, got %g", (double)a->f[0]);
+    if (a->op == GLC__OP_UNARY && (a->unary.op < GLC_UNARY_GELU || a->unary.op > GLC_UNARY_SOFTCAP))
+        return glc__op_error(err, len, name, "%lld is not a glc_unary_op", (long long)a->unary.op);
+    if (a->op == GLC__OP_UNARY && a->unary.op == GLC_UNARY_SOFTCAP && !(a->unary.param > 0))
+        return glc__op_error(err, len, name, "softcap needs a cap > 0, got %g",
+                             (double)a->unary.param);
     if (!glc__is_float(x->dtype) || !glc__is_float(o->dtype))
         return glc__op_error(err, len, name, "x %s, out %s: storage must be f32, f16 or bf16",
                              glc_dtype_name(x->dtype), glc_dtype_name(o->dtype));
@@ -135,15 +133,15 @@ static glc_status unary_plan(const glc__op_args *a, const glc__target *tg, glc__
     (void)tg;
     (void)err;
     (void)len;
-    glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? 8 : a->i[0]);
-    glc__define_int(d, "TX", t_define(a->t[0].dtype));
-    glc__define_int(d, "TO", t_define(a->t[1].dtype));
+    glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? GLC__UNARY_AFFINE : a->unary.op);
+    glc__define_t(d, "TX", a->t[0].dtype);
+    glc__define_t(d, "TO", a->t[1].dtype);
     glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_WRITE);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_paramf(d, a->f[0]);
-    glc__plan_paramf(d, a->f[1]);
+    glc__plan_param_at(d, GLC__KP_UNARY_N, (uint32_t)n);
+    glc__plan_paramf_at(d, GLC__KP_UNARY_A, a->scale.mul);
+    glc__plan_paramf_at(d, GLC__KP_UNARY_B, a->scale.add);
     return GLC_OK;
 }
 
@@ -185,6 +183,18 @@ glc_status glc_op_div(glc_session *s, glc_view a, glc_view b, glc_view out)
     return binary(s, GLC__OP_DIV, a, b, out);
 }
 
+void glc__pack_scale(glc__op_args *a, float mul, float add)
+{
+    a->scale.mul = mul;
+    a->scale.add = add;
+}
+
+void glc__pack_unary(glc__op_args *a, glc_unary_op op, float param)
+{
+    a->unary.op = op;
+    a->unary.param = param;
+}
+
 glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view out)
 {
     glc__op_args args;
@@ -192,8 +202,7 @@ glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view o
     v[0] = x;
     v[1] = out;
     glc__op_args_init(&args, GLC__OP_SCALE, 1, 1);
-    args.f[0] = a;
-    args.f[1] = b;
+    glc__pack_scale(&args, a, b);
     return glc__op_run(s, &args, v, NULL);
 }
 
@@ -204,7 +213,6 @@ glc_status glc_op_unary(glc_session *s, glc_unary_op op, glc_view x, float param
     v[0] = x;
     v[1] = out;
     glc__op_args_init(&args, GLC__OP_UNARY, 1, 1);
-    args.i[0] = op;
-    args.f[0] = param;
+    glc__pack_unary(&args, op, param);
     return glc__op_run(s, &args, v, NULL);
 }

@@ -1,16 +1,18 @@
 /*
  * Dense matmul: out = a x B (+ bias) or a x B^T, batched. Rules and plans
  * here (GL-free); kernels glsl/matmul.comp and, for mat-vec shapes on
- * GPUs, glsl/matmul_q.comp (its f32/f16 weight path is the same product).
+ * GPUs, glsl/matvec.comp (past its loop cap, glsl/matmul_q.comp, whose
+ * f32/f16 weight path is the same product).
  *
- * Args: tensors a, b, bias (optional), out; i[0] transpose_b; i[1] an
- * activation applied after the bias (glc_unary_op numbering; set by the
- * compiler's fusion pass), f[0] its param; i[2..5] (fused Q/K/V, rank-2
- * shared b only): columns [0, i[2]), [i[2], i[3]), [i[3], N) of the product
- * go to three row-major matrices in out, at elements 0, i[4] and i[5];
- * i[6] (fused SwiGLU, rank-2 transposed b): a holds a gate matrix and an
- * up matrix, [M, K] each, at the element offsets in i[7] (gate low 32
- * bits, up high); the product reads act(gate) * up (a's last dim is 2K).
+ * Args: tensors a, b, bias (optional), out; a->mm (ops.h): transpose_b;
+ * act, an activation applied after the bias (a glc_unary_op; set by the
+ * compiler's fusion pass), and its act_param; seg[0..3] (fused Q/K/V,
+ * rank-2 shared b only): columns [0, seg[0]), [seg[0], seg[1]), [seg[1], N)
+ * of the product go to three row-major matrices in out, at elements 0,
+ * seg[2] and seg[3]; glu (fused SwiGLU, rank-2 transposed b): a holds a
+ * gate matrix and an up matrix, [M, K] each, at the element offsets in
+ * glu_at (gate low 32 bits, up high); the product reads act(gate) * up
+ * (a's last dim is 2K). The fusion passes write these as i[1..7].
  * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
@@ -19,8 +21,8 @@
  * Variants (chosen from the target; GLC_MATMUL forces one, for tests and
  * benchmarks on drivers where it would not be chosen):
  * - matvec: transpose_b, shared b, M <= 8, f32/f16 b, subgroups, not
- *   llvmpipe: matmul_q's split kernel (a subgroup per tile of weight rows,
- *   lanes split K): the decode path, bound by reading b once.
+ *   llvmpipe: glsl/matvec.comp (a subgroup per RN rows of b, lanes split
+ *   K): the decode path, bound by reading b once.
  * - tiled: shared-memory blocks of BM x BN outputs, BK = 16 at a time,
  *   TM x TN per invocation: 128 x 128 (256 invocations, 8 x 8 each, 16 KiB
  *   of shared memory) when the device allows 256 invocations and the grid
@@ -53,7 +55,7 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1], *bias = &a->t[2];
     glc__tensor *o = &a->t[3];
-    int nt = a->i[0] != 0, i, nbatch_a, nbatch_b;
+    int nt = a->mm.transpose_b != 0, i, nbatch_a, nbatch_b;
     int64_t k, kb, n;
     char sx[96], sb[96], sc[96];
     if (x->dtype != GLC_DTYPE_F32 || x->rank < 1)
@@ -63,14 +65,14 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
         return glc__op_error(err, len, "matmul", "b %s: must be f32, f16 or bf16 %s",
                              glc__shape_str(b, sb, sizeof sb), nt ? "[.., N, K]" : "[.., K, N]");
     k = x->shape[x->rank - 1];
-    if (a->i[6]) { /* fused SwiGLU input: a row is gate | up, K each */
-        int64_t g0 = a->i[7] & 0xffffffffll, u0 = a->i[7] >> 32, lo = g0 < u0 ? g0 : u0;
+    if (a->mm.glu) { /* fused SwiGLU input: a row is gate | up, K each */
+        int64_t g0 = a->mm.glu_at & 0xffffffffll, u0 = a->mm.glu_at >> 32, lo = g0 < u0 ? g0 : u0;
         int64_t hi = g0 < u0 ? u0 : g0;
         /* the halves may not overlap; their extent (hi + M K elements, where
          * a's shape at lower variable values no longer says) is the binding
          * glu_params asks for, which the compiler checks against a's memory */
         if (!nt || b->rank != 2 || k % 8 || g0 % 4 || u0 % 4 || hi - lo < glc__numel(x) / 2 ||
-            a->i[6] < GLC_UNARY_GELU || a->i[6] > GLC_UNARY_RELU)
+            a->mm.glu < GLC_UNARY_GELU || a->mm.glu > GLC_UNARY_RELU)
             return glc__op_error(err, len, "matmul", "a %s: not a gated input this matmul takes",
                                  glc__shape_str(x, sx, sizeof sx));
         k /= 2;
@@ -120,32 +122,34 @@ static int forced_variant(const glc__target *tg)
     }
 }
 
-static int t_define(glc_dtype d)
+/* For the fused Q/K/V projection (a->mm.seg), the SEG define and the
+ * segments' params from slot s1 on (GLC__KP_SEGS: S1, S12, SEG1, SEG2). */
+void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1)
 {
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
+    int j;
+    if (!a->mm.seg[0])
+        return;
+    glc__define(d, "SEG", "1");
+    for (j = 0; j < 4; j++)
+        glc__plan_param_at(d, s1 + j, (uint32_t)a->mm.seg[j]);
 }
 
 /* The bindings every dense variant takes (a, b, out, bias or a in its
  * place) and, for the fused Q/K/V projection, the segments: their params
- * and an out binding through the last segment's end. */
-static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, int64_t n)
+ * (from slot s1) and an out binding through the last segment's end. */
+static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, int64_t n,
+                       int s1)
 {
-    if (a->i[2]) {
-        glc__define(d, "SEG", "1");
-        glc__plan_param(d, (uint32_t)a->i[2]);
-        glc__plan_param(d, (uint32_t)a->i[3]);
-        glc__plan_param(d, (uint32_t)a->i[4]);
-        glc__plan_param(d, (uint32_t)a->i[5]);
-    }
+    glc__plan_segments(d, a, s1);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
-    if (a->i[2])
-        d->bind[2].size = (size_t)(a->i[5] + m * (n - a->i[3])) * 4;
+    if (a->mm.seg[0])
+        d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
 }
 
-/* The fused SwiGLU input (i[6] the activation; i[7] where the gate and up
+/* The fused SwiGLU input (mm.glu the activation; mm.glu_at where the gate and up
  * halves start in a, elements, low and high 32 bits): the define, a bound
  * from the first half on through the second's m x k elements (not a's
  * shape: below the maxima the halves keep their places, further apart
@@ -153,13 +157,11 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
 static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at, int64_t m,
                        int64_t k)
 {
-    int64_t g0 = a->i[7] & 0xffffffffll, u0 = a->i[7] >> 32;
-    if (!a->i[6])
+    int64_t g0 = a->mm.glu_at & 0xffffffffll, u0 = a->mm.glu_at >> 32;
+    if (!a->mm.glu)
         return;
-    glc__define_int(d, "GLU", a->i[6]);
-    while (d->nparams < at)
-        glc__plan_param(d, 0);
-    glc__plan_param(d, (uint32_t)(int32_t)(u0 - g0));
+    glc__define_int(d, "GLU", a->mm.glu);
+    glc__plan_param_at(d, at, (uint32_t)(int32_t)(u0 - g0));
     d->bind[0].offset = (size_t)(g0 < u0 ? g0 : u0) * 4; /* a from the first half on */
     d->bind[0].size = (size_t)((g0 < u0 ? u0 - g0 : g0 - u0) + m * k) * 4;
 }
@@ -175,21 +177,21 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     glc__dispatch_plan *d;
     d = glc__plan_dispatch(p, "matvec", slots * sg, 1);
     d->groups = ((uint64_t)n + slots * rn - 1) / (slots * rn);
-    glc__define_int(d, "TW", t_define(b->dtype));
+    glc__define_t(d, "TW", b->dtype);
     glc__define_int(d, "CM", m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8);
     glc__define_int(d, "RN", rn);
     glc__define_int(d, "UNROLL", unroll);
     glc__define_int(d, "SLOTS", slots);
-    if (a->i[1])
-        glc__define_int(d, "ACT", a->i[1]);
-    glc__plan_param(d, (uint32_t)m);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_param(d, (uint32_t)k);
-    glc__plan_param(d, (uint32_t)(k / epw));
-    glc__plan_param(d, a->t[2].present ? 1u : 0u);
-    glc__plan_paramf(d, a->f[0]);
-    bind_dense(d, a, m, n);
-    glu_params(d, a, 10, m, k);
+    if (a->mm.act)
+        glc__define_int(d, "ACT", a->mm.act);
+    glc__plan_param_at(d, GLC__KP_MATVEC_M, (uint32_t)m);
+    glc__plan_param_at(d, GLC__KP_MATVEC_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_MATVEC_K, (uint32_t)k);
+    glc__plan_param_at(d, GLC__KP_MATVEC_WORDS, (uint32_t)(k / epw));
+    glc__plan_param_at(d, GLC__KP_MATVEC_FLAGS, a->t[2].present ? 1u : 0u);
+    glc__plan_paramf_at(d, GLC__KP_MATVEC_ACT_PARAM, a->mm.act_param);
+    bind_dense(d, a, m, n, GLC__KP_MATVEC_S1);
+    glu_params(d, a, GLC__KP_MATVEC_GLU_DELTA, m, k);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return GLC_OK;
@@ -215,8 +217,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
                           char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1];
-    int nt = a->i[0] != 0, shared_b = 1, i, v;
-    int glu = a->i[6] != 0;
+    int nt = a->mm.transpose_b != 0, shared_b = 1, i, v;
+    int glu = a->mm.glu != 0;
     int64_t alast = x->shape[x->rank - 1], k = glu ? alast / 2 : alast;
     int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
     int64_t m, batches = 1, inner = 1;
@@ -298,25 +300,25 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         if (big) /* 8 x 8 per invocation: slow unless the loops are unrolled */
             glc__define(d, "NVUNROLL", "1");
     }
-    glc__define_int(d, "TB", t_define(b->dtype));
+    glc__define_t(d, "TB", b->dtype);
     glc__define_int(d, "NT", nt);
     glc__define_int(d, "AVEC", k % 4 == 0);
     glc__define_int(d, "BVEC", nt ? k % 4 == 0 : n % 4 == 0);
-    if (a->i[1])
-        glc__define_int(d, "ACT", a->i[1]);
-    glc__plan_param(d, (uint32_t)m);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_param(d, (uint32_t)k);
-    glc__plan_param(d, (uint32_t)tm);
-    glc__plan_param(d, (uint32_t)tn);
-    glc__plan_param(d, (uint32_t)batches);
-    glc__plan_param(d, (uint32_t)inner);
-    glc__plan_param(d, s_hi);
-    glc__plan_param(d, s_lo);
-    glc__plan_param(d, a->t[2].present ? 1u : 0u);
-    glc__plan_paramf(d, a->f[0]);
-    bind_dense(d, a, m, n);
-    glu_params(d, a, 15, m, k);
+    if (a->mm.act)
+        glc__define_int(d, "ACT", a->mm.act);
+    glc__plan_param_at(d, GLC__KP_MATMUL_M, (uint32_t)m);
+    glc__plan_param_at(d, GLC__KP_MATMUL_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_MATMUL_K, (uint32_t)k);
+    glc__plan_param_at(d, GLC__KP_MATMUL_MTILES, (uint32_t)tm);
+    glc__plan_param_at(d, GLC__KP_MATMUL_NTILES, (uint32_t)tn);
+    glc__plan_param_at(d, GLC__KP_MATMUL_BATCHES, (uint32_t)batches);
+    glc__plan_param_at(d, GLC__KP_MATMUL_INNER, (uint32_t)inner);
+    glc__plan_param_at(d, GLC__KP_MATMUL_B_STRIDE_HI, s_hi);
+    glc__plan_param_at(d, GLC__KP_MATMUL_B_STRIDE_LO, s_lo);
+    glc__plan_param_at(d, GLC__KP_MATMUL_FLAGS, a->t[2].present ? 1u : 0u);
+    glc__plan_paramf_at(d, GLC__KP_MATMUL_ACT_PARAM, a->mm.act_param);
+    bind_dense(d, a, m, n, GLC__KP_MATMUL_S1);
+    glu_params(d, a, GLC__KP_MATMUL_GLU_DELTA, m, k);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return k_split(a, tg, p, v == V_DIRECT ? 4 : 16, v != V_DIRECT ? 24 : m == 1 ? 1 : 2,
@@ -334,7 +336,7 @@ static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_
                           char *err, size_t len)
 {
     glc__dispatch_plan *d = &p->disp[0];
-    int64_t k = a->t[0].shape[a->t[0].rank - 1] / (a->i[6] ? 2 : 1);
+    int64_t k = a->t[0].shape[a->t[0].rank - 1] / (a->mm.glu ? 2 : 1);
     uint64_t budget = glc__loop_budget(tg), steps, kc, parts;
     if (!budget || ((uint64_t)k + step - 1) / step * cost + MM_LOOP_OVERHEAD <= budget)
         return GLC_OK;
@@ -358,8 +360,8 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
                           uint32_t parts, int bias, int out, const glc__target *tg, char *err,
                           size_t len)
 {
-    int seg = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE && a->i[2];
-    int act = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE ? (int)a->i[1] : 0;
+    int seg = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE && a->mm.seg[0];
+    int act = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE ? (int)a->mm.act : 0;
     uint64_t bytes = total * parts * 4;
     glc__dispatch_plan *d;
     if (total * parts > 0xffffffffull || bytes > tg->limits.max_ssbo_size)
@@ -372,28 +374,28 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
     d = glc__plan_dispatch(p, "ksum", KSUM_LOCAL, total);
     if (act)
         glc__define_int(d, "ACT", act);
-    if (seg)
-        glc__define(d, "SEG", "1");
     glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
     glc__plan_bind(d, out, GLC_WRITE);
     glc__plan_bind(d, bias >= 0 ? bias : GLC__SCRATCH, GLC_READ);
     if (seg) /* segments start at fixed places: bind through the last one's end */
-        d->bind[1].size = (size_t)(a->i[5] + (int64_t)(total / (uint64_t)n) * (n - a->i[3])) * 4;
-    glc__plan_param(d, (uint32_t)total);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_param(d, parts);
-    glc__plan_param(d, bias >= 0 ? 1u : 0u);
-    glc__plan_paramf(d, act ? a->f[0] : 0.0f);
-    if (seg) {
-        glc__plan_param(d, (uint32_t)a->i[2]);
-        glc__plan_param(d, (uint32_t)a->i[3]);
-        glc__plan_param(d, (uint32_t)a->i[4]);
-        glc__plan_param(d, (uint32_t)a->i[5]);
-    }
+        d->bind[1].size =
+            (size_t)(a->mm.seg[3] + (int64_t)(total / (uint64_t)n) * (n - a->mm.seg[1])) * 4;
+    glc__plan_param_at(d, GLC__KP_KSUM_TOTAL, (uint32_t)total);
+    glc__plan_param_at(d, GLC__KP_KSUM_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_KSUM_S, parts);
+    glc__plan_param_at(d, GLC__KP_KSUM_FLAGS, bias >= 0 ? 1u : 0u);
+    glc__plan_paramf_at(d, GLC__KP_KSUM_ACT_PARAM, act ? a->mm.act_param : 0.0f);
+    if (seg)
+        glc__plan_segments(d, a, GLC__KP_KSUM_S1);
     return GLC_OK;
 }
 
 const glc__op_desc glc__op_MATMUL_desc = {"matmul", mm_infer, mm_plan};
+
+void glc__pack_matmul(glc__op_args *a, const glc_matmul_desc *desc)
+{
+    a->mm.transpose_b = desc ? desc->transpose_b != 0 : 0;
+}
 
 glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias,
                          const glc_matmul_desc *desc, glc_view out)
@@ -405,6 +407,6 @@ glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias,
     v[2] = bias;
     v[3] = out;
     glc__op_args_init(&args, GLC__OP_MATMUL, 3, 1);
-    args.i[0] = desc ? desc->transpose_b != 0 : 0;
+    glc__pack_matmul(&args, desc);
     return glc__op_run(s, &args, v, NULL);
 }

@@ -2,7 +2,9 @@
  * Quantized matmuls: out = a x W^T with W stored as MLX affine groups
  * (matmul_affine), GGML Q8_0 / Q4_0 blocks (matmul_q), or per expert
  * (matmul_expert: f32, f16, Q8_0 or Q4_0 experts picked by ids). Rules and
- * plans here (GL-free); one kernel, glsl/matmul_q.comp, serves all three.
+ * plans here (GL-free); a kernel each (glsl/matmul_q.comp,
+ * matmul_affine.comp, matmul_expert.comp) around one tile engine
+ * (glsl/matmul_q.glsl).
  *
  * Variants (chosen from the target):
  * - split: a subgroup per tile of RN weight rows x CM rows of a, its lanes
@@ -27,8 +29,6 @@
 
 #define SUBGROUP_ARITHMETIC 0x4u /* GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR */
 #define ROW_LOCAL 64
-
-enum { WF_F32, WF_F16, WF_Q8_0, WF_Q4_0, WF_AFFINE };
 
 /* ---- rules ---- */
 
@@ -86,7 +86,7 @@ static glc_status q_infer(glc__op_args *a, char *err, size_t len)
 static glc_status affine_infer(glc__op_args *a, char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *w = &a->t[1], *sc = &a->t[2], *bi = &a->t[3];
-    int64_t bits = a->i[0], group = a->i[1], k, n;
+    int64_t bits = a->affine.bits, group = a->affine.group, k, n;
     char sx[96], sw[96], ss[96], sb[96];
     glc_status st;
     if ((st = check_a("matmul_affine", x, err, len)) != GLC_OK)
@@ -195,40 +195,34 @@ static variant choose(const glc__target *tg, int64_t rows)
     return v;
 }
 
-/* The kernel's defines and params 0..7 for a tile grid of `tiles`. Only
- * values that differ from the kernel's defaults are defined: a plan holds
- * 192 bytes of defines. */
-static glc__dispatch_plan *begin(glc__op_plan *p, const variant *v, int wf, int64_t m, int64_t n,
-                                 int64_t k, uint32_t p4, uint64_t tiles, uint32_t wstride)
+/* A dispatch of `kernel` with the tile engine's defines and params 0..7
+ * for a tile grid of `tiles` (wf: the weights' storage type, -1 for a
+ * kernel of one). Only values that differ from the kernel's defaults are
+ * defined: a plan holds 192 bytes of defines. */
+static glc__dispatch_plan *begin(glc__op_plan *p, const char *kernel, const variant *v, int wf,
+                                 int64_t m, int64_t n, int64_t k, uint32_t p4, uint64_t tiles,
+                                 uint32_t wstride)
 {
-    glc__dispatch_plan *d = glc__plan_dispatch(p, "matmul_q", v->local, 1);
+    glc__dispatch_plan *d = glc__plan_dispatch(p, kernel, v->local, 1);
     d->groups = (tiles + v->slots - 1) / v->slots;
-    glc__define_int(d, "WF", wf);
+    if (wf >= 0)
+        glc__define_int(d, "WF", wf);
     glc__define_int(d, "RN", v->rn);
     glc__define_int(d, "CM", v->cm);
     if (v->split)
         glc__define_int(d, "SLOTS", v->slots);
     if (k % 4)
         glc__define(d, "AVEC", "0");
-    glc__plan_param(d, (uint32_t)m);
-    glc__plan_param(d, (uint32_t)n);
-    glc__plan_param(d, (uint32_t)k);
-    glc__plan_param(d, (uint32_t)((k + 31) / 32));
-    glc__plan_param(d, p4);
-    glc__plan_param(d, (uint32_t)((n + v->rn - 1) / v->rn));
-    glc__plan_param(d, (uint32_t)tiles);
-    glc__plan_param(d, wstride);
+    /* the engine's slots: one layout for the three kernels */
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_M, (uint32_t)m);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_K, (uint32_t)k);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_CHUNKS, (uint32_t)((k + 31) / 32));
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_MTILES, p4);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_NTILES, (uint32_t)((n + v->rn - 1) / v->rn));
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_TILES, (uint32_t)tiles);
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_WSTRIDE, wstride);
     return d;
-}
-
-static void params_8_12(glc__dispatch_plan *d, uint32_t groups, uint32_t chunks_per_group,
-                        uint32_t experts, uint32_t per_pair, uint32_t flags)
-{
-    glc__plan_param(d, groups);
-    glc__plan_param(d, chunks_per_group);
-    glc__plan_param(d, experts);
-    glc__plan_param(d, per_pair);
-    glc__plan_param(d, flags);
 }
 
 /* A full defines buffer would have cut a define short. */
@@ -247,14 +241,6 @@ static uint32_t q_stride(glc_dtype dt, int64_t k)
            : dt == GLC_DTYPE_Q4_0 ? (uint32_t)(k / 32 * 18)
            : k % 4 == 0           ? (uint32_t)(k / 4)
                                   : (uint32_t)k;
-}
-
-static int wf_of(glc_dtype dt)
-{
-    return dt == GLC_DTYPE_F16    ? WF_F16
-           : dt == GLC_DTYPE_Q8_0 ? WF_Q8_0
-           : dt == GLC_DTYPE_Q4_0 ? WF_Q4_0
-                                  : WF_F32;
 }
 
 /* ---- the loop cap ----
@@ -327,10 +313,10 @@ static glc_status apply_cap(glc__op_plan *p, const glc__op_args *a, const glc__t
                              (unsigned long long)all, tg->limits.max_loop_iterations);
     for (j = first; j < nd; j++) {
         glc__dispatch_plan *d = &p->disp[j];
-        d->params[6] = (uint32_t)all;
+        d->params[GLC__KP_MATMUL_Q_TILES] = (uint32_t)all;
         d->groups = (all + v->slots - 1) / v->slots;
         if (q->pr)
-            d->params[8] = q->pr;
+            d->params[GLC__KP_MATMUL_EXPERT_RANGE_PAIRS] = q->pr;
         if (q->parts == 1)
             continue;
         glc__define_int(d, "KCH", q->kch);
@@ -345,7 +331,7 @@ static glc_status apply_cap(glc__op_plan *p, const glc__op_args *a, const glc__t
     return glc__plan_ksum(p, a, total, n, q->parts, bias_t, out_t, tg, err, len);
 }
 
-/* Bindings below follow the kernel's order (see glsl/matmul_q.comp). */
+/* Bindings below follow the kernels' order (see glsl/matmul_*.comp). */
 
 static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                          char *err, size_t len)
@@ -355,24 +341,23 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     variant v = choose(tg, m);
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
     uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
-    glc__dispatch_plan *d = begin(p, &v, wf_of(w->dtype), m, n, k, mtiles, tiles,
-                                  q_stride(w->dtype, k));
+    glc__dispatch_plan *d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k,
+                                  mtiles, tiles, q_stride(w->dtype, k));
     qsplit q;
     glc_status st;
-    params_8_12(d, (uint32_t)a->i[2], (uint32_t)a->i[3], (uint32_t)a->i[4], (uint32_t)a->i[5],
-                a->t[2].present);
-    if (a->i[2]) /* segments (fused Q/K/V): see glsl/matmul_q.comp */
-        glc__define(d, "SEG", "1");
-    if (a->i[1]) { /* fused activation (compile's fuse pass; dense matmul's mat-vec too) */
-        glc__define_int(d, "ACT", a->i[1]);
-        glc__plan_paramf(d, a->f[0]);
+    glc__plan_segments(d, a, GLC__KP_MATMUL_Q_S1); /* fused Q/K/V: see glsl/matmul_q.comp */
+    glc__plan_param_at(d, GLC__KP_MATMUL_Q_FLAGS, (uint32_t)a->t[2].present);
+    if (a->mm.act) { /* fused activation (compile's fuse pass; dense matmul's mat-vec too)
+                      */
+        glc__define_int(d, "ACT", a->mm.act);
+        glc__plan_paramf_at(d, GLC__KP_MATMUL_Q_ACT_PARAM, a->mm.act_param);
     }
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
-    if (a->i[2]) /* segments start at fixed places: bind through the last one's end */
-        d->bind[2].size = (size_t)(a->i[5] + m * (n - a->i[3])) * 4;
+    if (a->mm.seg[0]) /* segments start at fixed places: bind through the last one's end */
+        d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
     if ((st = plan_cap(tg, &v, glc__ops[a->op]->name, (k + 31) / 32, 0, &q, err, len)) != GLC_OK ||
         (st = apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, 3,
                         (uint64_t)m * (uint64_t)n, n, err, len)) != GLC_OK)
@@ -384,7 +369,8 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
                               char *err, size_t len)
 {
     const glc__tensor *w = &a->t[1];
-    int64_t bits = a->i[0], group = a->i[1], n = w->shape[0], k = w->shape[1] * 32 / bits;
+    int64_t bits = a->affine.bits, group = a->affine.group, n = w->shape[0],
+            k = w->shape[1] * 32 / bits;
     int64_t m = glc__numel(&a->t[0]) / k;
     variant v = choose(tg, m);
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
@@ -396,12 +382,15 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
     qsplit q;
     glc_status st;
     for (pass = two ? 1 : 0; pass <= (two ? 2 : 0); pass++) {
-        glc__dispatch_plan *d = begin(p, &v, WF_AFFINE, m, n, k, mtiles, tiles, wstride);
+        glc__dispatch_plan *d = begin(p, "matmul_affine", &v, -1, m, n, k, mtiles, tiles,
+                                      wstride);
         if (bits != 4)
             glc__define_int(d, "BITS", bits);
         if (pass)
             glc__define_int(d, "PASS", pass);
-        params_8_12(d, (uint32_t)(k / group), (uint32_t)(group / 32), 0, 0, flags);
+        glc__plan_param_at(d, GLC__KP_MATMUL_AFFINE_GROUPS, (uint32_t)(k / group));
+        glc__plan_param_at(d, GLC__KP_MATMUL_AFFINE_GROUP_CHUNKS, (uint32_t)(group / 32));
+        glc__plan_param_at(d, GLC__KP_MATMUL_AFFINE_FLAGS, flags);
         glc__plan_bind(d, 0, GLC_READ);
         if (pass != 2)
             glc__plan_bind(d, 1, GLC_READ);
@@ -428,12 +417,13 @@ static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc_
     int64_t pairs = ids->shape[0] * ids->shape[1];
     variant v = choose(tg, (pairs + e - 1) / e);
     uint64_t tiles = (uint64_t)(e + 1) * (uint64_t)((n + v.rn - 1) / v.rn);
-    glc__dispatch_plan *d = begin(p, &v, wf_of(w->dtype), pairs, n, k, (uint32_t)ids->shape[1],
-                                  tiles, q_stride(w->dtype, k));
+    glc__dispatch_plan *d = begin(p, "matmul_expert", &v, (int)glc__kdtype_of(w->dtype), pairs, n,
+                                  k, (uint32_t)ids->shape[1], tiles, q_stride(w->dtype, k));
     qsplit q;
     glc_status st;
-    glc__define(d, "EXPERT", "1");
-    params_8_12(d, 0, 0, (uint32_t)e, x->rank == 3, 0);
+    glc__plan_param_at(d, GLC__KP_MATMUL_EXPERT_E, (uint32_t)e);
+    glc__plan_param_at(d, GLC__KP_MATMUL_EXPERT_PAIR_ROWS, x->rank == 3);
+    glc__plan_param_at(d, GLC__KP_MATMUL_EXPERT_FLAGS, 0);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
@@ -451,32 +441,27 @@ const glc__op_desc glc__op_MATMUL_EXPERT_desc = {"matmul_expert", expert_infer, 
 
 /* ---- entry points ---- */
 
+void glc__pack_affine(glc__op_args *a, int bits, int group_size)
+{
+    a->affine.bits = bits;
+    a->affine.group = group_size;
+}
+
 glc_status glc_op_matmul_affine(glc_session *s, glc_view a, glc_view w, glc_view scales,
                                 glc_view biases, int bits, int group_size, glc_view bias,
                                 glc_view out)
 {
     glc__op_args args;
-    glc_view v[6];
-    v[0] = a;
-    v[1] = w;
-    v[2] = scales;
-    v[3] = biases;
-    v[4] = bias;
-    v[5] = out;
+    glc_view v[6] = {a, w, scales, biases, bias, out};
     glc__op_args_init(&args, GLC__OP_MATMUL_AFFINE, 5, 1);
-    args.i[0] = bits;
-    args.i[1] = group_size;
+    glc__pack_affine(&args, bits, group_size);
     return glc__op_run(s, &args, v, NULL);
 }
 
 glc_status glc_op_matmul_q(glc_session *s, glc_view a, glc_view w, glc_view bias, glc_view out)
 {
     glc__op_args args;
-    glc_view v[4];
-    v[0] = a;
-    v[1] = w;
-    v[2] = bias;
-    v[3] = out;
+    glc_view v[4] = {a, w, bias, out};
     glc__op_args_init(&args, GLC__OP_MATMUL_Q, 3, 1);
     return glc__op_run(s, &args, v, NULL);
 }
@@ -485,11 +470,7 @@ glc_status glc_op_matmul_expert(glc_session *s, glc_view a, glc_view w, glc_view
                                 glc_view out)
 {
     glc__op_args args;
-    glc_view v[4];
-    v[0] = a;
-    v[1] = w;
-    v[2] = ids;
-    v[3] = out;
+    glc_view v[4] = {a, w, ids, out};
     glc__op_args_init(&args, GLC__OP_MATMUL_EXPERT, 3, 1);
     return glc__op_run(s, &args, v, NULL);
 }

@@ -41,13 +41,6 @@
 #define LOCAL_MAX 1024   /* the widest team (GPU) */
 #define LOCAL_LLVMPIPE 64
 
-/* kernel OP values (glsl/reduce.comp) */
-enum { K_SOFTMAX, K_RMS, K_LAYER, K_SUM, K_MEAN, K_ARGMAX };
-
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
-}
 
 static const char *op_name(const glc__op_args *a) { return glc__ops[a->op]->name; }
 
@@ -113,15 +106,15 @@ static glc_status norm_infer(glc__op_args *a, char *err, size_t len)
         st = check_vec(a, 1, "weight", err, len);
     if (st == GLC_OK && a->op == GLC__OP_LAYER_NORM)
         st = check_vec(a, 2, "bias", err, len);
-    if (st == GLC_OK && !(a->f[0] >= 0 && isfinite(a->f[0])))
+    if (st == GLC_OK && !(a->norm.eps >= 0 && isfinite(a->norm.eps)))
         st = glc__op_error(err, len, op_name(a), "eps %g: must be >= 0 and finite",
-                           (double)a->f[0]);
+                           (double)a->norm.eps);
     return st != GLC_OK ? st : same_shape_out(a, err, len);
 }
 
 /* add_rms_norm (fusion of h = x + r and rms_norm(h, w)): x, r f32 of one
  * shape, w optional; out f32 [noff + numel] holds h at element 0 and the
- * norm at element noff = i[0] (even, >= numel at the variables' maxima,
+ * norm at element noff = a->norm.at (even, >= numel at the variables' maxima,
  * so the two never overlap whatever the current row count). */
 static glc_status add_norm_infer(glc__op_args *a, char *err, size_t len)
 {
@@ -136,12 +129,12 @@ static glc_status add_norm_infer(glc__op_args *a, char *err, size_t len)
     if (x->dtype != GLC_DTYPE_F32 || !glc__same_shape(x, r) || r->dtype != GLC_DTYPE_F32)
         return glc__op_error(err, len, "add_rms_norm", "x %s and r %s: must be f32 of one shape",
                              glc__shape_str(x, sx, sizeof sx), glc__shape_str(r, sr, sizeof sr));
-    if (a->i[0] < glc__numel(x) || a->i[0] % 2 || a->i[0] + glc__numel(x) > 0xffffffffll)
+    if (a->norm.at < glc__numel(x) || a->norm.at % 2 || a->norm.at + glc__numel(x) > 0xffffffffll)
         return glc__op_error(err, len, "add_rms_norm", "x %s: norm offset %lld too small or odd",
-                             glc__shape_str(x, sx, sizeof sx), (long long)a->i[0]);
+                             glc__shape_str(x, sx, sizeof sx), (long long)a->norm.at);
     o->dtype = GLC_DTYPE_F32;
     o->rank = 1;
-    o->shape[0] = a->i[0] + glc__numel(x);
+    o->shape[0] = a->norm.at + glc__numel(x);
     o->shape[1] = o->shape[2] = o->shape[3] = 1;
     return GLC_OK;
 }
@@ -242,14 +235,14 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
     row_dims(x, &rows, &n);
     d = glc__plan_dispatch(p, "reduce", c->local, teams * c->ts);
     glc__define_int(d, "OP", kop);
-    glc__define_int(d, "TX", t_define(x->dtype));
-    glc__define_int(d, "TO", t_define(o->dtype));
+    glc__define_t(d, "TX", x->dtype);
+    glc__define_t(d, "TO", o->dtype);
     glc__define_int(d, "TS", c->ts);
     glc__define_int(d, "PER", c->per);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, a->nin, GLC_WRITE);
-    if ((kop == K_RMS || kop == K_LAYER) && a->t[wi].present) {
-        glc__define_int(d, "TW", t_define(a->t[wi].dtype));
+    if ((kop == GLC__R_RMS_NORM || kop == GLC__R_LAYER_NORM) && a->t[wi].present) {
+        glc__define_t(d, "TW", a->t[wi].dtype);
         glc__define_int(d, "BW", bind++);
         glc__plan_bind(d, wi, GLC_READ);
     }
@@ -257,8 +250,8 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
         glc__define_int(d, "BR", bind++);
         glc__plan_bind(d, 1, GLC_READ);
     }
-    if (kop == K_LAYER && a->t[2].present) {
-        glc__define_int(d, "TB", t_define(a->t[2].dtype));
+    if (kop == GLC__R_LAYER_NORM && a->t[2].present) {
+        glc__define_t(d, "TB", a->t[2].dtype);
         glc__define_int(d, "BB", bind++);
         glc__plan_bind(d, 2, GLC_READ);
     }
@@ -267,14 +260,14 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
         glc__define_int(d, "BP", bind++);
         glc__plan_bind(d, GLC__SCRATCH, segs == 1 ? GLC_WRITE : GLC_READ);
     }
-    glc__plan_param(d, (uint32_t)rows);
-    glc__plan_param(d, (uint32_t)n);
-    if (kop == K_SOFTMAX) {
+    glc__plan_param_at(d, GLC__KP_REDUCE_ROWS, (uint32_t)rows);
+    glc__plan_param_at(d, GLC__KP_REDUCE_N, (uint32_t)n);
+    if (kop == GLC__R_SOFTMAX) {
         /* causal: keys j < q + 1 + off survive, q = row % Tq; the offset goes
          * as two magnitudes so the kernel never overflows */
-        int64_t tq = x->rank > 1 ? x->shape[x->rank - 2] : 1, off = a->i[1];
+        int64_t tq = x->rank > 1 ? x->shape[x->rank - 2] : 1, off = a->softmax.pos_offset;
         uint32_t offp = 0, offn = 0;
-        if (!a->i[0]) {
+        if (!a->softmax.causal) {
             tq = 1;
             offp = (uint32_t)(n - 1);
         } else if (off >= 0) {
@@ -282,20 +275,21 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
         } else {
             offn = (uint32_t)(off < -0xffffffffll ? 0xffffffffll : -off);
         }
-        glc__plan_param(d, (uint32_t)tq);
-        glc__plan_param(d, offp);
-        glc__plan_param(d, offn);
-        glc__plan_paramf(d, a->f[0] == 0 ? 1.0f : a->f[0]);
+        glc__plan_param_at(d, GLC__KP_REDUCE_TQ, (uint32_t)tq);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, offp);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, offn);
+        glc__plan_paramf_at(d, GLC__KP_REDUCE_SCALE,
+                            a->softmax.scale == 0 ? 1.0f : a->softmax.scale);
     } else {
-        float eps = a->f[0] != 0 ? a->f[0] : kop == K_LAYER ? 1e-5f : 1e-6f;
-        glc__plan_param(d, 1);
-        glc__plan_param(d, 0);
-        glc__plan_param(d, 0);
-        glc__plan_paramf(d, eps);
+        float eps = a->norm.eps != 0 ? a->norm.eps : kop == GLC__R_LAYER_NORM ? 1e-5f : 1e-6f;
+        glc__plan_param_at(d, GLC__KP_REDUCE_TQ, 1);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, 0);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, 0);
+        glc__plan_paramf_at(d, GLC__KP_REDUCE_EPS, eps);
     }
-    glc__plan_param(d, res ? (uint32_t)(a->i[0] / 2) : 0u);
-    glc__plan_param(d, segp);
-    glc__plan_param(d, nseg);
+    glc__plan_param_at(d, GLC__KP_REDUCE_NOFF, res ? (uint32_t)(a->norm.at / 2) : 0u);
+    glc__plan_param_at(d, GLC__KP_REDUCE_SEG_PAIRS, segp);
+    glc__plan_param_at(d, GLC__KP_REDUCE_NSEG, nseg);
     return d;
 }
 
@@ -309,19 +303,19 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
     row_cfg c;
     row_dims(x, &rows, &n);
     switch (a->op) {
-    case GLC__OP_SOFTMAX: kop = K_SOFTMAX; break;
-    case GLC__OP_RMS_NORM: kop = K_RMS; break;
-    case GLC__OP_ADD_RMS_NORM: kop = K_RMS; break;
-    case GLC__OP_LAYER_NORM: kop = K_LAYER; break;
-    case GLC__OP_SUM: kop = K_SUM; break;
-    case GLC__OP_MEAN: kop = K_MEAN; break;
-    default: kop = K_ARGMAX; break;
+    case GLC__OP_SOFTMAX: kop = GLC__R_SOFTMAX; break;
+    case GLC__OP_RMS_NORM: kop = GLC__R_RMS_NORM; break;
+    case GLC__OP_ADD_RMS_NORM: kop = GLC__R_RMS_NORM; break;
+    case GLC__OP_LAYER_NORM: kop = GLC__R_LAYER_NORM; break;
+    case GLC__OP_SUM: kop = GLC__R_SUM; break;
+    case GLC__OP_MEAN: kop = GLC__R_MEAN; break;
+    default: kop = GLC__R_ARGMAX; break;
     }
-    c = choose(tg, n, kop <= K_LAYER);
+    c = choose(tg, n, kop <= GLC__R_LAYER_NORM);
     /* the loop variant passes over the row once (sum, mean, argmax) or
      * twice; each lane takes every TS-th pair of the (n + 1) / 2 + 1 a row
      * may span */
-    loops = kop <= K_LAYER ? 2 : 1;
+    loops = kop <= GLC__R_LAYER_NORM ? 2 : 1;
     pairs = (uint64_t)n / 2 + 2;
     if (!budget || c.per ||
         loops * ((pairs + c.ts - 1) / c.ts) + LOOP_OVERHEAD <= budget) {
@@ -342,7 +336,7 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
                              (unsigned long long)nseg);
     p->scratch_bytes = (size_t)rows * (size_t)nseg * 8;
     reduce_dispatch(p, a, kop, &c, (uint64_t)rows * nseg, 1, (uint32_t)segp, (uint32_t)nseg);
-    reduce_dispatch(p, a, kop, &c, kop <= K_LAYER ? (uint64_t)rows * nseg : (uint64_t)rows, 2,
+    reduce_dispatch(p, a, kop, &c, kop <= GLC__R_LAYER_NORM ? (uint64_t)rows * nseg : (uint64_t)rows, 2,
                     (uint32_t)segp, (uint32_t)nseg);
     return GLC_OK;
 }
@@ -355,25 +349,33 @@ const glc__op_desc glc__op_MEAN_desc = {"mean", reduce_infer, reduce_plan};
 const glc__op_desc glc__op_ARGMAX_desc = {"argmax", reduce_infer, reduce_plan};
 const glc__op_desc glc__op_ADD_RMS_NORM_desc = {"add_rms_norm", add_norm_infer, reduce_plan};
 
-static glc_status run(glc_session *s, glc__op op, int nin, glc_view *v, float f0, int64_t i0,
-                      int64_t i1)
+void glc__pack_softmax(glc__op_args *a, const glc_softmax_desc *desc)
+{
+    a->softmax.scale = desc ? desc->scale : 0.0f;
+    a->softmax.causal = desc ? desc->causal != 0 : 0;
+    a->softmax.pos_offset = desc ? desc->pos_offset : 0;
+}
+
+void glc__pack_norm(glc__op_args *a, float eps) { a->norm.eps = eps; }
+
+/* An op of nin inputs and no scalars but eps (sum, mean, argmax: 0). */
+static glc_status run(glc_session *s, glc__op op, int nin, glc_view *v, float eps)
 {
     glc__op_args args;
     glc__op_args_init(&args, op, nin, 1);
-    args.f[0] = f0;
-    args.i[0] = i0;
-    args.i[1] = i1;
+    glc__pack_norm(&args, eps);
     return glc__op_run(s, &args, v, NULL);
 }
 
 glc_status glc_op_softmax(glc_session *s, glc_view x, const glc_softmax_desc *desc, glc_view out)
 {
+    glc__op_args args;
     glc_view v[2];
     v[0] = x;
     v[1] = out;
-    if (!desc)
-        return run(s, GLC__OP_SOFTMAX, 1, v, 0, 0, 0);
-    return run(s, GLC__OP_SOFTMAX, 1, v, desc->scale, desc->causal != 0, desc->pos_offset);
+    glc__op_args_init(&args, GLC__OP_SOFTMAX, 1, 1);
+    glc__pack_softmax(&args, desc);
+    return glc__op_run(s, &args, v, NULL);
 }
 
 glc_status glc_op_rms_norm(glc_session *s, glc_view x, glc_view weight, float eps, glc_view out)
@@ -382,7 +384,7 @@ glc_status glc_op_rms_norm(glc_session *s, glc_view x, glc_view weight, float ep
     v[0] = x;
     v[1] = weight;
     v[2] = out;
-    return run(s, GLC__OP_RMS_NORM, 2, v, eps, 0, 0);
+    return run(s, GLC__OP_RMS_NORM, 2, v, eps);
 }
 
 glc_status glc_op_layer_norm(glc_session *s, glc_view x, glc_view weight, glc_view bias, float eps,
@@ -393,7 +395,7 @@ glc_status glc_op_layer_norm(glc_session *s, glc_view x, glc_view weight, glc_vi
     v[1] = weight;
     v[2] = bias;
     v[3] = out;
-    return run(s, GLC__OP_LAYER_NORM, 3, v, eps, 0, 0);
+    return run(s, GLC__OP_LAYER_NORM, 3, v, eps);
 }
 
 glc_status glc_op_sum(glc_session *s, glc_view x, glc_view out)
@@ -401,7 +403,7 @@ glc_status glc_op_sum(glc_session *s, glc_view x, glc_view out)
     glc_view v[2];
     v[0] = x;
     v[1] = out;
-    return run(s, GLC__OP_SUM, 1, v, 0, 0, 0);
+    return run(s, GLC__OP_SUM, 1, v, 0);
 }
 
 glc_status glc_op_mean(glc_session *s, glc_view x, glc_view out)
@@ -409,7 +411,7 @@ glc_status glc_op_mean(glc_session *s, glc_view x, glc_view out)
     glc_view v[2];
     v[0] = x;
     v[1] = out;
-    return run(s, GLC__OP_MEAN, 1, v, 0, 0, 0);
+    return run(s, GLC__OP_MEAN, 1, v, 0);
 }
 
 glc_status glc_op_argmax(glc_session *s, glc_view x, glc_view out)
@@ -417,5 +419,5 @@ glc_status glc_op_argmax(glc_session *s, glc_view x, glc_view out)
     glc_view v[2];
     v[0] = x;
     v[1] = out;
-    return run(s, GLC__OP_ARGMAX, 1, v, 0, 0, 0);
+    return run(s, GLC__OP_ARGMAX, 1, v, 0);
 }

@@ -21,11 +21,6 @@
 
 #define LOCAL 128 /* the ES 3.1 minimum of invocations: fits every device */
 
-static int t_define(glc_dtype d)
-{
-    return d == GLC_DTYPE_F16 ? 1 : d == GLC_DTYPE_BF16 ? 2 : 0;
-}
-
 static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
 {
     glc__tensor *x = &a->t[0], *pos = &a->t[1], *ff = &a->t[2], *o = &a->t[3];
@@ -36,15 +31,17 @@ static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
                              glc__shape_str(x, sx, sizeof sx));
     d = x->shape[x->rank - 1];
     t = x->shape[x->rank - 3];
-    rd = a->i[1] ? a->i[1] : d;
-    if (a->i[0] != GLC_ROPE_NORMAL && a->i[0] != GLC_ROPE_NEOX)
-        return glc__op_error(err, len, "rope", "%lld is not a glc_rope_mode", (long long)a->i[0]);
+    rd = a->rope.dim ? a->rope.dim : d;
+    if (a->rope.mode != GLC_ROPE_NORMAL && a->rope.mode != GLC_ROPE_NEOX)
+        return glc__op_error(err, len, "rope", "%lld is not a glc_rope_mode",
+                             (long long)a->rope.mode);
     if (rd < 0 || rd % 2 || rd > d)
         return glc__op_error(err, len, "rope",
                              "x %s: rope_dim %lld must be even and in [0, %lld] (0: D)",
                              glc__shape_str(x, sx, sizeof sx), (long long)rd, (long long)d);
-    if (!(a->f[0] >= 0) || !isfinite(a->f[0]))
-        return glc__op_error(err, len, "rope", "base %g: must be > 0 (0: 10000)", (double)a->f[0]);
+    if (!(a->rope.base >= 0) || !isfinite(a->rope.base))
+        return glc__op_error(err, len, "rope", "base %g: must be > 0 (0: 10000)",
+                             (double)a->rope.base);
     if (pos->dtype != GLC_DTYPE_I32 || pos->rank != 1 || pos->shape[0] != t)
         return glc__op_error(err, len, "rope", "positions %s do not fit x %s (i32 [%lld] wanted)",
                              glc__shape_str(pos, sp, sizeof sp), glc__shape_str(x, sx, sizeof sx),
@@ -73,16 +70,16 @@ static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t c
 {
     const glc__tensor *x = &a->t[0];
     int64_t d = x->shape[x->rank - 1], h = x->shape[x->rank - 2], t = x->shape[x->rank - 3];
-    int64_t rd = a->i[1] ? a->i[1] : d, half = rd / 2, rows = glc__numel(x) / d;
-    int neox = a->i[0] == GLC_ROPE_NEOX;
+    int64_t rd = a->rope.dim ? a->rope.dim : d, half = rd / 2, rows = glc__numel(x) / d;
+    int neox = a->rope.mode == GLC_ROPE_NEOX;
     int aligned = d % 2 == 0 && (!neox || half % 2 == 0);
     int rw = aligned && neox ? 2 : 1, tw = aligned ? 2 : 1;
     int64_t rot = half / rw, units = rot + (d - rd) / tw;
-    double base = a->f[0] != 0 ? a->f[0] : 10000.0;
+    double base = a->rope.base != 0 ? a->rope.base : 10000.0;
     glc__dispatch_plan *dp;
     dp = glc__plan_dispatch(p, "rope", LOCAL, (uint64_t)(rows * units));
-    glc__define_int(dp, "TX", t_define(x->dtype));
-    glc__define_int(dp, "TO", t_define(a->t[out].dtype));
+    glc__define_t(dp, "TX", x->dtype);
+    glc__define_t(dp, "TO", a->t[out].dtype);
     if (cache_rows)
         glc__define(dp, "OUT_ROWS", "1");
     glc__define_int(dp, "NEOX", neox);
@@ -93,16 +90,16 @@ static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t c
     if (a->t[2].present)
         glc__plan_bind(dp, 2, GLC_READ);
     glc__plan_bind(dp, out, GLC_WRITE);
-    glc__plan_param(dp, (uint32_t)(rows * units));
-    glc__plan_param(dp, (uint32_t)units);
-    glc__plan_param(dp, (uint32_t)rot);
-    glc__plan_param(dp, (uint32_t)h);
-    glc__plan_param(dp, (uint32_t)t);
-    glc__plan_param(dp, (uint32_t)d);
-    glc__plan_param(dp, (uint32_t)rd);
-    glc__plan_paramf(dp, (float)(-2.0 * log2(base) / (double)rd));
+    glc__plan_param_at(dp, GLC__KP_ROPE_UNITS, (uint32_t)(rows * units));
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROW_UNITS, (uint32_t)units);
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROT, (uint32_t)rot);
+    glc__plan_param_at(dp, GLC__KP_ROPE_H, (uint32_t)h);
+    glc__plan_param_at(dp, GLC__KP_ROPE_T, (uint32_t)t);
+    glc__plan_param_at(dp, GLC__KP_ROPE_D, (uint32_t)d);
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROPE_DIM, (uint32_t)rd);
+    glc__plan_paramf_at(dp, GLC__KP_ROPE_THETA_STEP, (float)(-2.0 * log2(base) / (double)rd));
     if (cache_rows)
-        glc__plan_param(dp, (uint32_t)cache_rows);
+        glc__plan_param_at(dp, GLC__KP_ROPE_CACHE_ROWS, (uint32_t)cache_rows);
 }
 
 static glc_status rope_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -153,6 +150,13 @@ static glc_status rope_rows_plan(const glc__op_args *a, const glc__target *tg, g
 const glc__op_desc glc__op_ROPE_desc = {"rope", rope_infer, rope_plan};
 const glc__op_desc glc__op_ROPE_ROWS_desc = {"rope_rows", rope_rows_infer, rope_rows_plan};
 
+void glc__pack_rope(glc__op_args *a, const glc_rope_desc *desc)
+{
+    a->rope.mode = desc ? desc->mode : GLC_ROPE_NORMAL;
+    a->rope.dim = desc ? desc->rope_dim : 0;
+    a->rope.base = desc ? desc->base : 0.0f;
+}
+
 glc_status glc_op_rope(glc_session *s, glc_view x, glc_view positions, const glc_rope_desc *desc,
                        glc_view out)
 {
@@ -163,11 +167,8 @@ glc_status glc_op_rope(glc_session *s, glc_view x, glc_view positions, const glc
     memset(&v[2], 0, sizeof v[2]);
     v[3] = out;
     glc__op_args_init(&args, GLC__OP_ROPE, 3, 1);
-    if (desc) {
+    glc__pack_rope(&args, desc);
+    if (desc)
         v[2] = desc->freq_factors;
-        args.i[0] = desc->mode;
-        args.i[1] = desc->rope_dim;
-        args.f[0] = desc->base;
-    }
     return glc__op_run(s, &args, v, NULL);
 }

@@ -4,9 +4,31 @@
 #include "ops.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Each family's struct lies over f[] and i[] slot by slot (ops.h). */
+#define SLOT_F(m, k) _Static_assert(offsetof(glc__op_args, m) == offsetof(glc__op_args, f[k]), #m)
+#define SLOT_I(m, k) _Static_assert(offsetof(glc__op_args, m) == offsetof(glc__op_args, i[k]), #m)
+SLOT_F(bin.act_param, 0);
+SLOT_I(bin.act, 0);
+SLOT_F(unary.param, 0);
+SLOT_I(unary.op, 0);
+SLOT_F(scale.add, 1);
+SLOT_I(softmax.pos_offset, 1);
+SLOT_I(norm.at, 0);
+SLOT_I(rope.dim, 1);
+SLOT_I(mm.transpose_b, 0);
+SLOT_I(mm.seg, 2);
+SLOT_I(mm.glu_at, 7);
+SLOT_I(affine.group, 1);
+SLOT_I(sdpa.scratch, 3);
+SLOT_I(copy.perm, 1);
+SLOT_I(axis.len, 2);
+_Static_assert(sizeof(glc__matmul_args) <= sizeof(float[4]) + sizeof(int64_t[8]), "args fit");
+_Static_assert(sizeof(glc__copy_args) <= sizeof(float[4]) + sizeof(int64_t[8]), "args fit");
 
 const glc__op_desc *const glc__ops[GLC__OP_COUNT] = {
 #define GLC__OP_ENTRY(id, name) &glc__op_##id##_desc,
@@ -89,16 +111,14 @@ glc_status glc__op_error(char *err, size_t errlen, const char *op, const char *f
     return GLC_ERR_INVALID_ARG;
 }
 
-const char *glc__dtype_define(glc_dtype d)
+glc__kdtype glc__kdtype_of(glc_dtype d)
 {
     switch (d) {
-    case GLC_DTYPE_F16: return "F16";
-    case GLC_DTYPE_BF16: return "BF16";
-    case GLC_DTYPE_Q8_0: return "Q8_0";
-    case GLC_DTYPE_Q4_0: return "Q4_0";
-    case GLC_DTYPE_I32: return "I32";
-    case GLC_DTYPE_U32: return "U32";
-    default: return "F32";
+    case GLC_DTYPE_F16: return GLC__T_F16;
+    case GLC_DTYPE_BF16: return GLC__T_BF16;
+    case GLC_DTYPE_Q8_0: return GLC__T_Q8_0;
+    case GLC_DTYPE_Q4_0: return GLC__T_Q4_0;
+    default: return GLC__T_F32;
     }
 }
 
@@ -113,6 +133,11 @@ void glc__define_int(glc__dispatch_plan *d, const char *name, long long value)
     char v[32];
     snprintf(v, sizeof v, "%lld", value);
     glc__define(d, name, v);
+}
+
+void glc__define_t(glc__dispatch_plan *d, const char *name, glc_dtype dtype)
+{
+    glc__define_int(d, name, glc__kdtype_of(dtype));
 }
 
 glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint32_t local,
@@ -167,11 +192,16 @@ void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access)
     b->size = 0;
 }
 
-void glc__plan_param(glc__dispatch_plan *d, uint32_t v) { d->params[d->nparams++] = v; }
+void glc__plan_param_at(glc__dispatch_plan *d, int slot, uint32_t v)
+{
+    d->params[slot] = v;
+    if (d->nparams < slot + 1)
+        d->nparams = slot + 1;
+}
 
-void glc__plan_paramf(glc__dispatch_plan *d, float v)
+void glc__plan_paramf_at(glc__dispatch_plan *d, int slot, float v)
 {
     uint32_t u;
     memcpy(&u, &v, 4);
-    d->params[d->nparams++] = u;
+    glc__plan_param_at(d, slot, u);
 }

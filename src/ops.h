@@ -14,6 +14,7 @@
 #define GLC_OPS_H
 
 #include "glcompute.h"
+#include "kparams.h"
 
 #define GLC__OP_MAX_TENSORS 6
 #define GLC__OP_MAX_DISPATCH 4
@@ -56,6 +57,31 @@ typedef enum glc__op {
     GLC__OP_COUNT
 } glc__op;
 
+/* How a kernel reads a tensor's storage (defines TA, TO, WF, ... hold
+ * these; kernels compare them as GLC_T_*, generated into enums.glsl).
+ * Float tensors are uint words whatever their dtype (storage.glsl). */
+typedef enum glc__kdtype {
+    GLC__T_F32 = 0,
+    GLC__T_F16,
+    GLC__T_BF16,
+    GLC__T_Q8_0,  /* GGML blocks (glsl/quant.glsl) */
+    GLC__T_Q4_0,
+    GLC__T_AFFINE /* MLX affine groups (matmul_affine's w) */
+} glc__kdtype;
+
+/* reduce.comp's OP (kernels: GLC_R_*); sum, mean and argmax last. */
+typedef enum glc__kreduce {
+    GLC__R_SOFTMAX = 0,
+    GLC__R_RMS_NORM,
+    GLC__R_LAYER_NORM,
+    GLC__R_SUM,
+    GLC__R_MEAN,
+    GLC__R_ARGMAX
+} glc__kreduce;
+
+/* unary.comp's op past glc_unary_op: x * a + b (the scale op). */
+#define GLC__UNARY_AFFINE (GLC_UNARY_SOFTCAP + 1)
+
 /* The shape of a tensor; no storage. */
 typedef struct glc__tensor {
     int present;        /* 0 for an absent optional input */
@@ -64,13 +90,79 @@ typedef struct glc__tensor {
     int64_t shape[GLC_MAX_DIMS];
 } glc__tensor;
 
-/* One op instance: its tensors and scalar arguments (meaning per op). */
+/* The scalars of an op as its family reads them: one struct per family,
+ * laid over the f[4] and i[8] that graphs store and the fusion passes
+ * write (the asserts in ops.c keep both views in step). Floats first,
+ * f_ pads to i[]. What each means: the family file's header. */
+typedef struct glc__binary_args { /* add, sub, mul, div */
+    float act_param, f_[3];
+    int64_t act; /* fused: an activation of a, 0 none */
+} glc__binary_args;
+typedef struct glc__unary_args {
+    float param, f_[3];
+    int64_t op; /* glc_unary_op */
+} glc__unary_args;
+typedef struct glc__scale_args {
+    float mul, add;
+} glc__scale_args;
+typedef struct glc__softmax_args {
+    float scale, f_[3];
+    int64_t causal, pos_offset;
+} glc__softmax_args;
+typedef struct glc__norm_args { /* rms_norm, layer_norm, add_rms_norm */
+    float eps, f_[3];
+    int64_t at; /* add_rms_norm: where the norm goes in out (elements) */
+} glc__norm_args;
+typedef struct glc__rope_args {
+    float base, f_[3];
+    int64_t mode, dim;
+} glc__rope_args;
+typedef struct glc__matmul_args { /* matmul; matmul_q from act on */
+    float act_param, f_[3];
+    int64_t transpose_b, act;
+    int64_t seg[4]; /* fused Q/K/V: column bounds s1, s12; where segments 1, 2 start */
+    int64_t glu;    /* fused SwiGLU input: its activation */
+    int64_t glu_at; /* its gate (low 32 bits) and up (high) offsets in a */
+} glc__matmul_args;
+typedef struct glc__affine_args {
+    float f_[4];
+    int64_t bits, group;
+} glc__affine_args;
+typedef struct glc__sdpa_args { /* sdpa, sdpa_decode */
+    float scale, f_[3];
+    int64_t causal, q_offset, kv_len, scratch;
+} glc__sdpa_args;
+typedef struct glc__copy_args {
+    float f_[4];
+    int64_t permuted, perm[GLC_MAX_DIMS];
+} glc__copy_args;
+typedef struct glc__axis_args { /* concat (axis), slice */
+    float f_[4];
+    int64_t axis, start, len;
+} glc__axis_args;
+
+/* One op instance: its tensors and scalar arguments. */
 typedef struct glc__op_args {
     glc__op op;
     int nin, nout;
     glc__tensor t[GLC__OP_MAX_TENSORS]; /* inputs, then outputs */
-    float f[4];
-    int64_t i[8];
+    union {
+        struct {
+            float f[4];
+            int64_t i[8];
+        }; /* as graphs store them */
+        glc__binary_args bin;
+        glc__unary_args unary;
+        glc__scale_args scale;
+        glc__softmax_args softmax;
+        glc__norm_args norm;
+        glc__rope_args rope;
+        glc__matmul_args mm;
+        glc__affine_args affine;
+        glc__sdpa_args sdpa;
+        glc__copy_args copy;
+        glc__axis_args axis;
+    };
 } glc__op_args;
 
 typedef struct glc__bind_plan {
@@ -137,11 +229,14 @@ glc_status glc__op_error(char *err, size_t errlen, const char *op, const char *f
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-/* The define naming a storage dtype for a kernel: "F32", "F16", "BF16". */
-const char *glc__dtype_define(glc_dtype d);
+/* The kernel storage type of dtype d (F32 for a dtype kernels read as
+ * f32 words or do not read as floats). */
+glc__kdtype glc__kdtype_of(glc_dtype d);
 /* Appends "#define NAME VALUE\n" to a plan's defines. */
 void glc__define(glc__dispatch_plan *d, const char *name, const char *value);
 void glc__define_int(glc__dispatch_plan *d, const char *name, long long value);
+/* "#define NAME <the kernel storage type of dtype>\n". */
+void glc__define_t(glc__dispatch_plan *d, const char *name, glc_dtype dtype);
 /* A dispatch of `kernel` with local size `local` covering `items` work
  * items (groups = ceil(items / local)); returns it for bindings/params. */
 glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint32_t local,
@@ -169,8 +264,35 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
                           uint32_t parts, int bias, int out, const glc__target *tg, char *err,
                           size_t len);
 void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
-void glc__plan_param(glc__dispatch_plan *d, uint32_t v);
-void glc__plan_paramf(glc__dispatch_plan *d, float v);
+/* The fused Q/K/V projection of a dense or GGML matmul (a->i[2..5], see
+ * op_matmul.c), when a->i[2] is set: the SEG define and the params S1,
+ * S12, SEG1, SEG2 from slot s1 on (GLC__KP_SEGS). */
+void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1);
+/* Param `slot` (GLC__KP_<KERNEL>_<NAME>, kparams.h) of d = v; d then
+ * uploads params 0 .. the highest slot set (unset ones 0). */
+void glc__plan_param_at(glc__dispatch_plan *d, int slot, uint32_t v);
+void glc__plan_paramf_at(glc__dispatch_plan *d, int slot, float v);
+
+/* ---- op arguments ----
+ * An op's scalar arguments travel in glc__op_args f[] and i[], laid out as
+ * its family file's header says. The typed arguments (the public desc
+ * structs and scalars) are packed there by one function per family, which
+ * the eager entry point (op_*.c) and the graph builder (graph_ops.c) both
+ * call, so a layout is written once (the family's struct above). Each
+ * packs into args already set up by glc__op_args_init. */
+void glc__pack_scale(glc__op_args *a, float mul, float add);      /* op_elementwise.c */
+void glc__pack_unary(glc__op_args *a, glc_unary_op op, float param);
+void glc__pack_softmax(glc__op_args *a, const glc_softmax_desc *desc); /* op_reduce.c */
+void glc__pack_norm(glc__op_args *a, float eps);                 /* rms_norm, layer_norm */
+void glc__pack_rope(glc__op_args *a, const glc_rope_desc *desc); /* op_rope.c */
+void glc__pack_matmul(glc__op_args *a, const glc_matmul_desc *desc); /* op_matmul.c */
+void glc__pack_affine(glc__op_args *a, int bits, int group_size); /* op_quant.c */
+/* sdpa, sdpa_decode (scratch: its dtype, 0 for the compiler's f32) */
+void glc__pack_sdpa(glc__op_args *a, const glc_sdpa_desc *desc, glc_dtype scratch);
+/* op_data.c: copy (perm NULL or rank entries), concat, slice */
+void glc__pack_copy(glc__op_args *a, const int *perm, int rank);
+void glc__pack_concat(glc__op_args *a, int axis);
+void glc__pack_slice(glc__op_args *a, int axis, int64_t start, int64_t len);
 
 /* Shorthand for entry points and builders: sets up args for `op` with nin inputs
  * and nout outputs. */

@@ -150,7 +150,7 @@ static glc_tensor graph_bin(glc_graph *g, const oc_case *c, const glc_tensor *in
 static void ref_scale(const oc_case *c, oc_data *d)
 {
     set_out(d, d->in[0].rank, d->in[0].shape);
-    ref_unary(8, d->in[0].f, d->ref, onumel(d), c->f[0], c->f[1]);
+    ref_unary(REF_UNARY_SCALE, d->in[0].f, d->ref, onumel(d), c->f[0], c->f[1]);
 }
 
 static glc_status eager_scale(glc_session *s, glc_device *dev, const oc_case *c,
@@ -788,7 +788,7 @@ static void gen_reshape(const oc_case *c, oc_data *d, uint64_t *seed)
 static void ref_reshape(const oc_case *c, oc_data *d)
 {
     set_out(d, (int)c->s[1][0], &c->s[1][1]);
-    ref_unary(8, d->in[0].f, d->ref, onumel(d), c->f[0], 0);
+    ref_unary(REF_UNARY_SCALE, d->in[0].f, d->ref, onumel(d), c->f[0], 0);
 }
 
 static glc_tensor graph_reshape(glc_graph *g, const oc_case *c, const glc_tensor *in)

@@ -8,7 +8,9 @@
  * out's shape (ranks up to 4, aligned at the last dim). */
 void ref_binary(int op, const float *a, int ra, const int64_t *sa, const float *b, int rb,
                 const int64_t *sb, float *out, int ro, const int64_t *so);
-/* op: a glc_unary_op value, or 8 for scale (x * param + param2). */
+/* ref_unary's op past the glc_unary_op values: the scale op. */
+#define REF_UNARY_SCALE (GLC_UNARY_SOFTCAP + 1)
+/* op: a glc_unary_op value, or REF_UNARY_SCALE (x * param + param2). */
 void ref_unary(int op, const float *x, float *out, size_t n, float param, float param2);
 
 #endif

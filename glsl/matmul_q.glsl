@@ -1,0 +1,243 @@
+// matmul_q.glsl: the tile engine of the weight-streaming matmuls, out =
+// a x W^T: matmul_q.comp (GGML blocks; f32 / f16 for dense matmuls past
+// matvec's loop cap), matmul_affine.comp (MLX affine groups),
+// matmul_expert.comp (per-expert f32 / f16 / GGML weights); the weights of
+// the first and last are matmul_w.glsl.
+//
+// K is walked in chunks of 32 values (a GGML block; an affine group holds
+// 1, 2 or 4 chunks). A tile is RN weight rows x CM rows of a; per chunk the
+// raw words of the RN rows are loaded once and dequantized in registers
+// (integers made floats by the 2^23 exponent trick, no int->float
+// conversion), and each a vec4 is loaded once for the RN rows.
+//   SPLIT (SLOTS > 0): a subgroup per tile (SLOTS tiles per group, handed
+//            out by gl_SubgroupID, so any real subgroup size works), its
+//            lanes take chunks lane, lane + S, ...; subgroupAdd reduces.
+//            Coalesced weight reads: the decode (M = 1..4) path on GPUs.
+//   otherwise: an invocation per tile over the whole of K, no reduction,
+//            no shared memory, no barrier: llvmpipe and devices without
+//            subgroups.
+// Dense tiles (dense_tile): tile t is n-tile t / mtiles, m-tile t % mtiles
+// (consecutive tiles share weight rows).
+// Grid: tile t is base tile t % base of part t / base, param 6 the tiles of
+// all parts (the kernel's do_tile says what base is).
+//
+// The kernel including this defines, before it: WF (its GLC_T_*), NW (raw
+// words per row and chunk), QUANT (1: chunks are integers scaled per chunk
+// through raw / wsc / wbi and load_chunk), SCALED (1: wsc scales a chunk's
+// products), NEED_ASUM (1: wbi times the chunk's sum of a is added), KTAIL
+// (1: K need not be a multiple of 32), HAS_W (0: no weights are read),
+// ACCUM (1: the result is added into out), and declares out as o[] (float).
+// After it, it defines weights(), put() (an output's epilogue and store),
+// do_tile() and, when QUANT, load_chunk().
+// bindings: 0 a (f32 [M, K]: vec4[] when AVEC, float[] otherwise); the
+//   rest per kernel
+// params (all kernels): 0 M, 1 N, 2 K, 3 chunks (ceil(K / 32)), 5 ntiles,
+//   6 tiles, 7 weight row stride (GGML: bytes; affine: uvec4s; f32 / f16
+//   with AVEC: vec4 units; otherwise elements); the rest per kernel
+// defines (all kernels): RN, CM, and where not the default: SLOTS (tiles
+//   per group; > 0 selects SPLIT), AVEC (0: K % 4 != 0), KCH (K split for
+//   a device's loop cap: part j of the grid sums chunks [j KCH, (j + 1)
+//   KCH) and writes raw partial products at j * M * N of out, the plan's
+//   scratch, in [M, N] order; glsl/ksum.comp adds them up with bias and
+//   the rest)
+// local size: GLC_LOCAL_SIZE_X (SPLIT: a multiple of the subgroup size)
+
+layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+
+// Plans define only what differs from these defaults (a plan's defines
+// are short); GLSL ES has no implicit 0 for an undefined name in #if.
+#ifndef SLOTS
+#define SLOTS 0
+#endif
+#ifndef AVEC
+#define AVEC 1
+#endif
+#ifndef KCH
+#define KCH 0
+#endif
+#define SPLIT (SLOTS > 0)
+
+#if AVEC
+layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
+#else
+layout(std430, binding = 0) readonly buffer A { float a1[]; };
+#endif
+
+const float MAGIC = 8388608.0; // 2^23: uintBitsToFloat(0x4B000000 | n) == MAGIC + n
+
+uint raw[RN][NW];
+float wsc[RN], wbi[RN];
+float acc[RN][CM];
+uint wrow[RN], arow[CM];
+uint cbeg, cend; // this tile's chunks of K
+uint part0;      // KCH: where its part's partial products start in out
+
+vec4 bits_to_vec(uvec4 b, float offset)
+{
+    return uintBitsToFloat(b | 0x4B000000u) - (MAGIC + offset);
+}
+
+vec4 load_a(uint row, uint k)
+{
+#if AVEC
+    return a4[row * (glc_p[P_K] >> 2) + (k >> 2)];
+#else
+    uint K = glc_p[P_K], i = row * K + k;
+    return vec4(a1[i], k + 1u < K ? a1[i + 1u] : 0.0, k + 2u < K ? a1[i + 2u] : 0.0,
+                k + 3u < K ? a1[i + 3u] : 0.0);
+#endif
+}
+
+// Defined by the kernel. The raw words, scale and bias of chunk c of
+// weight row w into slot r:
+#if QUANT
+void load_chunk(int r, uint w, uint c);
+#endif
+// Weights k .. k+3 (k = 32 c + 4 q) of slot r: exact integers for the
+// quantized formats (scaled per chunk), values for f32 / f16:
+vec4 weights(int r, int q, uint k);
+// Stores v, the sum for out row `row`, column n (no K split):
+void put(uint row, uint n, float v);
+void do_tile(uint tile, uint lane, uint step);
+
+// acc = the tile's partial sums over chunks first, first + step, ...
+void accumulate(uint first, uint step)
+{
+    for (int r = 0; r < RN; r++)
+        for (int m = 0; m < CM; m++)
+            acc[r][m] = 0.0;
+    for (uint c = cbeg + first; c < cend; c += step) {
+#if QUANT
+        float dq[RN][CM];
+        for (int r = 0; r < RN; r++) {
+            load_chunk(r, wrow[r], c);
+            for (int m = 0; m < CM; m++)
+                dq[r][m] = 0.0;
+        }
+#endif
+#if NEED_ASUM
+        float asum[CM];
+        for (int m = 0; m < CM; m++)
+            asum[m] = 0.0;
+#endif
+        for (int q = 0; q < 8; q++) {
+            uint k = c * 32u + uint(q) * 4u;
+#if KTAIL
+            if (k >= glc_p[P_K])
+                break;
+#endif
+            vec4 av[CM];
+            for (int m = 0; m < CM; m++) {
+                av[m] = load_a(arow[m], k);
+#if NEED_ASUM
+                asum[m] += dot(av[m], vec4(1.0));
+#endif
+            }
+#if HAS_W
+            for (int r = 0; r < RN; r++) {
+                vec4 wv = weights(r, q, k);
+                for (int m = 0; m < CM; m++) {
+#if QUANT
+                    dq[r][m] += dot(wv, av[m]);
+#else
+                    acc[r][m] += dot(wv, av[m]);
+#endif
+                }
+            }
+#endif
+        }
+#if QUANT
+        for (int r = 0; r < RN; r++)
+            for (int m = 0; m < CM; m++) {
+#if SCALED
+                acc[r][m] += wsc[r] * dq[r][m];
+#endif
+#if NEED_ASUM
+                acc[r][m] += wbi[r] * asum[m];
+#endif
+            }
+#endif
+    }
+}
+
+// Writes acc (reduced over the subgroup under SPLIT) for out rows
+// orow[m] (m < mcount) and columns n0 + r (< N).
+void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
+{
+    uint N = glc_p[P_N];
+    for (int r = 0; r < RN; r++)
+        for (int m = 0; m < CM; m++) {
+            float v = zero ? 0.0 : acc[r][m];
+#if SPLIT
+            v = subgroupAdd(v);
+            // lane r * CM + m writes (wrapping when the tile has more outputs than lanes)
+            if (lane != uint(r * CM + m) % gl_SubgroupSize)
+                continue;
+#endif
+            uint n = n0 + uint(r);
+            if (n >= N || uint(m) >= mcount)
+                continue;
+#if KCH
+            uint i = part0 + orow[m] * N + n; // ksum adds bias, segments, act
+#if ACCUM
+            v += o[i];
+#endif
+            o[i] = v;
+#else
+            put(orow[m], n, v);
+#endif
+        }
+}
+
+// This tile's chunks of K, for K part `part` (KCH) of an [M, N] out.
+void k_part(uint part, uint M, uint N)
+{
+#if KCH
+    cbeg = part * uint(KCH);
+    cend = min(glc_p[P_CHUNKS], cbeg + uint(KCH));
+    part0 = part * M * N;
+#else
+    cbeg = 0u;
+    cend = glc_p[P_CHUNKS];
+#endif
+}
+
+// A dense tile (matmul_q, matmul_affine): param 4 mtiles; base tiles
+// mtiles * ntiles.
+void dense_tile(uint tile, uint lane, uint step)
+{
+    uint M = glc_p[P_M], N = glc_p[P_N];
+    uint orow[CM];
+    uint base = glc_p[P_MTILES] * glc_p[P_NTILES];
+    uint part = tile / base;
+    tile -= part * base;
+    k_part(part, M, N);
+    uint mt = tile % glc_p[P_MTILES], n0 = (tile / glc_p[P_MTILES]) * uint(RN), m0 = mt * uint(CM);
+    for (int r = 0; r < RN; r++)
+        wrow[r] = min(n0 + uint(r), N - 1u);
+    for (int m = 0; m < CM; m++) {
+        orow[m] = m0 + uint(m);
+        arow[m] = min(orow[m], M - 1u);
+    }
+    accumulate(lane, step);
+    store(lane, n0, orow, M - m0, false);
+}
+
+void main()
+{
+    if (glc_group_out_of_range())
+        return;
+#if SPLIT
+    for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
+        uint tile = glc_group_index() * uint(SLOTS) + slot;
+        if (tile >= glc_p[P_TILES])
+            break;
+        do_tile(tile, gl_SubgroupInvocationID, gl_SubgroupSize);
+    }
+#else
+    uint tile = glc_global_index();
+    if (tile >= glc_p[P_TILES])
+        return;
+    do_tile(tile, 0u, 1u);
+#endif
+}
