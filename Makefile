@@ -27,12 +27,16 @@ DEPFL   := $(shell pkg-config --cflags egl glesv2 gbm 2>/dev/null)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
-ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFL) \
-             -fPIC -fvisibility=hidden -Iinclude -Isrc -I$(BUILD)/gen $(DEPFL)
+# src/core is GL-free (graph, compiler, planners, op rules): built without
+# src/gl or the GL headers on its include path, so a GL include there fails
+# to compile. src/gl: device, buffers, kernels, encoder, sessions, plans.
+CORE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFL) \
+              -fPIC -fvisibility=hidden -Iinclude -Isrc/core -I$(BUILD)/gen
+ALL_CFLAGS = $(CORE_CFLAGS) -Isrc/gl $(DEPFL)
 LIBS    := -ldl -lm -lpthread
 LDFLAGS_ALL = $(SANFL) $(LDFLAGS)
 
-LIB_SRC := $(wildcard src/*.c)
+LIB_SRC := $(wildcard src/core/*.c src/gl/*.c)
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/glsl_table.o
 # embedded: common.glsl and one kernel per .comp; the family includes
 # (glsl/*.glsl) and the generated enums.glsl are inlined where included
@@ -62,7 +66,11 @@ FORCE:
 deps:
 	@bash ci/deps.sh
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/glcompute.h | $(BUILD)/gen/glsl_table.c
+$(BUILD)/obj/core/%.o: src/core/%.c $(wildcard src/core/*.h) include/glcompute.h | $(BUILD)/gen/glsl_table.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CORE_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/gl/%.o: src/gl/%.c $(wildcard src/core/*.h src/gl/*.h) include/glcompute.h | $(BUILD)/gen/glsl_table.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -71,10 +79,10 @@ $(BUILD)/tools/embed-glsl: src/tools/embed_glsl.c
 	$(CC) -std=c11 $(WARN) -O1 $< -o $@
 
 # enums.glsl: the C enum values kernels compare; kparams.glsl: the kernels'
-# parameter slots (src/kparams.h); printed by a host tool
-$(BUILD)/tools/glsl-enums: src/tools/glsl_enums.c include/glcompute.h src/ops.h src/kparams.h
+# parameter slots (src/core/kparams.h); printed by a host tool
+$(BUILD)/tools/glsl-enums: src/tools/glsl_enums.c include/glcompute.h src/core/ops.h src/core/kparams.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(WARN) -O1 -Iinclude -Isrc $< -o $@
+	$(CC) -std=c11 $(WARN) -O1 -Iinclude -Isrc/core $< -o $@
 
 $(BUILD)/gen/enums.glsl: $(BUILD)/tools/glsl-enums
 	@mkdir -p $(dir $@)
@@ -88,7 +96,7 @@ $(BUILD)/gen/glsl_table.c: $(BUILD)/tools/embed-glsl $(GLSL) $(GLSL_INC)
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/embed-glsl -I $(BUILD)/gen $(GLSL) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/glsl_table.o: $(BUILD)/gen/glsl_table.c src/kernel.h
+$(BUILD)/obj/glsl_table.o: $(BUILD)/gen/glsl_table.c src/gl/kernel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 

@@ -23,7 +23,7 @@
  * must be equal. The first lines record the CPU, compiler, commit (pass
  * -DGLC_COMMIT='"..."') and date. Build and run:
  *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Isrc \
- *       bench/bench_hazard.c src/hazard.c src/hazard_oracle.c src/alloc.c
+ *       bench/bench_hazard.c src/core/hazard.c src/core/hazard_oracle.c src/core/alloc.c
  *   ./a.out [milliseconds per measurement, default 200]
  */
 #include "hazard.h"

@@ -2,7 +2,7 @@
 // user): the dispatch's parameters and grid, the generated C enum values
 // (enums.glsl), float storage (storage.glsl) and the activations.
 // glc_p: the dispatch's parameters (floats passed as their bits); built-in
-// kernels read them by name, glc_p[P_NAME] (their slots: src/kparams.h,
+// kernels read them by name, glc_p[P_NAME] (their slots: src/core/kparams.h,
 // generated into kparams.glsl).
 // Grids past the per-dimension group limit are folded into 2-D or 3-D;
 // glc_group_index() undoes the folding and glc_total_groups says how many

@@ -1,5 +1,5 @@
 /*
- * The environment parser (src/env.c), GL-free except where a device is
+ * The environment parser (src/core/env.c), GL-free except where a device is
  * created: every variable of the table with its good, bad and case-variant
  * values; a bad value of any variable fails glc_device_create with a
  * message naming it; no file of the library but env.c calls getenv; the
@@ -223,7 +223,7 @@ static void test_bad_value_fails_create(void **state)
 /* No file of the library but env.c reads the environment. */
 static void test_only_env_c_reads_the_environment(void **state)
 {
-    static const char *dirs[] = {"src", "src/tools"};
+    static const char *dirs[] = {"src/core", "src/gl", "src/tools"};
     size_t k;
     int files = 0;
     (void)state;
@@ -313,7 +313,7 @@ static void test_readme_in_sync(void **state)
                 break;
         }
         if (id == GLC__ENV_COUNT)
-            fail_msg("README lists %s, which src/env.c does not read", name);
+            fail_msg("README lists %s, which src/core/env.c does not read", name);
         if (seen[id]++)
             fail_msg("README lists %s twice", name);
         if (strcmp(values, glc__env_vars[id].values) != 0)

@@ -3,7 +3,7 @@
  * the C enum values kernels compare (enums.glsl, inlined into common)
  * equal the C ones; every built-in kernel reads its params by name
  * (glc_p[P_...], no bare index) from a kparams.glsl section that exists,
- * and each name it reads has the slot src/kparams.h gives it; no kernel
+ * and each name it reads has the slot src/core/kparams.h gives it; no kernel
  * keeps an unresolved #include.
  */
 #include <setjmp.h>

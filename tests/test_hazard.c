@@ -1,6 +1,6 @@
 /*
- * Tests of the hazard tracker (src/hazard.c) and its oracle
- * (src/hazard_oracle.c): the tracker against the oracle on thousands of
+ * Tests of the hazard tracker (src/core/hazard.c) and its oracle
+ * (src/core/hazard_oracle.c): the tracker against the oracle on thousands of
  * random streams, hand-written graphs with exact barrier counts, stream
  * validation (a correct stream passes, one with a barrier removed fails at
  * exactly the right dispatch), out-of-memory at every allocation, and no

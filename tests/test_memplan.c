@@ -1,5 +1,5 @@
 /*
- * Tests of the memory planner (src/memplan.c). A checker verifies any plan
+ * Tests of the memory planner (src/core/memplan.c). A checker verifies any plan
  * (bounds, alignment, no shared bytes between tensors live together,
  * buffer sizes, total, the lower bound against a per-step brute force) and
  * is shown to catch broken plans; a simple reference planner (the same
