@@ -175,6 +175,8 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     uint32_t sg = tg->features.subgroup_size, slots = MATVEC_SLOTS, rn = MATVEC_RN;
     uint32_t unroll = MATVEC_UNROLL, epw = b->dtype == GLC_DTYPE_F32 ? 4 : 8;
     glc__dispatch_plan *d;
+    if (slots * sg > tg->limits.max_invocations) /* fewer subgroups a group (GLC_LIMITS=min) */
+        slots = sg <= tg->limits.max_invocations ? tg->limits.max_invocations / sg : 1;
     d = glc__plan_dispatch(p, "matvec", slots * sg, 1);
     d->groups = ((uint64_t)n + slots * rn - 1) / (slots * rn);
     glc__define_t(d, "TW", b->dtype);
