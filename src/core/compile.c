@@ -49,8 +49,8 @@ static int node_has_vars(const glc_graph *g, const glc__gnode *n)
             if (g->t[id].shape[d] < 0)
                 return 1;
     }
-    for (i = 0; i < 8; i++)
-        if (n->iraw[i] != n->args.i[i])
+    for (i = 0; i < GLC__OP_NI; i++)
+        if (n->raw.i[i] != n->args.i[i])
             return 1;
     return 0;
 }
