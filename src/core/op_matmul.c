@@ -401,12 +401,7 @@ glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias,
                          const glc_matmul_desc *desc, glc_view out)
 {
     glc__op_args args;
-    glc_view v[4];
-    v[0] = a;
-    v[1] = b;
-    v[2] = bias;
-    v[3] = out;
     glc__op_args_init(&args, GLC__OP_MATMUL, 3, 1);
     glc__pack_matmul(&args, desc);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){a, b, bias, out}, NULL);
 }
