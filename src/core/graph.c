@@ -283,7 +283,7 @@ glc_dtype glc_tensor_dtype(const glc_graph *g, glc_tensor t)
  * (GLC_DIM_VAR), a bit per a->i[] slot: attention's kv_len. */
 static unsigned sym_args(glc__op op)
 {
-    return op == GLC__OP_SDPA || op == GLC__OP_SDPA_DECODE ? 1u << 2 : 0u;
+    return op == GLC__OP_SDPA || op == GLC__OP_SDPA_DECODE ? 1u << GLC__I_SLOT(sdpa.kv_len) : 0u;
 }
 
 /* An op's args with the variables at vals (NULL: maxima): input tensors

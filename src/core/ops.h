@@ -16,6 +16,8 @@
 #include "glcompute.h"
 #include "kparams.h"
 
+#include <stddef.h>
+
 #define GLC__OP_MAX_TENSORS 6
 #define GLC__OP_MAX_DISPATCH 4
 #define GLC__OP_MAX_BIND 8
@@ -162,6 +164,10 @@ typedef struct glc__axis_args { /* concat (axis), slice */
     glc__sdpa_args sdpa;           \
     glc__copy_args copy;           \
     glc__axis_args axis;
+
+/* The i[] slot that family member m (e.g. sdpa.kv_len) lies over. */
+#define GLC__I_SLOT(m) \
+    ((int)((offsetof(glc__op_args, m) - offsetof(glc__op_args, i)) / sizeof(int64_t)))
 
 /* An op's scalar arguments alone (a graph node's, as given: graph.h). */
 typedef union glc__op_scalars {
