@@ -23,13 +23,14 @@ FLAG_IS(GLC_PLAN_DUMP_SOURCE, 1);
 int main(void)
 {
     glc_device_desc desc;
-    /* a recorded session mode with early flush, as C and C++ callers write it */
-    glc_session_mode mode = (glc_session_mode)(GLC_SESSION_RECORDED | GLC_SESSION_EARLY_FLUSH);
+    /* flags of two enums or-ed, as callers write them (kept unsigned: in C++
+     * 0x101 is not a value a glc_session_mode variable may hold) */
+    unsigned mode = (unsigned)GLC_SESSION_RECORDED | (unsigned)GLC_SESSION_EARLY_FLUSH;
     unsigned flags = GLC_SHARE_PARAMS | GLC_SHARE_HANDLES;
     memset(&desc, 0, sizeof desc);
     if (strcmp(glc_status_str(GLC_ERR_COMPILE), "shader compile or link failed") != 0 ||
         glc_dtype_size(GLC_DTYPE_F32) != 4 || desc.platform != GLC_PLATFORM_AUTO ||
-        (unsigned)mode != 0x101u || flags != 3u) {
+        mode != 0x101u || flags != 3u) {
         puts("[  FAILED  ] 1 test(s), header");
         return 1;
     }
