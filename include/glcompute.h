@@ -354,9 +354,12 @@ typedef enum glc_session_mode {
     GLC_SESSION_RECORDED = 1 /* capture; run passes (reorder, fusion) and encode at commit/finish */
 } glc_session_mode;
 
-/* RECORDED only: when encoding n commands, flush after the first
- * max(64, n/10) so the GPU starts while the rest is encoded. */
-#define GLC_SESSION_EARLY_FLUSH 0x100
+/* glc_session_desc.flags (and glc_session_begin's mode bits) */
+enum glc_session_flags {
+    /* RECORDED only: when encoding n commands, flush after the first
+     * max(64, n/10) so the GPU starts while the rest is encoded. */
+    GLC_SESSION_EARLY_FLUSH = 1u << 8
+};
 
 typedef enum glc_access {
     GLC_READ = 1,
@@ -738,8 +741,8 @@ GLC_API glc_tensor glc_slice(glc_graph *g, glc_tensor x, int axis, int64_t start
 typedef struct glc_plan glc_plan;
 
 /* glc_compile_desc.flags */
-enum {
-    GLC_COMPILE_NO_FUSE = 1 /* keep every op its own dispatch (bisecting, comparing) */
+enum glc_compile_flags {
+    GLC_COMPILE_NO_FUSE = 1u << 0 /* keep every op its own dispatch (bisecting, comparing) */
 };
 typedef struct glc_compile_desc {
     uint32_t flags; /* GLC_COMPILE_* bits; others reserved (0) */
@@ -807,7 +810,10 @@ GLC_API glc_status glc_plan_set_handle_feed(glc_plan *p, const char *handle, con
  * of one model): every param (GLC_SHARE_PARAMS) and/or handle
  * (GLC_SHARE_HANDLES) of dst that src has too, with the same dtype and
  * shape, uses src's buffer from now on. src must outlive dst. */
-enum { GLC_SHARE_PARAMS = 1, GLC_SHARE_HANDLES = 2 };
+enum glc_share_flags {
+    GLC_SHARE_PARAMS = 1u << 0,
+    GLC_SHARE_HANDLES = 1u << 1
+};
 GLC_API glc_status glc_plan_share(glc_plan *dst, const glc_plan *src, unsigned what);
 /* A plan of the same graph with its own arena and handles, sharing src's
  * programs and params (src must outlive it). It is compiled as src was
@@ -957,7 +963,9 @@ GLC_API void glc_plan_profile_sort(glc_plan_profile *prof);
  * current variable values. With GLC_PLAN_DUMP_SOURCE the GLSL source each
  * distinct kernel program is compiled from follows. The text is passed to
  * fn in pieces (lines, and whole sources) in order. Touches no GL. */
-enum { GLC_PLAN_DUMP_SOURCE = 1 };
+enum glc_plan_dump_flags {
+    GLC_PLAN_DUMP_SOURCE = 1u << 0
+};
 typedef void (*glc_text_fn)(void *user, const char *text);
 GLC_API glc_status glc_plan_dump(const glc_plan *p, unsigned flags, glc_text_fn fn, void *user);
 

@@ -895,8 +895,9 @@ static void test_binding_past_memory_refused(void **state)
         /* as the glu pass would have it: x holds gate | up, [2, 8] each */
         g->t[w.id].shape[1] = 8;
         n = &g->n[g->t[y.id].producer];
-        n->iraw[6] = GLC_UNARY_SILU;
-        n->iraw[7] = (int64_t)up << 32; /* gate at 0, up at element `up` */
+        n->raw.mm.glu = GLC_UNARY_SILU;
+        n->raw.mm.glu_gate = 0; /* gate at 0, up at element `up` */
+        n->raw.mm.glu_up = up;
         st = glc__compile(g, &tg, &prog, err, sizeof err);
         if (up == 16) { /* up [16, 32): x's 128 bytes */
             assert_int_equal(st, GLC_OK);

@@ -444,12 +444,12 @@ static void test_matmul_loop_cap_fused(void **state)
     v[2] = BI.view;
     v[3] = O.view;
     glc__op_args_init(&args, GLC__OP_MATMUL, 3, 1);
-    args.i[0] = 1;
-    args.i[1] = GLC_UNARY_RELU;
-    args.i[2] = s1;
-    args.i[3] = s12;
-    args.i[4] = m * s1;
-    args.i[5] = m * s12;
+    args.mm.transpose_b = 1;
+    args.mm.act = GLC_UNARY_RELU;
+    args.mm.seg[0] = s1;
+    args.mm.seg[1] = s12;
+    args.mm.seg[2] = m * s1;
+    args.mm.seg[3] = m * s12;
     dev->info.limits.max_loop_iterations = 300;
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
     if (glc__op_run(s, &args, v, NULL) != GLC_OK)

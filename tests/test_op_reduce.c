@@ -348,7 +348,7 @@ static void test_loop_cap_add_rms_norm(void **state)
     v[2] = W.view;
     v[3] = O.view;
     glc__op_args_init(&args, GLC__OP_ADD_RMS_NORM, 3, 1);
-    args.i[0] = noff;
+    args.norm.at = noff;
     dev->info.limits.max_loop_iterations = 160;
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
     if (glc__op_run(s, &args, v, NULL) != GLC_OK)

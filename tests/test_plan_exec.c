@@ -590,6 +590,19 @@ static void test_dump(void **state)
     assert_int_equal(glc_plan_dump(p, 0, collect, &t), GLC_OK);
     assert_int_equal(count_of(t.buf, "\ndispatch "), (int)info.dispatches);
     assert_int_equal(count_of(t.buf, "\nbarrier: "), (int)info.barriers);
+    /* params shared from another plan: their places and bindings say so */
+    {
+        glc_plan *q = dump_graph(dev, 0);
+        assert_int_equal(glc_plan_share(q, p, GLC_SHARE_PARAMS), GLC_OK);
+        t.len = 0;
+        t.buf[0] = '\0';
+        assert_int_equal(glc_plan_dump(q, 0, collect, &t), GLC_OK);
+        assert_int_equal(count_of(t.buf, " (shared: another plan's storage)\n"), 2);
+        tu_assert_contains(t.buf, "param g: [32] f32 at b");
+        tu_assert_contains(t.buf, ": shared(gl ");
+        tu_assert_contains(t.buf, ") read g\n");
+        glc_plan_destroy(q);
+    }
     glc_plan_destroy(p);
     glc_device_destroy(dev);
 }

@@ -28,6 +28,16 @@ static glc_status cfail(char *err, size_t len, glc_status st, const char *fmt, .
     return st;
 }
 
+/* A param or handle (`what`) one SSBO cannot hold. */
+static glc_status too_large(char *err, size_t len, const char *what, const char *name,
+                            size_t bytes, size_t max)
+{
+    return cfail(err, len, GLC_ERR_BOUNDS,
+                 "glc_graph_compile: %s \"%s\" has %zu bytes, more than the device's largest "
+                 "SSBO (%zu)",
+                 what, name, bytes, max);
+}
+
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 static size_t tensor_bytes_at(const glc_graph *g, int32_t id, const int64_t *vals)
@@ -49,8 +59,8 @@ static int node_has_vars(const glc_graph *g, const glc__gnode *n)
             if (g->t[id].shape[d] < 0)
                 return 1;
     }
-    for (i = 0; i < 8; i++)
-        if (n->iraw[i] != n->args.i[i])
+    for (i = 0; i < GLC__OP_NI; i++)
+        if (n->raw.i[i] != n->args.i[i])
             return 1;
     return 0;
 }
@@ -169,10 +179,7 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
         if (pl->region != GLC__REGION_PARAMS)
             continue;
         if (pl->bytes > max_buf) {
-            st = cfail(err, len, GLC_ERR_BOUNDS,
-                       "glc_graph_compile: param \"%s\" has %zu bytes, more than the device's "
-                       "largest SSBO (%zu)",
-                       g->t[i].name, pl->bytes, max_buf);
+            st = too_large(err, len, "param", g->t[i].name, pl->bytes, max_buf);
             glc__memplan_finish(&mp);
             goto out;
         }
@@ -207,10 +214,7 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
                 p->buffer_bytes[pl->buffer] = round_up(pl->offset + pl->bytes, p->align);
         } else if (pl->region == GLC__REGION_HANDLE) {
             if (pl->bytes > max_buf) {
-                st = cfail(err, len, GLC_ERR_BOUNDS,
-                           "glc_graph_compile: handle \"%s\" has %zu bytes, more than the "
-                           "device's largest SSBO (%zu)",
-                           g->t[i].name, pl->bytes, max_buf);
+                st = too_large(err, len, "handle", g->t[i].name, pl->bytes, max_buf);
                 glc__memplan_finish(&mp);
                 goto out;
             }

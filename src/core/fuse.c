@@ -125,7 +125,7 @@ static int replace(fctx *c, glc__gnode *n, glc__gnode *cand)
 }
 
 /* A node for `op` with inputs in[0..nin) and output `out`, scalar args
- * from `like` (f, i) unless overwritten by the caller. */
+ * as `like` was given them (its raw) unless overwritten by the caller. */
 static glc__gnode make(glc__op op, const int32_t *in, int nin, int32_t out, glc_dtype odt,
                        const glc__gnode *like)
 {
@@ -133,9 +133,7 @@ static glc__gnode make(glc__op op, const int32_t *in, int nin, int32_t out, glc_
     int i;
     memset(&n, 0, sizeof n);
     glc__op_args_init(&n.args, op, nin, 1);
-    for (i = 0; i < 4; i++)
-        n.args.f[i] = like->args.f[i];
-    memcpy(n.iraw, like->iraw, sizeof n.iraw);
+    n.raw = like->raw;
     for (i = 0; i < GLC__OP_MAX_TENSORS; i++)
         n.tensor[i] = i < nin ? in[i] : i == nin ? out : -1;
     n.odt = odt;
@@ -155,7 +153,7 @@ static int64_t last_dim(const glc_graph *g, int32_t t) { return g->t[t].shape[g-
 static void norm_mul(fctx *c, glc__gnode *m)
 {
     int s;
-    if (m->args.op != GLC__OP_MUL || m->args.i[0])
+    if (m->args.op != GLC__OP_MUL || m->args.bin.act)
         return;
     for (s = 0; s < 2; s++) {
         glc__gnode *r = single_use_producer(c, m->tensor[s], GLC__OP_RMS_NORM), cand;
@@ -174,7 +172,7 @@ static void norm_mul(fctx *c, glc__gnode *m)
 static void swiglu(fctx *c, glc__gnode *m)
 {
     int s;
-    if (m->args.op != GLC__OP_MUL || m->args.i[0])
+    if (m->args.op != GLC__OP_MUL || m->args.bin.act)
         return;
     for (s = 0; s < 2; s++) {
         glc__gnode *u = single_use_producer(c, m->tensor[s], GLC__OP_UNARY), cand;
@@ -184,7 +182,8 @@ static void swiglu(fctx *c, glc__gnode *m)
         in[0] = u->tensor[0];
         in[1] = m->tensor[1 - s];
         cand = make(GLC__OP_MUL, in, 2, out_of(m), m->odt, u);
-        cand.iraw[0] = u->args.i[0];
+        cand.raw.bin.act = u->args.unary.op;
+        cand.raw.bin.act_param = u->args.unary.param;
         if (replace(c, m, &cand))
             return;
     }
@@ -219,12 +218,12 @@ static glc__gnode *matmul_producer(fctx *c, int32_t t)
 static void mm_bias(fctx *c, glc__gnode *d)
 {
     int s;
-    if (d->args.op != GLC__OP_ADD || d->args.i[0] || d->odt != GLC_DTYPE_F32)
+    if (d->args.op != GLC__OP_ADD || d->args.bin.act || d->odt != GLC_DTYPE_F32)
         return;
     for (s = 0; s < 2; s++) {
         glc__gnode *mm = matmul_producer(c, d->tensor[s]), cand;
         int32_t bias = d->tensor[1 - s], in[3];
-        if (!mm || mm->tensor[2] >= 0 || mm->args.i[1] ||
+        if (!mm || mm->tensor[2] >= 0 || mm->args.mm.act ||
             !is_vector_of(c->g, bias, last_dim(c->g, d->tensor[s]), 1))
             continue;
         in[0] = mm->tensor[0];
@@ -243,11 +242,11 @@ static void mm_act(fctx *c, glc__gnode *u)
     if (u->args.op != GLC__OP_UNARY || u->odt != GLC_DTYPE_F32)
         return;
     mm = matmul_producer(c, u->tensor[0]);
-    if (!mm || mm->args.i[1])
+    if (!mm || mm->args.mm.act)
         return;
     cand = make(mm->args.op, mm->tensor, 3, out_of(u), GLC_DTYPE_F32, mm);
-    cand.iraw[1] = u->args.i[0];
-    cand.args.f[0] = u->args.f[0];
+    cand.raw.mm.act = u->args.unary.op;
+    cand.raw.mm.act_param = u->args.unary.param;
     replace(c, u, &cand);
 }
 
@@ -272,7 +271,7 @@ static glc_status add_norm(fctx *c, size_t ni)
         return GLC_OK;
     di = (size_t)g->t[h].producer;
     d = &g->n[di];
-    if (d->dead || d->args.op != GLC__OP_ADD || d->args.i[0] || d->odt != GLC_DTYPE_F32 ||
+    if (d->dead || d->args.op != GLC__OP_ADD || d->args.bin.act || d->odt != GLC_DTYPE_F32 ||
         g->t[d->tensor[0]].dtype != GLC_DTYPE_F32 || g->t[d->tensor[1]].dtype != GLC_DTYPE_F32)
         return GLC_OK;
     if (r->tensor[1] >= 0 && g->t[r->tensor[1]].producer >= (int32_t)di)
@@ -290,7 +289,7 @@ static glc_status add_norm(fctx *c, size_t ni)
     r = &g->n[ni]; /* (nodes do not move; tensors may have) */
     d = &g->n[di];
     cand = make(GLC__OP_ADD_RMS_NORM, in, 3, pack, GLC_DTYPE_F32, r);
-    cand.iraw[0] = noff;
+    cand.raw.norm.at = noff;
     {
         glc__gnode keep = *d;
         *d = cand;
@@ -320,7 +319,8 @@ static int qkv_member(const fctx *c, const glc__gnode *n)
     const glc_graph *g = c->g;
     int32_t b = n->tensor[1], bias = n->tensor[2];
     if (n->dead || (n->args.op != GLC__OP_MATMUL && n->args.op != GLC__OP_MATMUL_Q) ||
-        (n->args.op == GLC__OP_MATMUL && !n->args.i[0]) || n->args.i[1] || n->args.i[2] ||
+        (n->args.op == GLC__OP_MATMUL && !n->args.mm.transpose_b) || n->args.mm.act ||
+        n->args.mm.seg[0] ||
         n->odt != GLC_DTYPE_F32 || g->t[out_of(n)].alias)
         return 0;
     if (g->t[b].kind != GLC__T_PARAM || g->t[b].rank != 2 || g->t[b].alias || c->uses[b] != 1)
@@ -403,14 +403,12 @@ static glc_status qkv(fctx *c, size_t first)
     in[1] = wpack;
     in[2] = bpack;
     cand = make(f->args.op, in, 3, opack, GLC_DTYPE_F32, f);
-    cand.iraw[0] = f->args.op == GLC__OP_MATMUL ? 1 : 0;
+    cand.raw.mm.transpose_b = f->args.op == GLC__OP_MATMUL ? 1 : 0;
     if (mmax > 1) { /* one row: the segments are simply consecutive */
-        cand.iraw[2] = n[0];
-        cand.iraw[3] = n[0] + n[1];
-        cand.iraw[4] = off[1];
-        cand.iraw[5] = nm > 2 ? off[2] : off[1] + mmax * n[1];
-        if (nm == 2)
-            cand.iraw[3] = ntot; /* no third segment */
+        cand.raw.mm.seg[0] = n[0];
+        cand.raw.mm.seg[1] = nm > 2 ? n[0] + n[1] : ntot; /* 2 members: no third segment */
+        cand.raw.mm.seg[2] = off[1];
+        cand.raw.mm.seg[3] = nm > 2 ? off[2] : off[1] + mmax * n[1];
     }
     keep = *f;
     *f = cand;
@@ -461,11 +459,11 @@ static void glu(fctx *c, glc__gnode *m)
     glc__tensor gt;
     int32_t gate, up, pack, in[3];
     int64_t k;
-    if (m->dead || m->args.op != GLC__OP_MATMUL || !m->args.i[0] || m->args.i[2] ||
-        m->args.i[6] || g->t[m->tensor[1]].rank != 2)
+    if (m->dead || m->args.op != GLC__OP_MATMUL || !m->args.mm.transpose_b ||
+        m->args.mm.seg[0] || m->args.mm.glu || g->t[m->tensor[1]].rank != 2)
         return;
     u = single_use_producer(c, m->tensor[0], GLC__OP_MUL);
-    if (!u || u->args.i[0] < GLC_UNARY_GELU || u->args.i[0] > GLC_UNARY_RELU)
+    if (!u || u->args.bin.act < GLC_UNARY_GELU || u->args.bin.act > GLC_UNARY_RELU)
         return;
     gate = u->tensor[0];
     up = u->tensor[1];
@@ -481,9 +479,9 @@ static void glu(fctx *c, glc__gnode *m)
     in[1] = m->tensor[1];
     in[2] = m->tensor[2];
     cand = make(GLC__OP_MATMUL, in, 3, out_of(m), GLC_DTYPE_F32, m);
-    cand.iraw[6] = u->args.i[0];
-    cand.iraw[7] = (int64_t)(g->t[gate].alias_offset / 4) |
-                   (int64_t)(g->t[up].alias_offset / 4) << 32;
+    cand.raw.mm.glu = u->args.bin.act;
+    cand.raw.mm.glu_gate = (int64_t)(g->t[gate].alias_offset / 4);
+    cand.raw.mm.glu_up = (int64_t)(g->t[up].alias_offset / 4);
     replace(c, m, &cand);
 }
 

@@ -283,24 +283,24 @@ glc_dtype glc_tensor_dtype(const glc_graph *g, glc_tensor t)
  * (GLC_DIM_VAR), a bit per a->i[] slot: attention's kv_len. */
 static unsigned sym_args(glc__op op)
 {
-    return op == GLC__OP_SDPA || op == GLC__OP_SDPA_DECODE ? 1u << 2 : 0u;
+    return op == GLC__OP_SDPA || op == GLC__OP_SDPA_DECODE ? 1u << GLC__I_SLOT(sdpa.kv_len) : 0u;
 }
 
 /* An op's args with the variables at vals (NULL: maxima): input tensors
  * from the graph, scalar args resolved, the output's dtype preset to odt. */
 static void node_args(const glc_graph *g, glc__op op, const int32_t *ids, int nin, glc_dtype odt,
-                      const float *f, const int64_t *iraw, const int64_t *vals, glc__op_args *a)
+                      const glc__op_scalars *raw, const int64_t *vals, glc__op_args *a)
 {
     int i;
     glc__op_args_init(a, op, nin, 1);
     /* every slot, used or not: the compiler compares args bytewise to see
      * whether a replan changed anything */
     memset(a->t, 0, sizeof a->t);
-    for (i = 0; i < 4; i++)
-        a->f[i] = f[i];
-    for (i = 0; i < 8; i++)
-        a->i[i] = (sym_args(op) >> i & 1u) && iraw[i] < 0 ? glc__dim_value(g, iraw[i], vals)
-                                                           : iraw[i];
+    for (i = 0; i < GLC__OP_NF; i++)
+        a->f[i] = raw->f[i];
+    for (i = 0; i < GLC__OP_NI; i++)
+        a->i[i] = (sym_args(op) >> i & 1u) && raw->i[i] < 0 ? glc__dim_value(g, raw->i[i], vals)
+                                                             : raw->i[i];
     for (i = 0; i <= nin; i++) {
         glc__tensor *t = &a->t[i];
         memset(t, 0, sizeof *t);
@@ -329,17 +329,17 @@ glc_status glc__graph_node_args(const glc_graph *g, size_t node, const int64_t *
                                 glc__op_args *a, char *err, size_t errlen)
 {
     const glc__gnode *n = &g->n[node];
-    node_args(g, n->args.op, n->tensor, n->args.nin, n->odt, n->args.f, n->iraw, vals, a);
+    node_args(g, n->args.op, n->tensor, n->args.nin, n->odt, &n->raw, vals, a);
     return glc__ops[n->args.op]->infer(a, err, errlen);
 }
 
 glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin, glc_dtype odt,
-                           const float *f, int nf, const int64_t *iv, int ni)
+                           const glc__op_scalars *raw)
 {
     const glc__op_desc *desc = glc__ops[op];
     glc__op_args a, probe;
-    int64_t vals[GLC__GRAPH_MAX_VARS], sym[GLC_MAX_DIMS], iraw[8];
-    float fv[4];
+    glc__op_scalars zero;
+    int64_t vals[GLC__GRAPH_MAX_VARS], sym[GLC_MAX_DIMS];
     char err[400];
     glc__gnode *node;
     int i, v, d;
@@ -351,16 +351,16 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
         if (in[i] != -1 && (in[i] < 0 || (size_t)in[i] >= g->nt))
             return fail(g, GLC_ERR_INVALID_ARG, "%s: input %d is not a tensor of this graph",
                         desc->name, i);
-    for (i = 0; i < 4; i++)
-        fv[i] = i < nf ? f[i] : 0.0f;
-    for (i = 0; i < 8; i++) {
-        iraw[i] = i < ni ? iv[i] : 0;
-        if ((sym_args(op) >> i & 1u) && iraw[i] < 0 && glc__dim_value(g, iraw[i], NULL) == 0)
-            return fail(g, GLC_ERR_INVALID_ARG, "%s: argument %d is %lld, not a variable of "
-                        "this graph", desc->name, i, (long long)iraw[i]);
+    if (!raw) {
+        memset(&zero, 0, sizeof zero);
+        raw = &zero;
     }
+    for (i = 0; i < GLC__OP_NI; i++)
+        if ((sym_args(op) >> i & 1u) && raw->i[i] < 0 && glc__dim_value(g, raw->i[i], NULL) == 0)
+            return fail(g, GLC_ERR_INVALID_ARG, "%s: argument %d is %lld, not a variable of "
+                        "this graph", desc->name, i, (long long)raw->i[i]);
     odt = odt ? odt : GLC_DTYPE_F32;
-    node_args(g, op, in, nin, odt, fv, iraw, NULL, &a);
+    node_args(g, op, in, nin, odt, raw, NULL, &a);
     err[0] = '\0';
     if ((st = desc->infer(&a, err, sizeof err)) != GLC_OK)
         return fail(g, st, "%s", err);
@@ -376,7 +376,7 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
         for (i = 0; i < g->nvars; i++)
             vals[i] = g->var[i].max;
         vals[v] = g->var[v].max - 1;
-        node_args(g, op, in, nin, odt, fv, iraw, vals, &probe);
+        node_args(g, op, in, nin, odt, raw, vals, &probe);
         if (desc->infer(&probe, err, sizeof err) != GLC_OK)
             continue; /* only the maxima need to be valid here; runs re-check */
         for (d = 0; d < a.t[nin].rank; d++) {
@@ -402,7 +402,7 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
     node->args = a;
     node->odt = odt;
     node->dead = 0;
-    memcpy(node->iraw, iraw, sizeof iraw);
+    node->raw = *raw;
     for (i = 0; i < GLC__OP_MAX_TENSORS; i++)
         node->tensor[i] = i < nin ? in[i] : i == nin ? out : -1;
     {

@@ -39,7 +39,7 @@ typedef struct glc__gnode {
     glc__op_args args;                     /* shapes at the variables' maxima */
     int32_t tensor[GLC__OP_MAX_TENSORS];   /* inputs then outputs; -1 absent */
     glc_dtype odt;                         /* the output dtype asked for */
-    int64_t iraw[8];                       /* scalar args as given (may name variables) */
+    glc__op_scalars raw;                   /* scalar args as given (may name variables) */
     int dead;                              /* absorbed by a fused node: never runs */
 } glc__gnode;
 
@@ -69,9 +69,9 @@ struct glc_graph {
 
 /* Adds a node for `op` with inputs in[0..nin) (-1: absent optional), the
  * output dtype `odt` (0: the rule's choice, F32 by default) and scalar args
- * (f, i: may be NULL); returns the output tensor. Sticky errors. */
+ * `raw` (NULL: all 0); returns the output tensor. Sticky errors. */
 glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin, glc_dtype odt,
-                           const float *f, int nf, const int64_t *iv, int ni);
+                           const glc__op_scalars *raw);
 
 /* Appends a tensor of `kind` (fusion: a packed value or weight); returns
  * its id, or -1 with the graph's sticky error set. */

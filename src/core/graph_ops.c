@@ -14,10 +14,15 @@ static glc_tensor node_args(glc_graph *g, const glc__op_args *a, const glc_tenso
                             glc_dtype odt)
 {
     int32_t ids[GLC__OP_MAX_TENSORS];
+    glc__op_scalars raw;
     int i;
     for (i = 0; i < a->nin; i++)
         ids[i] = in[i].id;
-    return glc__graph_node(g, a->op, ids, a->nin, odt, a->f, 4, a->i, 8);
+    for (i = 0; i < GLC__OP_NF; i++)
+        raw.f[i] = a->f[i];
+    for (i = 0; i < GLC__OP_NI; i++)
+        raw.i[i] = a->i[i];
+    return glc__graph_node(g, a->op, ids, a->nin, odt, &raw);
 }
 
 /* A node of op with no scalars. */

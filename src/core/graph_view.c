@@ -96,7 +96,7 @@ glc_tensor glc_set_rows(glc_graph *g, glc_tensor dst, glc_tensor src, glc_tensor
     in[0] = src.id;
     in[1] = ids.id;
     in[2] = dst.id;
-    out = glc__graph_node(g, GLC__OP_SET_ROWS, in, 3, g->t[dst.id].dtype, NULL, 0, NULL, 0);
+    out = glc__graph_node(g, GLC__OP_SET_ROWS, in, 3, g->t[dst.id].dtype, NULL);
     if (out.id < 0)
         return out;
     g->t[out.id].alias = dst.id + 1; /* the handle, after the write */

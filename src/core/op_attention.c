@@ -156,6 +156,16 @@ static void common_defines(glc__dispatch_plan *d, const glc__op_args *a, const s
     glc__define_int(d, "VVEC", c->dv % 4 == 0);
 }
 
+/* The bindings of the kernels reading q, k, v (tensors 0-2) and writing
+ * tensor out (the output, or the scratch of partials). */
+static void bind_qkv(glc__dispatch_plan *d, int out)
+{
+    glc__plan_bind(d, 0, GLC_READ);
+    glc__plan_bind(d, 1, GLC_READ);
+    glc__plan_bind(d, 2, GLC_READ);
+    glc__plan_bind(d, out, GLC_WRITE);
+}
+
 /* The slots sdpa_rows and sdpa_tile share (GLC__KP_SDPA_HEAD). */
 static void head_params(glc__dispatch_plan *d, const sdpa_cfg *c)
 {
@@ -211,10 +221,7 @@ static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     d = glc__plan_dispatch(p, "sdpa_rows", ROWS_LOCAL, items);
     common_defines(d, a, c, 0);
     glc__define_int(d, "KB", kb);
-    glc__plan_bind(d, 0, GLC_READ);
-    glc__plan_bind(d, 1, GLC_READ);
-    glc__plan_bind(d, 2, GLC_READ);
-    glc__plan_bind(d, out_tensor, GLC_WRITE);
+    bind_qkv(d, out_tensor);
     head_params(d, c);
     glc__plan_param_at(d, GLC__KP_SDPA_ROWS_CHUNK_KEYS, (uint32_t)chunk);
     glc__plan_param_at(d, GLC__KP_SDPA_ROWS_NSPLIT, (uint32_t)nsplit);
@@ -267,10 +274,7 @@ static glc_status plan_tile(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     glc__define_int(d, "BK", bk);
     glc__define_int(d, "RQ", rq);
     glc__define_int(d, "RK", rk);
-    glc__plan_bind(d, 0, GLC_READ);
-    glc__plan_bind(d, 1, GLC_READ);
-    glc__plan_bind(d, 2, GLC_READ);
-    glc__plan_bind(d, 3, GLC_WRITE);
+    bind_qkv(d, 3);
     head_params(d, c);
     glc__plan_param_at(d, GLC__KP_SDPA_TILE_QBLOCKS, (uint32_t)nqb);
     return GLC_OK;
@@ -400,10 +404,7 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     glc__define_int(d, "RG", rg);
     glc__define_int(d, "CHUNK", SDPA_CHUNK);
     glc__define_int(d, "LANES", lanes);
-    glc__plan_bind(d, 0, GLC_READ);
-    glc__plan_bind(d, 1, GLC_READ);
-    glc__plan_bind(d, 2, GLC_READ);
-    glc__plan_bind(d, out_tensor, GLC_WRITE);
+    bind_qkv(d, out_tensor);
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HQ, (uint32_t)c->hq);
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_GROUP, (uint32_t)group);
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HKV, (uint32_t)c->hkv);
@@ -458,26 +459,16 @@ glc_status glc_op_sdpa(glc_session *s, glc_view q, glc_view k, glc_view v,
                        const glc_sdpa_desc *desc, glc_view out)
 {
     glc__op_args args;
-    glc_view w[4];
-    w[0] = q;
-    w[1] = k;
-    w[2] = v;
-    w[3] = out;
     glc__op_args_init(&args, GLC__OP_SDPA, 3, 1);
     glc__pack_sdpa(&args, desc, 0);
-    return glc__op_run(s, &args, w, NULL);
+    return glc__op_run(s, &args, (glc_view[]){q, k, v, out}, NULL);
 }
 
 glc_status glc_op_sdpa_decode(glc_session *s, glc_view q, glc_view k, glc_view v,
                               const glc_sdpa_desc *desc, glc_view scratch, glc_view out)
 {
     glc__op_args args;
-    glc_view w[4];
-    w[0] = q;
-    w[1] = k;
-    w[2] = v;
-    w[3] = out;
     glc__op_args_init(&args, GLC__OP_SDPA_DECODE, 3, 1);
     glc__pack_sdpa(&args, desc, scratch.buffer ? scratch.dtype : (glc_dtype)0);
-    return glc__op_run(s, &args, w, &scratch);
+    return glc__op_run(s, &args, (glc_view[]){q, k, v, out}, &scratch);
 }

@@ -256,6 +256,16 @@ static glc_status copy_infer(glc__op_args *a, char *err, size_t len)
     return check_count(err, len, "copy", x, "x");
 }
 
+/* A gather over x's dims, no axis, x's strides into xs (the caller sets
+ * the extents g->n and source strides g->sa). */
+static void gather_over(gather *g, const glc__tensor *x, int64_t xs[GLC_MAX_DIMS])
+{
+    memset(g, 0, sizeof *g);
+    strides_of(x, xs);
+    g->nd = x->rank;
+    g->axis = -1;
+}
+
 static glc_status copy_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                             char *err, size_t len)
 {
@@ -266,10 +276,7 @@ static glc_status copy_plan(const glc__op_args *a, const glc__target *tg, glc__o
     (void)tg;
     (void)err;
     (void)len;
-    memset(&g, 0, sizeof g);
-    strides_of(x, xs);
-    g.nd = x->rank;
-    g.axis = -1;
+    gather_over(&g, x, xs);
     for (i = 0; i < x->rank; i++) {
         int from = a->copy.permuted ? (int)a->copy.perm[i] : i;
         g.n[i] = x->shape[from];
@@ -316,10 +323,7 @@ static glc_status slice_plan(const glc__op_args *a, const glc__target *tg, glc__
     (void)tg;
     (void)err;
     (void)len;
-    memset(&g, 0, sizeof g);
-    strides_of(x, xs);
-    g.nd = x->rank;
-    g.axis = -1;
+    gather_over(&g, x, xs);
     for (i = 0; i < x->rank; i++) {
         g.n[i] = i == ax ? a->axis.len : x->shape[i];
         g.sa[i] = xs[i];
@@ -528,24 +532,16 @@ const glc__op_desc glc__op_SLICE_desc = {"slice", slice_infer, slice_plan};
 glc_status glc_op_get_rows(glc_session *s, glc_view table, glc_view ids, glc_view out)
 {
     glc__op_args args;
-    glc_view v[3];
-    v[0] = table;
-    v[1] = ids;
-    v[2] = out;
     glc__op_args_init(&args, GLC__OP_GET_ROWS, 2, 1);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){table, ids, out}, NULL);
 }
 
 glc_status glc_op_set_rows(glc_session *s, glc_view src, glc_view ids, glc_view dst)
 {
     glc__op_args args;
-    glc_view v[4];
-    v[0] = src;
-    v[1] = ids;
-    v[2] = dst; /* read as the state before, */
-    v[3] = dst; /* written as the state after */
     glc__op_args_init(&args, GLC__OP_SET_ROWS, 3, 1);
-    return glc__op_run(s, &args, v, NULL);
+    /* dst read as the state before, written as the state after */
+    return glc__op_run(s, &args, (glc_view[]){src, ids, dst, dst}, NULL);
 }
 
 void glc__pack_copy(glc__op_args *a, const int *perm, int rank)
@@ -568,36 +564,26 @@ void glc__pack_slice(glc__op_args *a, int axis, int64_t start, int64_t len)
 glc_status glc_op_copy(glc_session *s, glc_view x, const int *perm, glc_view out)
 {
     glc__op_args args;
-    glc_view v[2];
-    v[0] = x;
-    v[1] = out;
     glc__op_args_init(&args, GLC__OP_COPY, 1, 1);
     glc__pack_copy(&args, perm, x.rank);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){x, out}, NULL);
 }
 
 glc_status glc_op_concat(glc_session *s, glc_view a, glc_view b, int axis, glc_view out)
 {
     glc__op_args args;
-    glc_view v[3];
-    v[0] = a;
-    v[1] = b;
-    v[2] = out;
     glc__op_args_init(&args, GLC__OP_CONCAT, 2, 1);
     glc__pack_concat(&args, axis);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){a, b, out}, NULL);
 }
 
 glc_status glc_op_slice(glc_session *s, glc_view x, int axis, int64_t start, glc_view out)
 {
     glc__op_args args;
-    glc_view v[2];
     int ax = x.rank >= 1 && x.rank <= GLC_MAX_DIMS ? norm_axis(axis, x.rank) : -1;
-    v[0] = x;
-    v[1] = out;
     glc__op_args_init(&args, GLC__OP_SLICE, 1, 1);
     /* the length is the output's extent on the axis (the rule then checks
      * the range, and glc__op_run the other dims) */
     glc__pack_slice(&args, axis, start, ax >= 0 && out.rank == x.rank ? out.shape[ax] : 1);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){x, out}, NULL);
 }

@@ -155,12 +155,8 @@ const glc__op_desc glc__op_UNARY_desc = {"unary", unary_infer, unary_plan};
 static glc_status binary(glc_session *s, glc__op op, glc_view a, glc_view b, glc_view out)
 {
     glc__op_args args;
-    glc_view v[3];
-    v[0] = a;
-    v[1] = b;
-    v[2] = out;
     glc__op_args_init(&args, op, 2, 1);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){a, b, out}, NULL);
 }
 
 glc_status glc_op_add(glc_session *s, glc_view a, glc_view b, glc_view out)
@@ -198,21 +194,15 @@ void glc__pack_unary(glc__op_args *a, glc_unary_op op, float param)
 glc_status glc_op_scale(glc_session *s, glc_view x, float a, float b, glc_view out)
 {
     glc__op_args args;
-    glc_view v[2];
-    v[0] = x;
-    v[1] = out;
     glc__op_args_init(&args, GLC__OP_SCALE, 1, 1);
     glc__pack_scale(&args, a, b);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){x, out}, NULL);
 }
 
 glc_status glc_op_unary(glc_session *s, glc_unary_op op, glc_view x, float param, glc_view out)
 {
     glc__op_args args;
-    glc_view v[2];
-    v[0] = x;
-    v[1] = out;
     glc__op_args_init(&args, GLC__OP_UNARY, 1, 1);
     glc__pack_unary(&args, op, param);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){x, out}, NULL);
 }

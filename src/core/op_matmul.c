@@ -10,9 +10,9 @@
  * rank-2 shared b only): columns [0, seg[0]), [seg[0], seg[1]), [seg[1], N)
  * of the product go to three row-major matrices in out, at elements 0,
  * seg[2] and seg[3]; glu (fused SwiGLU, rank-2 transposed b): a holds a
- * gate matrix and an up matrix, [M, K] each, at the element offsets in
- * glu_at (gate low 32 bits, up high); the product reads act(gate) * up
- * (a's last dim is 2K). The fusion passes write these as i[1..7].
+ * gate matrix and an up matrix, [M, K] each, at the element offsets
+ * glu_gate and glu_up; the product reads act(gate) * up (a's last dim is
+ * 2K). The fusion passes (fuse.c) set act, seg and glu.
  * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
@@ -66,7 +66,7 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
                              glc__shape_str(b, sb, sizeof sb), nt ? "[.., N, K]" : "[.., K, N]");
     k = x->shape[x->rank - 1];
     if (a->mm.glu) { /* fused SwiGLU input: a row is gate | up, K each */
-        int64_t g0 = a->mm.glu_at & 0xffffffffll, u0 = a->mm.glu_at >> 32, lo = g0 < u0 ? g0 : u0;
+        int64_t g0 = a->mm.glu_gate, u0 = a->mm.glu_up, lo = g0 < u0 ? g0 : u0;
         int64_t hi = g0 < u0 ? u0 : g0;
         /* the halves may not overlap; their extent (hi + M K elements, where
          * a's shape at lower variable values no longer says) is the binding
@@ -149,15 +149,15 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
         d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
 }
 
-/* The fused SwiGLU input (mm.glu the activation; mm.glu_at where the gate and up
- * halves start in a, elements, low and high 32 bits): the define, a bound
+/* The fused SwiGLU input (mm.glu the activation; mm.glu_gate, mm.glu_up
+ * where the gate and up halves start in a, elements): the define, a bound
  * from the first half on through the second's m x k elements (not a's
  * shape: below the maxima the halves keep their places, further apart
  * than a's shape says), and the signed distance as param `at`. */
 static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at, int64_t m,
                        int64_t k)
 {
-    int64_t g0 = a->mm.glu_at & 0xffffffffll, u0 = a->mm.glu_at >> 32;
+    int64_t g0 = a->mm.glu_gate, u0 = a->mm.glu_up;
     if (!a->mm.glu)
         return;
     glc__define_int(d, "GLU", a->mm.glu);
@@ -403,12 +403,7 @@ glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_view bias,
                          const glc_matmul_desc *desc, glc_view out)
 {
     glc__op_args args;
-    glc_view v[4];
-    v[0] = a;
-    v[1] = b;
-    v[2] = bias;
-    v[3] = out;
     glc__op_args_init(&args, GLC__OP_MATMUL, 3, 1);
     glc__pack_matmul(&args, desc);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){a, b, bias, out}, NULL);
 }

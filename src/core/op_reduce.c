@@ -370,54 +370,33 @@ static glc_status run(glc_session *s, glc__op op, int nin, glc_view *v, float ep
 glc_status glc_op_softmax(glc_session *s, glc_view x, const glc_softmax_desc *desc, glc_view out)
 {
     glc__op_args args;
-    glc_view v[2];
-    v[0] = x;
-    v[1] = out;
     glc__op_args_init(&args, GLC__OP_SOFTMAX, 1, 1);
     glc__pack_softmax(&args, desc);
-    return glc__op_run(s, &args, v, NULL);
+    return glc__op_run(s, &args, (glc_view[]){x, out}, NULL);
 }
 
 glc_status glc_op_rms_norm(glc_session *s, glc_view x, glc_view weight, float eps, glc_view out)
 {
-    glc_view v[3];
-    v[0] = x;
-    v[1] = weight;
-    v[2] = out;
-    return run(s, GLC__OP_RMS_NORM, 2, v, eps);
+    return run(s, GLC__OP_RMS_NORM, 2, (glc_view[]){x, weight, out}, eps);
 }
 
 glc_status glc_op_layer_norm(glc_session *s, glc_view x, glc_view weight, glc_view bias, float eps,
                              glc_view out)
 {
-    glc_view v[4];
-    v[0] = x;
-    v[1] = weight;
-    v[2] = bias;
-    v[3] = out;
-    return run(s, GLC__OP_LAYER_NORM, 3, v, eps);
+    return run(s, GLC__OP_LAYER_NORM, 3, (glc_view[]){x, weight, bias, out}, eps);
 }
 
 glc_status glc_op_sum(glc_session *s, glc_view x, glc_view out)
 {
-    glc_view v[2];
-    v[0] = x;
-    v[1] = out;
-    return run(s, GLC__OP_SUM, 1, v, 0);
+    return run(s, GLC__OP_SUM, 1, (glc_view[]){x, out}, 0);
 }
 
 glc_status glc_op_mean(glc_session *s, glc_view x, glc_view out)
 {
-    glc_view v[2];
-    v[0] = x;
-    v[1] = out;
-    return run(s, GLC__OP_MEAN, 1, v, 0);
+    return run(s, GLC__OP_MEAN, 1, (glc_view[]){x, out}, 0);
 }
 
 glc_status glc_op_argmax(glc_session *s, glc_view x, glc_view out)
 {
-    glc_view v[2];
-    v[0] = x;
-    v[1] = out;
-    return run(s, GLC__OP_ARGMAX, 1, v, 0);
+    return run(s, GLC__OP_ARGMAX, 1, (glc_view[]){x, out}, 0);
 }

@@ -11,7 +11,8 @@
 
 /* Each family's struct lies over f[] and i[] slot by slot (ops.h). */
 #define SLOT_F(m, k) _Static_assert(offsetof(glc__op_args, m) == offsetof(glc__op_args, f[k]), #m)
-#define SLOT_I(m, k) _Static_assert(offsetof(glc__op_args, m) == offsetof(glc__op_args, i[k]), #m)
+#define SLOT_I(m, k) _Static_assert(offsetof(glc__op_args, m) == offsetof(glc__op_args, i[k]) && \
+                                    GLC__I_SLOT(m) == (k), #m)
 SLOT_F(bin.act_param, 0);
 SLOT_I(bin.act, 0);
 SLOT_F(unary.param, 0);
@@ -22,13 +23,19 @@ SLOT_I(norm.at, 0);
 SLOT_I(rope.dim, 1);
 SLOT_I(mm.transpose_b, 0);
 SLOT_I(mm.seg, 2);
-SLOT_I(mm.glu_at, 7);
+SLOT_I(mm.glu_gate, 7);
+SLOT_I(mm.glu_up, 8);
 SLOT_I(affine.group, 1);
+SLOT_I(sdpa.kv_len, 2);
 SLOT_I(sdpa.scratch, 3);
 SLOT_I(copy.perm, 1);
 SLOT_I(axis.len, 2);
-_Static_assert(sizeof(glc__matmul_args) <= sizeof(float[4]) + sizeof(int64_t[8]), "args fit");
-_Static_assert(sizeof(glc__copy_args) <= sizeof(float[4]) + sizeof(int64_t[8]), "args fit");
+#define FITS(t) \
+    _Static_assert(sizeof(t) <= sizeof(float[GLC__OP_NF]) + sizeof(int64_t[GLC__OP_NI]), #t)
+FITS(glc__matmul_args);
+FITS(glc__copy_args);
+_Static_assert(sizeof(glc__op_scalars) == offsetof(glc__op_args, i[GLC__OP_NI]) -
+                                              offsetof(glc__op_args, f[0]), "scalars");
 
 const glc__op_desc *const glc__ops[GLC__OP_COUNT] = {
 #define GLC__OP_ENTRY(id, name) &glc__op_##id##_desc,

@@ -16,6 +16,8 @@
 #include "glcompute.h"
 #include "kparams.h"
 
+#include <stddef.h>
+
 #define GLC__OP_MAX_TENSORS 6
 #define GLC__OP_MAX_DISPATCH 4
 #define GLC__OP_MAX_BIND 8
@@ -91,9 +93,12 @@ typedef struct glc__tensor {
 } glc__tensor;
 
 /* The scalars of an op as its family reads them: one struct per family,
- * laid over the f[4] and i[8] that graphs store and the fusion passes
- * write (the asserts in ops.c keep both views in step). Floats first,
- * f_ pads to i[]. What each means: the family file's header. */
+ * laid over the f[GLC__OP_NF] and i[GLC__OP_NI] that graphs store (the
+ * asserts in ops.c keep both views in step). Floats first, f_ pads to
+ * i[]. What each means: the family file's header. Code reads and writes
+ * them by family (a->mm.act); f[] and i[] are for copying all slots. */
+#define GLC__OP_NF 4
+#define GLC__OP_NI 9
 typedef struct glc__binary_args { /* add, sub, mul, div */
     float act_param, f_[3];
     int64_t act; /* fused: an activation of a, 0 none */
@@ -121,8 +126,9 @@ typedef struct glc__matmul_args { /* matmul; matmul_q from act on */
     float act_param, f_[3];
     int64_t transpose_b, act;
     int64_t seg[4]; /* fused Q/K/V: column bounds s1, s12; where segments 1, 2 start */
-    int64_t glu;    /* fused SwiGLU input: its activation */
-    int64_t glu_at; /* its gate (low 32 bits) and up (high) offsets in a */
+    int64_t glu;      /* fused SwiGLU input: its activation */
+    int64_t glu_gate; /* where its gate half starts in a (elements) */
+    int64_t glu_up;   /* where its up half starts in a (elements) */
 } glc__matmul_args;
 typedef struct glc__affine_args {
     float f_[4];
@@ -141,27 +147,40 @@ typedef struct glc__axis_args { /* concat (axis), slice */
     int64_t axis, start, len;
 } glc__axis_args;
 
+/* The members of the scalar args union: all slots, and each family's view. */
+#define GLC__OP_SCALAR_MEMBERS     \
+    struct {                       \
+        float f[GLC__OP_NF];       \
+        int64_t i[GLC__OP_NI];     \
+    }; /* as graphs store them */  \
+    glc__binary_args bin;          \
+    glc__unary_args unary;         \
+    glc__scale_args scale;         \
+    glc__softmax_args softmax;     \
+    glc__norm_args norm;           \
+    glc__rope_args rope;           \
+    glc__matmul_args mm;           \
+    glc__affine_args affine;       \
+    glc__sdpa_args sdpa;           \
+    glc__copy_args copy;           \
+    glc__axis_args axis;
+
+/* The i[] slot that family member m (e.g. sdpa.kv_len) lies over. */
+#define GLC__I_SLOT(m) \
+    ((int)((offsetof(glc__op_args, m) - offsetof(glc__op_args, i)) / sizeof(int64_t)))
+
+/* An op's scalar arguments alone (a graph node's, as given: graph.h). */
+typedef union glc__op_scalars {
+    GLC__OP_SCALAR_MEMBERS
+} glc__op_scalars;
+
 /* One op instance: its tensors and scalar arguments. */
 typedef struct glc__op_args {
     glc__op op;
     int nin, nout;
     glc__tensor t[GLC__OP_MAX_TENSORS]; /* inputs, then outputs */
     union {
-        struct {
-            float f[4];
-            int64_t i[8];
-        }; /* as graphs store them */
-        glc__binary_args bin;
-        glc__unary_args unary;
-        glc__scale_args scale;
-        glc__softmax_args softmax;
-        glc__norm_args norm;
-        glc__rope_args rope;
-        glc__matmul_args mm;
-        glc__affine_args affine;
-        glc__sdpa_args sdpa;
-        glc__copy_args copy;
-        glc__axis_args axis;
+        GLC__OP_SCALAR_MEMBERS
     };
 } glc__op_args;
 
@@ -264,8 +283,8 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
                           uint32_t parts, int bias, int out, const glc__target *tg, char *err,
                           size_t len);
 void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
-/* The fused Q/K/V projection of a dense or GGML matmul (a->i[2..5], see
- * op_matmul.c), when a->i[2] is set: the SEG define and the params S1,
+/* The fused Q/K/V projection of a dense or GGML matmul (a->mm.seg, see
+ * op_matmul.c), when a->mm.seg[0] is set: the SEG define and the params S1,
  * S12, SEG1, SEG2 from slot s1 on (GLC__KP_SEGS). */
 void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1);
 /* Param `slot` (GLC__KP_<KERNEL>_<NAME>, kparams.h) of d = v; d then
@@ -302,9 +321,9 @@ static inline void glc__op_args_init(glc__op_args *a, glc__op op, int nin, int n
     a->op = op;
     a->nin = nin;
     a->nout = nout;
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < GLC__OP_NF; i++)
         a->f[i] = 0;
-    for (i = 0; i < 8; i++)
+    for (i = 0; i < GLC__OP_NI; i++)
         a->i[i] = 0;
 }
 

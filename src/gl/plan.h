@@ -8,7 +8,8 @@
  *                   with variables, without a wait, pipelined), with one
  *                   name resolver           -> plan.c
  *   plan_profile.c  profiled runs           -> plan_run.c, plan.c
- *   plan_dump.c     the listing, no GL call -> plan.c
+ *   plan_dump.c     glc_plan_dump: the view core/listing.c lists (no GL
+ *                   call)                   -> plan.c
  *
  * Invariants: cmds[i] is prog.cmd[i] resolved at the current variable
  * values and bar[i] the barrier kinds (glc__barrier_kind) emitted before
