@@ -485,6 +485,127 @@ static void glu(fctx *c, glc__gnode *m)
     replace(c, m, &cand);
 }
 
+/* 1 when node n will run: not absorbed, and its output read, a graph
+ * output or persistent state (a node a pass left without consumers is
+ * dropped by the compiler). */
+static int runs(const fctx *c, const glc__gnode *n)
+{
+    size_t off;
+    int32_t out = out_of(n);
+    return !n->dead && (c->uses[out] || c->g->t[glc__alias_root(c->g, out, &off)].kind == GLC__T_HANDLE);
+}
+
+/* The node before node i that runs (NULL: none). */
+static glc__gnode *live_before(const fctx *c, size_t i)
+{
+    while (i-- > 0)
+        if (runs(c, &c->g->n[i]))
+            return &c->g->n[i];
+    return NULL;
+}
+
+/* The bytes [*lo, *hi) of root `root` that tensor t (an alias of it, at
+ * the variables' maxima) covers; 0 when t is not inside root. */
+static int span_in(const glc_graph *g, int32_t t, int32_t root, size_t *lo, size_t *hi)
+{
+    glc__tensor v;
+    size_t off;
+    if (glc__alias_root(g, t, &off) != root)
+        return 0;
+    glc__graph_tensor_at(g, t, NULL, &v);
+    *lo = off;
+    *hi = off + glc__tensor_bytes(&v);
+    return 1;
+}
+
+/* 1 when the bytes of q (inside root) are read or written by no node that
+ * runs but `reader` (its slot 0) and root's producer, and are in no graph
+ * output: rotating q in place then hides nothing. */
+static int q_exclusive(const fctx *c, int32_t q, int32_t root, const glc__gnode *reader)
+{
+    const glc_graph *g = c->g;
+    size_t qlo, qhi, lo, hi, i;
+    int j;
+    if (!span_in(g, q, root, &qlo, &qhi))
+        return 0;
+    for (i = 0; i < g->nn; i++) {
+        const glc__gnode *n = &g->n[i];
+        if (!runs(c, n) || (int32_t)i == g->t[root].producer)
+            continue;
+        for (j = 0; j <= n->args.nin; j++) {
+            int32_t t = n->tensor[j];
+            if (t < 0 || (n == reader && j == 0))
+                continue;
+            if (span_in(g, t, root, &lo, &hi) && lo < qhi && qlo < hi)
+                return 0;
+        }
+    }
+    for (i = 0; i < g->nout; i++)
+        if (span_in(g, g->out[i].tensor, root, &lo, &hi) && lo < qhi && qlo < hi)
+            return 0;
+    return 1;
+}
+
+/* qr = rope(q, pos); kc' = rope_rows(k, pos, ff, kc); vc' = set_rows(v, pos,
+ * vc), the three nodes that run, in a row (rope and rope_rows in either order),
+ * q, k and v parts of one value, the same positions, freq_factors and
+ * rope scalars -> one rope_qkv node in the set_rows' place writing the
+ * three. Adjacency keeps every other reader and writer of the caches and
+ * of qr where it was (after the last of them, or before the first); q
+ * rotates in place, so its bytes must be nobody else's (q_exclusive), and
+ * qr (q's dtype and shape, rope's output) becomes an alias of q. Shapes
+ * with variables are checked over their range by the op's rule. */
+static void rope_qkv(fctx *c, glc__gnode *s)
+{
+    glc_graph *g = c->g;
+    glc__gnode *a, *b, *r, *k, cand;
+    int32_t in[7], pos, root;
+    size_t off, si = (size_t)(s - g->n);
+    if (s->dead || s->args.op != GLC__OP_SET_ROWS || !(a = live_before(c, si)) ||
+        !(b = live_before(c, (size_t)(a - g->n))))
+        return;
+    r = a->args.op == GLC__OP_ROPE ? a : b;
+    k = a->args.op == GLC__OP_ROPE_ROWS ? a : b;
+    if (r == k || r->args.op != GLC__OP_ROPE || k->args.op != GLC__OP_ROPE_ROWS)
+        return;
+    pos = s->tensor[1];
+    if (r->tensor[1] != pos || k->tensor[1] != pos || r->tensor[2] != k->tensor[2] ||
+        r->raw.rope.mode != k->raw.rope.mode || r->raw.rope.dim != k->raw.rope.dim ||
+        r->raw.rope.base != k->raw.rope.base)
+        return;
+    /* the later nodes read nothing the earlier ones make */
+    if (s->tensor[0] == out_of(r) || s->tensor[0] == out_of(k) || s->tensor[2] == out_of(r) ||
+        s->tensor[2] == out_of(k) || (r < k ? k->tensor[0] == out_of(r) || k->tensor[3] == out_of(r)
+                                              : r->tensor[0] == out_of(k)))
+        return;
+    root = glc__alias_root(g, r->tensor[0], &off);
+    if (g->t[root].kind != GLC__T_VALUE || root == r->tensor[0] ||
+        glc__alias_root(g, k->tensor[0], &off) != root ||
+        glc__alias_root(g, s->tensor[0], &off) != root ||
+        glc__alias_root(g, k->tensor[3], &off) == glc__alias_root(g, s->tensor[2], &off))
+        return; /* q, k, v: parts of one value (one binding each, placed by their aliases) */
+    if (g->t[out_of(r)].alias || g->t[out_of(r)].dtype != g->t[r->tensor[0]].dtype ||
+        !q_exclusive(c, r->tensor[0], root, r))
+        return;
+    in[0] = r->tensor[0];
+    in[1] = k->tensor[0];
+    in[2] = s->tensor[0];
+    in[3] = pos;
+    in[4] = r->tensor[2];
+    in[5] = k->tensor[3];
+    in[6] = s->tensor[2];
+    cand = make(GLC__OP_ROPE_QKV, in, 7, out_of(s), s->odt, r);
+    if (!replace(c, s, &cand))
+        return;
+    r->dead = 1;
+    k->dead = 1;
+    g->t[out_of(r)].alias = r->tensor[0] + 1;
+    g->t[out_of(r)].alias_offset = 0;
+    g->t[out_of(r)].producer = (int32_t)si;
+    g->t[out_of(k)].producer = (int32_t)si;
+    count_uses(c);
+}
+
 glc_status glc__fuse(glc_graph *g, size_t align, int *fused)
 {
     static void (*const passes[])(fctx *, glc__gnode *) = {norm_mul, swiglu, mm_bias, mm_act,
@@ -514,6 +635,8 @@ glc_status glc__fuse(glc_graph *g, size_t align, int *fused)
         st = qkv(&c, i);
     for (i = 0; i < g->nn && st == GLC_OK; i++)
         glu(&c, &g->n[i]);
+    for (i = 0; i < g->nn; i++)
+        rope_qkv(&c, &g->n[i]);
     glc__free(c.uses);
     *fused = c.fused;
     return st;

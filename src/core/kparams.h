@@ -34,6 +34,14 @@
 #define GLC__KP_ROPE(X, k) \
     X(k, UNITS, 0) X(k, ROW_UNITS, 1) X(k, ROT, 2) X(k, H, 3) X(k, T, 4) X(k, D, 5) \
     X(k, ROPE_DIM, 6) X(k, THETA_STEP, 7) X(k, CACHE_ROWS, 8)
+/* rope_qkv: the end of the q units, of the k units, of all units; units
+ * per q/k row, rotation units per row, q and k heads, T, D, rope_dim, the
+ * theta step, rows of the k and v caches, v units per token, v elements
+ * per token */
+#define GLC__KP_ROPE_QKV(X, k) \
+    X(k, Q_END, 0) X(k, K_END, 1) X(k, UNITS, 2) X(k, ROW_UNITS, 3) X(k, ROT, 4) X(k, HQ, 5) \
+    X(k, HK, 6) X(k, T, 7) X(k, D, 8) X(k, ROPE_DIM, 9) X(k, THETA_STEP, 10) X(k, K_ROWS, 11) \
+    X(k, V_ROWS, 12) X(k, V_UNITS, 13) X(k, VD, 14)
 /* the fused Q/K/V projection's segments: column bounds S1, S12, and where
  * segments 1 and 2 start in out, from `at` on */
 #define GLC__KP_SEGS(X, k, at) X(k, S1, at) X(k, S12, at + 1) X(k, SEG1, at + 2) X(k, SEG2, at + 3)
@@ -71,6 +79,7 @@
 /* Y(K): every kernel with params. */
 #define GLC__KPARAM_KERNELS(Y) \
     Y(FILL) Y(SPIN) Y(UNARY) Y(BINARY) Y(COPY) Y(GET_ROWS) Y(SET_ROWS) Y(REDUCE) Y(ROPE) \
+    Y(ROPE_QKV) \
     Y(KSUM) Y(MATVEC) Y(MATMUL) Y(MATMUL_Q) Y(MATMUL_AFFINE) Y(MATMUL_EXPERT) Y(SDPA_ROWS) \
     Y(SDPA_TILE) Y(SDPA_SPLIT) Y(SDPA_COMBINE)
 

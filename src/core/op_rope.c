@@ -1,6 +1,6 @@
 /*
  * Rotary position embedding (rope): rules and plan here (GL-free), the
- * kernel in glsl/rope.comp.
+ * kernel in glsl/rope.comp (rope_qkv, a fusion's: glsl/rope_qkv.comp).
  *
  * x and out are [T, H, D] or [B, T, H, D]; a row is one head of one token,
  * D elements. Its first rope_dim elements rotate in pairs by
@@ -147,8 +147,119 @@ static glc_status rope_rows_plan(const glc__op_args *a, const glc__target *tg, g
     return GLC_OK;
 }
 
+/* rope_qkv (internal: the fusion of rope(q, pos), rope_rows(k -> kcache)
+ * and set_rows(vcache, v, pos), one decode layer's attention prologue):
+ * tensors q [T, Hq, D] (rotated in place: the graph's rope output becomes
+ * an alias of q), k [T, Hk, D], v [T, ...], pos, freq_factors, kcache
+ * [S, Hk, D] (written: rope_rows' rows), vcache [S', ...] (the state
+ * before), out (vcache after: the same bytes). Token t's rotated k row
+ * goes to kcache row pos[t], its v row (all of v's dims after the first)
+ * to vcache row pos[t]; positions outside a cache are skipped. One grid
+ * covers the q, k and v units. Scalars as rope's. */
+static glc_status rope_qkv_infer(glc__op_args *a, char *err, size_t len)
+{
+    glc__op_args r = *a;
+    const glc__tensor *q = &a->t[0], *k = &a->t[1], *v = &a->t[2], *vc = &a->t[6];
+    char sq[96], sv[96];
+    int64_t vd;
+    int i;
+    glc_status st;
+    /* q: a rope in place */
+    r.nin = 3;
+    r.t[1] = a->t[3];
+    r.t[2] = a->t[4];
+    r.t[3] = *q;
+    r.t[3].present = 1;
+    if ((st = rope_infer(&r, err, len)) != GLC_OK)
+        return st;
+    /* k: a rope_rows into kcache */
+    r = *a;
+    r.nin = 4;
+    r.t[0] = a->t[1];
+    r.t[1] = a->t[3];
+    r.t[2] = a->t[4];
+    r.t[3] = a->t[5];
+    r.t[4].dtype = 0;
+    if ((st = rope_rows_infer(&r, err, len)) != GLC_OK)
+        return st;
+    if (q->rank != 3 || q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2])
+        return glc__op_error(err, len, "rope_qkv", "q %s and k: T and D differ",
+                             glc__shape_str(q, sq, sizeof sq));
+    /* v: a set_rows into vcache, a row per token */
+    vd = v->rank >= 2 ? glc__numel(v) / v->shape[0] : 0;
+    if (!glc__is_float(v->dtype) || !glc__is_float(vc->dtype) || v->rank != vc->rank ||
+        v->rank < 2 || v->shape[0] != k->shape[0] || (vc->dtype != GLC_DTYPE_F32 && vd % 2) ||
+        glc__numel(vc) > 0xffffffffll)
+        return glc__op_error(err, len, "rope_qkv", "v %s does not fit the rows of cache %s",
+                             glc__shape_str(v, sv, sizeof sv), glc__shape_str(vc, sq, sizeof sq));
+    for (i = 1; i < v->rank; i++)
+        if (v->shape[i] != vc->shape[i])
+            return glc__op_error(err, len, "rope_qkv", "v %s does not fit the rows of cache %s",
+                                 glc__shape_str(v, sv, sizeof sv),
+                                 glc__shape_str(vc, sq, sizeof sq));
+    a->t[7] = *vc;
+    a->t[7].present = 1;
+    return GLC_OK;
+}
+
+static glc_status rope_qkv_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                                char *err, size_t len)
+{
+    const glc__tensor *q = &a->t[0], *k = &a->t[1], *v = &a->t[2], *kc = &a->t[5];
+    const glc__tensor *vc = &a->t[7];
+    int64_t t = q->shape[0], hq = q->shape[1], hk = k->shape[1], d = q->shape[2];
+    int64_t rd = a->rope.dim ? a->rope.dim : d, half = rd / 2;
+    int64_t vd = glc__numel(v) / t, vw = vd % 2 ? 1 : 2;
+    int neox = a->rope.mode == GLC_ROPE_NEOX;
+    int aligned = d % 2 == 0 && (!neox || half % 2 == 0);
+    int rw = aligned && neox ? 2 : 1, tw = aligned ? 2 : 1;
+    int64_t rot = half / rw, units = rot + (d - rd) / tw;
+    int64_t qend = t * hq * units, kend = qend + t * hk * units, total = kend + t * (vd / vw);
+    double base = a->rope.base != 0 ? a->rope.base : 10000.0;
+    glc__dispatch_plan *dp;
+    (void)tg;
+    if (total > 0xffffffffll)
+        return glc__op_error(err, len, "rope_qkv", "%lld work items (at most 2^32 - 1)",
+                             (long long)total);
+    dp = glc__plan_dispatch(p, "rope_qkv", LOCAL, (uint64_t)total);
+    glc__define_t(dp, "TQ", q->dtype);
+    glc__define_t(dp, "TK", k->dtype);
+    glc__define_t(dp, "TV", v->dtype);
+    glc__define_t(dp, "TKC", kc->dtype);
+    glc__define_t(dp, "TVC", vc->dtype);
+    glc__define_int(dp, "NEOX", neox);
+    glc__define_int(dp, "ALIGNED", aligned);
+    glc__define_int(dp, "HAS_FF", a->t[4].present);
+    glc__define_int(dp, "VW", vw);
+    glc__plan_bind(dp, 0, GLC_READ_WRITE);
+    glc__plan_bind(dp, 1, GLC_READ);
+    glc__plan_bind(dp, 2, GLC_READ);
+    glc__plan_bind(dp, 3, GLC_READ);
+    if (a->t[4].present)
+        glc__plan_bind(dp, 4, GLC_READ);
+    glc__plan_bind(dp, 5, GLC_WRITE);
+    glc__plan_bind(dp, 7, GLC_WRITE);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_Q_END, (uint32_t)qend);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_K_END, (uint32_t)kend);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_UNITS, (uint32_t)total);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_ROW_UNITS, (uint32_t)units);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_ROT, (uint32_t)rot);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_HQ, (uint32_t)hq);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_HK, (uint32_t)hk);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_T, (uint32_t)t);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_D, (uint32_t)d);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_ROPE_DIM, (uint32_t)rd);
+    glc__plan_paramf_at(dp, GLC__KP_ROPE_QKV_THETA_STEP, (float)(-2.0 * log2(base) / (double)rd));
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_K_ROWS, (uint32_t)kc->shape[0]);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_V_ROWS, (uint32_t)vc->shape[0]);
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_V_UNITS, (uint32_t)(vd / vw));
+    glc__plan_param_at(dp, GLC__KP_ROPE_QKV_VD, (uint32_t)vd);
+    return GLC_OK;
+}
+
 const glc__op_desc glc__op_ROPE_desc = {"rope", rope_infer, rope_plan};
 const glc__op_desc glc__op_ROPE_ROWS_desc = {"rope_rows", rope_rows_infer, rope_rows_plan};
+const glc__op_desc glc__op_ROPE_QKV_desc = {"rope_qkv", rope_qkv_infer, rope_qkv_plan};
 
 void glc__pack_rope(glc__op_args *a, const glc_rope_desc *desc)
 {

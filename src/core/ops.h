@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#define GLC__OP_MAX_TENSORS 6
+#define GLC__OP_MAX_TENSORS 8 /* rope_qkv: 7 inputs and its output */
 #define GLC__OP_MAX_DISPATCH 4
 #define GLC__OP_MAX_BIND 8
 #define GLC__SCRATCH (-1)
@@ -50,7 +50,8 @@
     X(CONCAT, "concat")              \
     X(SLICE, "slice")                \
     X(ADD_RMS_NORM, "add_rms_norm") /* internal: made by the fusion passes */ \
-    X(ROPE_ROWS, "rope_rows")       /* internal: made by the fusion passes */
+    X(ROPE_ROWS, "rope_rows")       /* internal: made by the fusion passes */ \
+    X(ROPE_QKV, "rope_qkv")         /* internal: made by the fusion passes */
 
 typedef enum glc__op {
 #define GLC__OP_ENUM(id, name) GLC__OP_##id,
