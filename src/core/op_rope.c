@@ -189,7 +189,7 @@ static glc_status rope_qkv_infer(glc__op_args *a, char *err, size_t len)
     vd = v->rank >= 2 ? glc__numel(v) / v->shape[0] : 0;
     if (!glc__is_float(v->dtype) || !glc__is_float(vc->dtype) || v->rank != vc->rank ||
         v->rank < 2 || v->shape[0] != k->shape[0] || (vc->dtype != GLC_DTYPE_F32 && vd % 2) ||
-        glc__numel(vc) > 0xffffffffll)
+        glc__numel(v) > 0xffffffffll || glc__numel(vc) > 0xffffffffll)
         return glc__op_error(err, len, "rope_qkv", "v %s does not fit the rows of cache %s",
                              glc__shape_str(v, sv, sizeof sv), glc__shape_str(vc, sq, sizeof sq));
     for (i = 1; i < v->rank; i++)
