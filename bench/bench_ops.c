@@ -57,6 +57,54 @@ static void fill_random(glc_buffer *b)
     free(h);
 }
 
+/* A weight matrix of `count` elements in dtype t with a model's kind of
+ * values: uniform in [-0.5, 0.5) (f32, f16), GGML blocks with a small f16
+ * scale and random quants; never the NaN, Inf or subnormal patterns that
+ * random bits give. */
+static uint16_t half_of(float f)
+{
+    uint32_t u, m;
+    int e;
+    memcpy(&u, &f, 4);
+    e = (int)((u >> 23) & 0xff) - 127 + 15;
+    m = (u >> 13) & 0x3ff;
+    if (e <= 0)
+        return (uint16_t)((u >> 16) & 0x8000);
+    return (uint16_t)(((u >> 16) & 0x8000) | ((uint32_t)e << 10) | m);
+}
+
+static void fill_weights(glc_buffer *b, glc_dtype t, int64_t count)
+{
+    size_t block = t == GLC_DTYPE_Q8_0 ? 34 : t == GLC_DTYPE_Q4_0 ? 18 : 0;
+    size_t bytes = block ? (size_t)count / 32 * block : (size_t)count * glc_dtype_size(t), i;
+    unsigned char *h = malloc(bytes);
+    uint32_t s = 777;
+    for (i = 0; i < bytes; i++) {
+        s = s * 1664525u + 1013904223u;
+        h[i] = (unsigned char)(s >> 24);
+    }
+    if (block) {
+        for (i = 0; i < bytes; i += block) { /* the block's scale: 2^-7 */
+            uint16_t d = half_of(1.0f / 128);
+            memcpy(h + i, &d, 2);
+        }
+    } else {
+        for (i = 0; i < (size_t)count; i++) {
+            float v;
+            s = s * 1664525u + 1013904223u;
+            v = (float)(s >> 8) / (float)(1u << 24) - 0.5f;
+            if (t == GLC_DTYPE_F16) {
+                uint16_t hv = half_of(v);
+                memcpy(h + 2 * i, &hv, 2);
+            } else {
+                memcpy(h + 4 * i, &v, 4);
+            }
+        }
+    }
+    glc_buffer_write(b, 0, bytes, h);
+    free(h);
+}
+
 static glc_view v1(glc_buffer *b, glc_dtype dt, int rank, int64_t d0, int64_t d1, int64_t d2,
                    int64_t d3)
 {
@@ -367,7 +415,6 @@ int main(int argc, char **argv)
         int64_t most = 32000LL * 2048 * 4, cap = (int64_t)in.limits.max_ssbo_size;
         glc_buffer *Wm = buffer(GLC_DTYPE_U8, most < cap ? most : cap);
         size_t j, t;
-        fill_random(Wm);
         for (j = 0; j < sizeof mv / sizeof mv[0]; j++)
             for (t = 0; t < sizeof wt / sizeof wt[0]; t++) {
                 int q = wt[t] == GLC_DTYPE_Q8_0 || wt[t] == GLC_DTYPE_Q4_0;
@@ -376,6 +423,7 @@ int main(int argc, char **argv)
                                                           : (double)mv[j].n * mv[j].k * glc_dtype_size(wt[t]);
                 if (wbytes > (double)glc_buffer_size(Wm) || !want("decode mat-vec"))
                     continue;
+                fill_weights(Wm, wt[t], mv[j].n * mv[j].k);
                 c.a = v1(X, GLC_DTYPE_F32, 2, 1, mv[j].k, 1, 1);
                 c.b = v1(Wm, wt[t], 2, mv[j].n, mv[j].k, 1, 1);
                 c.c = v1(Z, GLC_DTYPE_F32, 2, 1, mv[j].n, 1, 1);
