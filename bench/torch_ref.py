@@ -513,6 +513,21 @@ class TorchModel:
             o = F.scaled_dot_product_attention(q4, k4, v4, scale=self.scale, **kw)
         return o[0].transpose(0, 1).reshape(T, self.Hq * self.hd)
 
+    def qkv(self, h, p):
+        F = torch.nn.functional
+        Hq, Hkv, hd = self.Hq, self.Hkv, self.hd
+        if self.fused:
+            return F.linear(h, p["wqkv"]).split([Hq * hd, Hkv * hd, Hkv * hd], dim=-1)
+        return F.linear(h, p["wq"]), F.linear(h, p["wk"]), F.linear(h, p["wv"])
+
+    def ffn(self, h2, p):
+        F = torch.nn.functional
+        if self.fused:
+            g, u = F.linear(h2, p["w13"]).split([self.F, self.F], dim=-1)
+        else:
+            g, u = F.linear(h2, p["w1"]), F.linear(h2, p["w3"])
+        return F.linear(F.silu(g) * u, p["w2"])
+
     def forward(self, ids, start):
         """ids: LongTensor [T] on the device, at positions start..start+T-1
         (the cache must hold 0..start-1). Returns f32 logits [vocab] of the
@@ -527,11 +542,7 @@ class TorchModel:
         attend = self.attend_sdpa if self.attn == "sdpa" else self.attend_math
         x = self.emb[ids]
         for l, p in enumerate(self.layers):
-            h = self.rmsnorm(x, p["attn_norm"])
-            if self.fused:
-                q, k, v = F.linear(h, p["wqkv"]).split([Hq * hd, Hkv * hd, Hkv * hd], dim=-1)
-            else:
-                q, k, v = F.linear(h, p["wq"]), F.linear(h, p["wk"]), F.linear(h, p["wv"])
+            q, k, v = self.qkv(self.rmsnorm(x, p["attn_norm"]), p)
             q = self.rope(q.reshape(T, Hq, hd), cos, sin)
             k = self.rope(k.reshape(T, Hkv, hd), cos, sin)
             self.kc[l][:, start:start + T] = k.transpose(0, 1)
@@ -539,12 +550,7 @@ class TorchModel:
             S = start + T
             a = attend(q, self.kc[l][:, :S], self.vc[l][:, :S], start)
             x = x + F.linear(a, p["wo"])
-            h2 = self.rmsnorm(x, p["ffn_norm"])
-            if self.fused:
-                g, u = F.linear(h2, p["w13"]).split([self.F, self.F], dim=-1)
-            else:
-                g, u = F.linear(h2, p["w1"]), F.linear(h2, p["w3"])
-            x = x + F.linear(F.silu(g) * u, p["w2"])
+            x = x + self.ffn(self.rmsnorm(x, p["ffn_norm"]), p)
         return F.linear(self.rmsnorm(x[-1:], self.out_norm), self.out)[0].float()
 
     def step_static(self, tok, pos):
@@ -564,23 +570,14 @@ class TorchModel:
         keep = torch.arange(self.max_len, device=self.dev) <= pos  # [max_len]
         x = self.emb.index_select(0, tok)
         for l, p in enumerate(self.layers):
-            h = self.rmsnorm(x, p["attn_norm"])
-            if self.fused:
-                q, k, v = F.linear(h, p["wqkv"]).split([Hq * hd, Hkv * hd, Hkv * hd], dim=-1)
-            else:
-                q, k, v = F.linear(h, p["wq"]), F.linear(h, p["wk"]), F.linear(h, p["wv"])
+            q, k, v = self.qkv(self.rmsnorm(x, p["attn_norm"]), p)
             q = self.rope(q.reshape(1, Hq, hd), cos, sin)
             k = self.rope(k.reshape(1, Hkv, hd), cos, sin)
             self.kc[l].index_copy_(1, pos, k.transpose(0, 1))
             self.vc[l].index_copy_(1, pos, v.reshape(1, Hkv, hd).transpose(0, 1))
             a = self.attend_static(q, self.kc[l], self.vc[l], keep)
             x = x + F.linear(a, p["wo"])
-            h2 = self.rmsnorm(x, p["ffn_norm"])
-            if self.fused:
-                g, u = F.linear(h2, p["w13"]).split([self.F, self.F], dim=-1)
-            else:
-                g, u = F.linear(h2, p["w1"]), F.linear(h2, p["w3"])
-            x = x + F.linear(F.silu(g) * u, p["w2"])
+            x = x + self.ffn(self.rmsnorm(x, p["ffn_norm"]), p)
         return F.linear(self.rmsnorm(x, self.out_norm), self.out)[0].float()
 
     def attend_static(self, q, k, v, keep):
