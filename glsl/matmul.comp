@@ -16,7 +16,8 @@
 //
 // bindings: 0 a (vec4[] when AVEC else float[]), 1 b (uint[]: any float
 //   dtype; vec4[] for f32 with BVEC), 2 out (float[]), 3 bias (float[]; the plan binds a in its
-//   place when there is none)
+//   place when there is none), RES: 4 residual (float[], out's
+//   shape, added last)
 // params: 0 M, 1 N, 2 K, 3 m-tiles, 4 n-tiles, 5 batches, 6 inner batch
 //   count (z = z_hi * p6 + z_lo), 7 b's stride for z_hi, 8 for z_lo
 //   (elements; 0 broadcasts), 9 flags (1: add bias), 10 activation param,
@@ -27,7 +28,8 @@
 //   vector dim % 4 == 0), BVEC (b readable as 4-element vectors); TILED:
 //   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_act op
 //   applied after the bias, param 10; 0 none); SEG (the fused Q/K/V
-//   projection: one batch, out is three row-major matrices); GLU (direct
+//   projection: one batch, out is three row-major matrices); RES (a
+//   residual added last, after the activation; not with KC: ksum adds it); GLU (direct
 //   only, AVEC: a row is act(gate) * up, the fused SwiGLU input); KC (K
 //   split for a device's loop cap: part j of the grid sums k in
 //   [j * KC, (j + 1) * KC), a multiple of 16, and writes the raw partial
@@ -63,6 +65,9 @@ layout(std430, binding = 1) readonly buffer B { uint bw[]; };
 #endif
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
+#ifdef RES
+layout(std430, binding = 4) readonly buffer RESIDUAL { float res[]; };
+#endif
 
 #if !(TB == GLC_T_F32 && BVEC)
 // b element i (any dtype)
@@ -133,6 +138,9 @@ void put(uint o0, uint row, uint col, float v)
     if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[col];
     v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
+#ifdef RES
+    v = res[o0 + row * N + col] + v;
+#endif
 #ifdef SEG
     // columns [0, s1), [s1, s12), [s12, N) go to three matrices of out
     uint s1 = glc_p[P_S1], s12 = glc_p[P_S12];

@@ -6,14 +6,15 @@
 // lane keeps RN * UNROLL loads in flight; the partial dot products are
 // summed with subgroupAdd. a (CM rows, f32) is read through the cache.
 // bindings: 0 a (vec4[]), 1 w (uvec4[]), 2 out (float[]), 3 bias (float[];
-//   a stands in when there is none)
+//   a stands in when there is none), RES: 4 residual (float[], out's shape,
+//   added last)
 // params: 0 M (rows of a, <= CM), 1 N, 2 K, 3 words (uvec4) per row of W,
 //   4 flags (1: add bias), 5 activation param, SEG: 6 s1, 7 s12, 8, 9
 //   where segments 1 and 2 start in out (elements; see matmul.comp);
 //   GLU: 10 the up half's offset from the gate half (elements, signed; the
 //   binding starts at the first of the two)
 // defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (subgroups per group), ACT,
-//   SEG, GLU (the fused SwiGLU input: a row is act(gate) * up)
+//   SEG, RES (a residual added last), GLU (the fused SwiGLU input: a row is act(gate) * up)
 // local size: GLC_LOCAL_SIZE_X = SLOTS x the subgroup size
 
 #define GLC_KP_MATVEC
@@ -29,6 +30,9 @@ layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
 layout(std430, binding = 1) readonly buffer W { uvec4 w4[]; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
+#ifdef RES
+layout(std430, binding = 4) readonly buffer RESIDUAL { float res[]; };
+#endif
 
 // elements per 16-byte word
 #if TW == GLC_T_F32
@@ -68,6 +72,9 @@ void put(uint row, uint col, float v)
     if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[col];
     v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
+#ifdef RES
+    v = res[row * N + col] + v;
+#endif
 #ifdef SEG
     uint s1 = glc_p[P_S1], s12 = glc_p[P_S12];
     if (col < s1)

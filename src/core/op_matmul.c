@@ -13,6 +13,13 @@
  * gate matrix and an up matrix, [M, K] each, at the element offsets
  * glu_gate and glu_up; the product reads act(gate) * up (a's last dim is
  * 2K). The fusion passes (fuse.c) set act, seg and glu.
+ * A fused residual (fuse.c's mm_res): a 4th input x, f32, out's elements
+ * (its last dim N; a gated input's pack may give out another batch shape),
+ * read before out (tensors a, b, bias, x, out): out = x + act(a B + bias),
+ * the add rounded as a separate add would. Its kernels (define RES, a 5th
+ * binding: fuse.c asks for 5 SSBO blocks): matvec, direct, tiled and ksum
+ * (K split); not with seg, and never the matmul_q kernel
+ * (a mat-vec past matvec.comp's loop cap or K % 8 goes direct instead).
  * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
@@ -54,7 +61,7 @@
 static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1], *bias = &a->t[2];
-    glc__tensor *o = &a->t[3];
+    glc__tensor *o = &a->t[a->nin], *res = a->nin > 3 ? &a->t[3] : NULL;
     int nt = a->mm.transpose_b != 0, i, nbatch_a, nbatch_b;
     int64_t k, kb, n;
     char sx[96], sb[96], sc[96];
@@ -105,6 +112,11 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
         glc__numel(b) > 0xffffffffll)
         return glc__op_error(err, len, "matmul", "a %s, b %s: more than 2^32 - 1 elements",
                              glc__shape_str(x, sx, sizeof sx), glc__shape_str(b, sb, sizeof sb));
+    if (res && res->present &&
+        (res->dtype != GLC_DTYPE_F32 || glc__numel(res) != glc__numel(o) ||
+         res->shape[res->rank - 1] != n || a->mm.seg[0]))
+        return glc__op_error(err, len, "matmul", "residual %s: must be f32, %s's elements, no segments",
+                             glc__shape_str(res, sc, sizeof sc), glc__shape_str(o, sx, sizeof sx));
     return GLC_OK;
 }
 
@@ -134,8 +146,14 @@ void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1)
         glc__plan_param_at(d, s1 + j, (uint32_t)a->mm.seg[j]);
 }
 
+/* 1 when a matmul's args carry a fused residual (the 4th input) */
+static int has_res(const glc__op_args *a)
+{
+    return a->op == GLC__OP_MATMUL && a->nin > 3 && a->t[3].present;
+}
+
 /* The bindings every dense variant takes (a, b, out, bias or a in its
- * place) and, for the fused Q/K/V projection, the segments: their params
+ * place; with a residual, the RES define and it as a 5th) and, for the fused Q/K/V projection, the segments: their params
  * (from slot s1) and an out binding through the last segment's end. */
 static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, int64_t n,
                        int s1)
@@ -143,8 +161,12 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
     glc__plan_segments(d, a, s1);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
-    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_bind(d, a->nin, GLC_WRITE);
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
+    if (has_res(a)) {
+        glc__define(d, "RES", "1");
+        glc__plan_bind(d, 3, GLC_READ);
+    }
     if (a->mm.seg[0])
         d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
 }
@@ -264,6 +286,9 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     }
     if (glu && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0))
         v = V_DIRECT; /* the kernels that read a gated input */
+    if (has_res(a) && v == V_MATVEC &&
+        !(k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)))
+        v = V_DIRECT; /* the matmul_q kernel adds no residual */
     if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)) {
         if (!subgroups) { /* its local size is a multiple of the subgroup size */
             glc__op_error(err, len, "matmul",
@@ -354,7 +379,7 @@ static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_
         d->groups = (tiles * parts + d->local_size - 1) / d->local_size;
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
-    return glc__plan_ksum(p, a, total, n, (uint32_t)parts, a->t[2].present ? 2 : -1, 3,
+    return glc__plan_ksum(p, a, total, n, (uint32_t)parts, a->t[2].present ? 2 : -1, a->nin,
                           tg, err, len);
 }
 
@@ -379,6 +404,10 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
     glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
     glc__plan_bind(d, out, GLC_WRITE);
     glc__plan_bind(d, bias >= 0 ? bias : GLC__SCRATCH, GLC_READ);
+    if (has_res(a)) {
+        glc__define(d, "RES", "1");
+        glc__plan_bind(d, 3, GLC_READ);
+    }
     if (seg) /* segments start at fixed places: bind through the last one's end */
         d->bind[1].size =
             (size_t)(a->mm.seg[3] + (int64_t)(total / (uint64_t)n) * (n - a->mm.seg[1])) * 4;
