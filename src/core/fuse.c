@@ -30,6 +30,12 @@
  *  - glu:       matmul(act(gate) * up) where gate | up is such a pack (w1 | w3)
  *                                                       -> the matmul reads
  *               the pack and gates its input as it loads it (decode shapes)
+ *  - mm_norm:   matmul(rms_norm(x, w), W) at decode shapes (at most 8 rows,
+ *               K <= 8192) where the norm has no other reader (after qkv
+ *               and glu: the packed projections are its one reader)
+ *                                                       -> the matmul reads
+ *               x and w and computes each row's norm itself: the norm's
+ *               dispatch (and its barrier) goes
  * The later node of a pattern takes the fused op (its output tensor stays
  * the one the rest of the graph reads); inputs all come from before the
  * earlier node, so graph order stays topological.
@@ -238,8 +244,11 @@ static void mm_bias(fctx *c, glc__gnode *d)
         in[1] = mm->tensor[1];
         in[2] = bias;
         cand = make(mm->args.op, in, 3, out_of(d), GLC_DTYPE_F32, mm);
-        if (replace(c, d, &cand))
+        if (replace(c, d, &cand)) {
+            mm->dead = 1; /* its input's one reader is the fused node (mm_norm, glu count) */
+            count_uses(c);
             return;
+        }
     }
 }
 
@@ -255,7 +264,10 @@ static void mm_act(fctx *c, glc__gnode *u)
     cand = make(mm->args.op, mm->tensor, 3, out_of(u), GLC_DTYPE_F32, mm);
     cand.raw.mm.act = u->args.unary.op;
     cand.raw.mm.act_param = u->args.unary.param;
-    replace(c, u, &cand);
+    if (replace(c, u, &cand)) {
+        mm->dead = 1; /* as in mm_bias */
+        count_uses(c);
+    }
 }
 
 /* add(x, matmul(..)) -> matmul(.., x): out = x + act(a B + bias), the
@@ -521,6 +533,44 @@ static void glu(fctx *c, glc__gnode *m)
     replace(c, m, &cand);
 }
 
+/* matmul(rms_norm(x, w), W) -> matmul(x, W, .., w) with the norm as its
+ * prologue (op_matmul.c: NORM). A dense transposed matmul with no gated
+ * input; the norm's weight f32 [K]; decode shapes only, where the norm's
+ * dispatch costs more than each group recomputing it. */
+#define NORM_MAX_ROWS 8
+#define NORM_MAX_K 8192
+
+static void mm_norm(fctx *c, glc__gnode *m)
+{
+    glc_graph *g = c->g;
+    glc__gnode *r, cand;
+    glc__tensor xt;
+    int32_t in[5];
+    int64_t k;
+    if (m->dead || m->args.op != GLC__OP_MATMUL || !m->args.mm.transpose_b || m->args.mm.glu ||
+        g->t[m->tensor[1]].rank != 2 || m->args.nin > 4 || c->ssbo < 6)
+        return;
+    r = single_use_producer(c, m->tensor[0], GLC__OP_RMS_NORM);
+    k = g->t[m->tensor[1]].shape[1];
+    if (!r || r->tensor[1] < 0 || !is_vector_of(g, r->tensor[1], k, 1) || k % 4 || k > NORM_MAX_K ||
+        g->t[r->tensor[0]].dtype != GLC_DTYPE_F32 || last_dim(g, r->tensor[0]) != k)
+        return;
+    glc__graph_tensor_at(g, r->tensor[0], NULL, &xt);
+    if (glc__numel(&xt) / k > NORM_MAX_ROWS)
+        return;
+    in[0] = r->tensor[0];
+    in[1] = m->tensor[1];
+    in[2] = m->tensor[2];
+    in[3] = m->args.nin > 3 ? m->tensor[3] : -1;
+    in[4] = r->tensor[1];
+    cand = make(GLC__OP_MATMUL, in, 5, out_of(m), GLC_DTYPE_F32, m);
+    cand.raw.mm.norm_eps = r->args.norm.eps;
+    if (replace(c, m, &cand)) {
+        r->dead = 1;
+        count_uses(c);
+    }
+}
+
 /* 1 when node n will run: not absorbed, and its output read, a graph
  * output or persistent state (a node a pass left without consumers is
  * dropped by the compiler). */
@@ -674,6 +724,8 @@ glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, int *fuse
         glu(&c, &g->n[i]);
     for (i = 0; i < g->nn; i++)
         rope_qkv(&c, &g->n[i]);
+    for (i = 0; i < g->nn; i++)
+        mm_norm(&c, &g->n[i]);
     glc__free(c.uses);
     *fused = c.fused;
     return st;

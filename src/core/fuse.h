@@ -1,7 +1,8 @@
 /*
  * Fusion passes (fuse.c), GL-free: rewrite a plan's own copy of a graph so
  * that patterns of ops run as one dispatch (rms_norm * weight, SwiGLU,
- * matmul + bias + activation, residual add + rms_norm).
+ * matmul + bias + activation + residual, residual add + rms_norm, rms_norm
+ * as a decode matmul's prologue).
  */
 #ifndef GLC_FUSE_H
 #define GLC_FUSE_H

@@ -20,6 +20,11 @@
  * binding: fuse.c asks for 5 SSBO blocks): matvec, direct, tiled and ksum
  * (K split); not with seg, and never the matmul_q kernel
  * (a mat-vec past matvec.comp's loop cap or K % 8 goes direct instead).
+ * A fused rms_norm prologue (fuse.c's mm_norm): a 5th input w_n, f32 [K],
+ * and mm.norm_eps: the product reads rms_norm(a row, w_n) in a's place
+ * (tensors a, b, bias, residual or none, w_n, out). Decode shapes: the
+ * matvec and direct kernels (NORM), each invocation or subgroup computing
+ * the norm of the rows it reads; K % 4 == 0, shared transposed b.
  * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
@@ -62,6 +67,7 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1], *bias = &a->t[2];
     glc__tensor *o = &a->t[a->nin], *res = a->nin > 3 ? &a->t[3] : NULL;
+    const glc__tensor *nw = a->nin > 4 ? &a->t[4] : NULL;
     int nt = a->mm.transpose_b != 0, i, nbatch_a, nbatch_b;
     int64_t k, kb, n;
     char sx[96], sb[96], sc[96];
@@ -117,6 +123,13 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
          res->shape[res->rank - 1] != n || a->mm.seg[0]))
         return glc__op_error(err, len, "matmul", "residual %s: must be f32, %s's elements, no segments",
                              glc__shape_str(res, sc, sizeof sc), glc__shape_str(o, sx, sizeof sx));
+    if (nw && nw->present &&
+        (nw->dtype != GLC_DTYPE_F32 || nw->rank != 1 || nw->shape[0] != k || k % 4 || !nt ||
+         b->rank != 2 || a->mm.glu))
+        return glc__op_error(err, len, "matmul",
+                             "norm weight %s: must be f32 [K], K %% 4 == 0, b [N, K] transposed, "
+                             "no gated input",
+                             glc__shape_str(nw, sc, sizeof sc));
     return GLC_OK;
 }
 
@@ -152,6 +165,12 @@ static int has_res(const glc__op_args *a)
     return a->op == GLC__OP_MATMUL && a->nin > 3 && a->t[3].present;
 }
 
+/* 1 when they carry a fused rms_norm prologue (its weight the 5th input) */
+static int has_norm(const glc__op_args *a)
+{
+    return a->op == GLC__OP_MATMUL && a->nin > 4 && a->t[4].present;
+}
+
 /* The bindings every dense variant takes (a, b, out, bias or a in its
  * place; with a residual, the RES define and it as a 5th) and, for the fused Q/K/V projection, the segments: their params
  * (from slot s1) and an out binding through the last segment's end. */
@@ -166,6 +185,13 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
     if (has_res(a)) {
         glc__define(d, "RES", "1");
         glc__plan_bind(d, 3, GLC_READ);
+    }
+    if (has_norm(a)) { /* NORM: its binding; NORM_EPS a float literal */
+        char eps[32];
+        snprintf(eps, sizeof eps, "%.9g", (double)a->mm.norm_eps);
+        glc__define_int(d, "NORM", d->nbind);
+        glc__define(d, "NORM_EPS", eps);
+        glc__plan_bind(d, 4, GLC_READ);
     }
     if (a->mm.seg[0])
         d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
@@ -289,6 +315,9 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     if (has_res(a) && v == V_MATVEC &&
         !(k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)))
         v = V_DIRECT; /* the matmul_q kernel adds no residual */
+    if (has_norm(a) && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 &&
+                         matvec_fits(tg, b, k)))
+        v = V_DIRECT; /* the kernels with a norm prologue */
     if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)) {
         if (!subgroups) { /* its local size is a multiple of the subgroup size */
             glc__op_error(err, len, "matmul",
@@ -365,10 +394,13 @@ static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__dispatch_plan *d = &p->disp[0];
     int64_t k = a->t[0].shape[a->t[0].rank - 1] / (a->mm.glu ? 2 : 1);
     uint64_t budget = glc__loop_budget(tg), steps, kc, parts;
-    if (!budget || ((uint64_t)k + step - 1) / step * cost + MM_LOOP_OVERHEAD <= budget)
+    uint64_t over = MM_LOOP_OVERHEAD + (has_norm(a) ? (uint64_t)k / 4 : 0); /* + the norm's loop */
+    if (!budget || ((uint64_t)k + step - 1) / step * cost + over <= budget)
         return GLC_OK;
-    steps = (budget - MM_LOOP_OVERHEAD) / cost;
+    steps = budget > over + cost ? (budget - over) / cost : 1;
     kc = steps * step / 16 * 16;
+    if (kc < 16)
+        kc = 16;
     parts = ((uint64_t)k + kc - 1) / kc;
     glc__define_int(d, "KC", (long long)kc);
     d->bind[2].tensor = GLC__SCRATCH; /* out: the partial products */
