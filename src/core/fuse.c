@@ -30,7 +30,7 @@
  *  - glu:       matmul(act(gate) * up) where gate | up is such a pack (w1 | w3)
  *                                                       -> the matmul reads
  *               the pack and gates its input as it loads it (decode shapes)
- *  - mm_norm:   matmul(rms_norm(x, w), W) at decode shapes (at most 8 rows,
+ *  - mm_norm (last): matmul(rms_norm(x, w), W) at decode shapes (<= 8 rows,
  *               K <= 8192) where the norm has no other reader (after qkv
  *               and glu: the packed projections are its one reader)
  *                                                       -> the matmul reads
