@@ -182,7 +182,7 @@ check: deps
 # Every plan the suite builds is run once more with GLC_VALIDATE=1: the
 # oracle checks each emitted stream for a missing barrier.
 VALIDATED := $(addprefix GLC_VALIDATE=1:$(BUILD)/,tests/test_plan tests/test_plan_exec tests/test_fuse \
-             tests/test_fuse_random \
+             tests/test_fuse_random tests/test_fuse_res \
              examples/hello examples/transformer)
 
 # tests/cli.sh: the examples and tools with good and bad arguments.

@@ -1,15 +1,17 @@
 // ksum: the second pass of a matmul whose K was split (a device caps the
 // loop iterations of one invocation): out = the sum of the S partial
 // products, then the bias, the activation and, for the fused Q/K/V
-// projection, the three matrices, as the matmul kernels write them.
+// projection, the three matrices (or a fused residual added), as the
+// matmul kernels write them.
 // An invocation per output.
 // bindings: 0 part (float[]: S slices of `total` floats, out's [.., M, N]
 //   order), 1 out (float[]), 2 bias (float[]; the plan binds part in its
-//   place when there is none)
+//   place when there is none), RES: 3 residual (float[], out's
+//   shape)
 // params: 0 total (outputs), 1 N, 2 S, 3 flags (1: add bias), 4 activation
 //   param; SEG: 5 s1, 6 s12 (segment column bounds), 7, 8 where segments 1
 //   and 2 start in out (elements)
-// defines: ACT (glc_act op; 0 none), SEG
+// defines: ACT (glc_act op; 0 none), SEG, RES (add the residual last)
 // local size: GLC_LOCAL_SIZE_X
 
 #define GLC_KP_KSUM
@@ -19,6 +21,9 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer P { float part[]; };
 layout(std430, binding = 1) writeonly buffer O { float o[]; };
 layout(std430, binding = 2) readonly buffer BIAS { float bias[]; };
+#ifdef RES
+layout(std430, binding = 3) readonly buffer RESIDUAL { float res[]; };
+#endif
 
 #ifndef ACT
 #define ACT 0
@@ -36,6 +41,9 @@ void main()
     if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[col];
     v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
+#ifdef RES
+    v = res[i] + v;
+#endif
 #ifdef SEG
     uint s1 = glc_p[P_S1], s12 = glc_p[P_S12];
     if (col < s1)

@@ -16,7 +16,8 @@
 //
 // bindings: 0 a (vec4[] when AVEC else float[]), 1 b (uint[]: any float
 //   dtype; vec4[] for f32 with BVEC), 2 out (float[]), 3 bias (float[]; the plan binds a in its
-//   place when there is none)
+//   place when there is none), RES: 4 residual (float[], out's
+//   shape, added last)
 // params: 0 M, 1 N, 2 K, 3 m-tiles, 4 n-tiles, 5 batches, 6 inner batch
 //   count (z = z_hi * p6 + z_lo), 7 b's stride for z_hi, 8 for z_lo
 //   (elements; 0 broadcasts), 9 flags (1: add bias), 10 activation param,
@@ -27,7 +28,11 @@
 //   vector dim % 4 == 0), BVEC (b readable as 4-element vectors); TILED:
 //   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_act op
 //   applied after the bias, param 10; 0 none); SEG (the fused Q/K/V
-//   projection: one batch, out is three row-major matrices); GLU (direct
+//   projection: one batch, out is three row-major matrices); RES (a
+//   residual added last, after the activation; not with KC: ksum adds it);
+//   NORM (direct, NT, AVEC: the binding of an rms_norm weight, vec4[] [K];
+//   a row of a is read as rms_norm(row, weight), eps NORM_EPS; an
+//   invocation computes the norms of its RM rows); GLU (direct
 //   only, AVEC: a row is act(gate) * up, the fused SwiGLU input); KC (K
 //   split for a device's loop cap: part j of the grid sums k in
 //   [j * KC, (j + 1) * KC), a multiple of 16, and writes the raw partial
@@ -63,6 +68,15 @@ layout(std430, binding = 1) readonly buffer B { uint bw[]; };
 #endif
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
+#ifdef RES
+layout(std430, binding = 4) readonly buffer RESIDUAL { float res[]; };
+#endif
+#ifdef NORM
+#if TILED || !NT || !AVEC
+#error "NORM: the direct kernel, transposed b, K % 4 == 0"
+#endif
+layout(std430, binding = NORM) readonly buffer NORMW { vec4 nw4[]; };
+#endif
 
 #if !(TB == GLC_T_F32 && BVEC)
 // b element i (any dtype)
@@ -133,6 +147,9 @@ void put(uint o0, uint row, uint col, float v)
     if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[col];
     v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
+#ifdef RES
+    v = res[o0 + row * N + col] + v;
+#endif
 #ifdef SEG
     // columns [0, s1), [s1, s12), [s12, N) go to three matrices of out
     uint s1 = glc_p[P_S1], s12 = glc_p[P_S12];
@@ -317,6 +334,19 @@ void main()
     vec4 acc[RM];
     for (int r = 0; r < RM; r++)
         acc[r] = vec4(0.0);
+#ifdef NORM
+    // 1 / rms of each row (the rms_norm prologue): the products below read
+    // a * weight, scaled by it at the end (each K part too)
+    float nscale[RM];
+    for (int r = 0; r < RM; r++) {
+        float s = 0.0;
+        for (uint k = 0u; k < K; k += 4u) {
+            vec4 x = a4[(a0 + rows[r] * K + k) >> 2];
+            s += dot(x, x);
+        }
+        nscale[r] = inversesqrt(s / float(K) + float(NORM_EPS));
+    }
+#endif
 #if AVEC && BVEC
     // whole quads of k and of columns: no bounds checks in the loop (what
     // llvmpipe's SIMD code is fastest with)
@@ -334,6 +364,9 @@ void main()
                                    a4[ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[P_GLU_DELTA])]);
 #else
                 vec4 av = a4[ar[r] + (k >> 2)];
+#endif
+#ifdef NORM
+                av *= nw4[k >> 2];
 #endif
                 acc[r] += vec4(dot(av, b0v), dot(av, b1v), dot(av, b2v), dot(av, b3v));
             }
@@ -364,6 +397,9 @@ void main()
         vec4 b2v = b_run(b0, c[2], k, K), b3v = b_run(b0, c[3], k, K);
         for (int r = 0; r < RM; r++) {
             vec4 av = a_vec(a0, rows[r], k);
+#ifdef NORM
+            av *= nw4[k >> 2];
+#endif
             acc[r] += vec4(dot(av, b0v), dot(av, b1v), dot(av, b2v), dot(av, b3v));
         }
     }
@@ -382,6 +418,9 @@ void main()
     }
     for (int r = 0; r < RM; r++) {
         uint row = m0 + uint(r);
+#ifdef NORM
+        acc[r] *= nscale[r];
+#endif
         put(o0, row, n0, acc[r].x);
         put(o0, row, n0 + 1u, acc[r].y);
         put(o0, row, n0 + 2u, acc[r].z);

@@ -6,14 +6,17 @@
 // lane keeps RN * UNROLL loads in flight; the partial dot products are
 // summed with subgroupAdd. a (CM rows, f32) is read through the cache.
 // bindings: 0 a (vec4[]), 1 w (uvec4[]), 2 out (float[]), 3 bias (float[];
-//   a stands in when there is none)
+//   a stands in when there is none), RES: 4 residual (float[], out's shape,
+//   added last)
 // params: 0 M (rows of a, <= CM), 1 N, 2 K, 3 words (uvec4) per row of W,
 //   4 flags (1: add bias), 5 activation param, SEG: 6 s1, 7 s12, 8, 9
 //   where segments 1 and 2 start in out (elements; see matmul.comp);
 //   GLU: 10 the up half's offset from the gate half (elements, signed; the
 //   binding starts at the first of the two)
 // defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (subgroups per group), ACT,
-//   SEG, GLU (the fused SwiGLU input: a row is act(gate) * up)
+//   SEG, RES (a residual added last), NORM (the binding of an rms_norm
+//   weight, vec4[] [K]: each row of a is read as rms_norm(row, weight), the
+//   norm's eps NORM_EPS; a subgroup computes its rows' norms), GLU (the fused SwiGLU input: a row is act(gate) * up)
 // local size: GLC_LOCAL_SIZE_X = SLOTS x the subgroup size
 
 #define GLC_KP_MATVEC
@@ -29,6 +32,12 @@ layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
 layout(std430, binding = 1) readonly buffer W { uvec4 w4[]; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
+#ifdef RES
+layout(std430, binding = 4) readonly buffer RESIDUAL { float res[]; };
+#endif
+#ifdef NORM
+layout(std430, binding = NORM) readonly buffer NORMW { vec4 nw4[]; };
+#endif
 
 // elements per 16-byte word
 #if TW == GLC_T_F32
@@ -50,15 +59,26 @@ vec4 a_at(uint i)
 float dot_word(uvec4 w, uint m, uint k)
 {
     uint base = (m * glc_p[P_K] + k) >> 2; // a's vec4 index
+#ifdef NORM
+    vec4 a0 = a_at(base) * nw4[k >> 2];
+#if TW != GLC_T_F32
+    vec4 a1 = a_at(base + 1u) * nw4[(k >> 2) + 1u];
+#endif
+#else
+    vec4 a0 = a_at(base);
+#if TW != GLC_T_F32
+    vec4 a1 = a_at(base + 1u);
+#endif
+#endif
 #if TW == GLC_T_F32
-    return dot(uintBitsToFloat(w), a_at(base));
+    return dot(uintBitsToFloat(w), a0);
 #elif TW == GLC_T_F16
-    return dot(vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), a_at(base)) +
-           dot(vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w)), a_at(base + 1u));
+    return dot(vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), a0) +
+           dot(vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w)), a1);
 #else
     vec4 lo = uintBitsToFloat(uvec4(w.x << 16, w.x & 0xffff0000u, w.y << 16, w.y & 0xffff0000u));
     vec4 hi = uintBitsToFloat(uvec4(w.z << 16, w.z & 0xffff0000u, w.w << 16, w.w & 0xffff0000u));
-    return dot(lo, a_at(base)) + dot(hi, a_at(base + 1u));
+    return dot(lo, a0) + dot(hi, a1);
 #endif
 }
 
@@ -68,6 +88,9 @@ void put(uint row, uint col, float v)
     if ((glc_p[P_FLAGS] & 1u) != 0u)
         v += bias[col];
     v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
+#ifdef RES
+    v = res[row * N + col] + v;
+#endif
 #ifdef SEG
     uint s1 = glc_p[P_S1], s12 = glc_p[P_S12];
     if (col < s1)
@@ -87,6 +110,19 @@ void main()
         return;
     uint M = glc_p[P_M], N = glc_p[P_N], words = glc_p[P_WORDS];
     uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+#ifdef NORM
+    // 1 / rms of each row of a (the rms_norm prologue), from the subgroup's lanes
+    float nscale[CM];
+    for (int m = 0; m < CM; m++) {
+        uint r0 = (min(uint(m), M - 1u) * glc_p[P_K]) >> 2;
+        float s = 0.0;
+        for (uint i = lane; i < glc_p[P_K] >> 2; i += S) {
+            vec4 x = a4[r0 + i];
+            s += dot(x, x);
+        }
+        nscale[m] = inversesqrt(subgroupAdd(s) / float(glc_p[P_K]) + float(NORM_EPS));
+    }
+#endif
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
         uint n0 = (glc_group_index() * uint(SLOTS) + slot) * uint(RN);
         if (n0 >= N)
@@ -119,6 +155,9 @@ void main()
         for (int r = 0; r < RN; r++)
             for (int m = 0; m < CM; m++) {
                 float v = subgroupAdd(acc[r][m]);
+#ifdef NORM
+                v *= nscale[m];
+#endif
                 uint n = n0 + uint(r);
                 if (lane == uint(r * CM + m) % S && n < N && uint(m) < M)
                     put(uint(m), n, v);

@@ -11,6 +11,13 @@
  *  - swiglu:    mul(act(a), b), act a unary activation -> mul with act on a
  *  - mm_bias:   add(matmul(a, b), bias [N] f32)         -> matmul(a, b, bias)
  *  - mm_act:    act(matmul(a, b[, bias]))               -> matmul with act
+ *  - mm_res:    add(x, matmul(..)), x f32 of the product's shape (either
+ *               order)                                  -> matmul reading x
+ *               as a 4th input, adding it last (a residual epilogue; dense
+ *               matmul only: the matmul_q kernels add none; devices with 5
+ *               SSBO blocks a shader, not the ES 3.1 minimum of 4). Before
+ *               add_norm, so a decode layer's x + W o; rms_norm(..) becomes
+ *               the matmul with its residual and a plain rms_norm
  *  - rope_rows: set_rows(cache, rope(x, pos), pos)      -> rope writing its
  *               rows into the cache at the positions (KV-cache append)
  *  - add_norm:  h = x + r; rms_norm(h, w)               -> add_rms_norm writing
@@ -23,6 +30,12 @@
  *  - glu:       matmul(act(gate) * up) where gate | up is such a pack (w1 | w3)
  *                                                       -> the matmul reads
  *               the pack and gates its input as it loads it (decode shapes)
+ *  - mm_norm (last): matmul(rms_norm(x, w), W) at decode shapes (<= 8 rows,
+ *               K <= 8192) where the norm has no other reader (after qkv
+ *               and glu: the packed projections are its one reader)
+ *                                                       -> the matmul reads
+ *               x and w and computes each row's norm itself: the norm's
+ *               dispatch (and its barrier) goes
  * The later node of a pattern takes the fused op (its output tensor stays
  * the one the rest of the graph reads); inputs all come from before the
  * earlier node, so graph order stays topological.
@@ -38,6 +51,7 @@ typedef struct fctx {
     glc_graph *g;
     uint32_t *uses; /* per tensor: consumer nodes, + 1 when a graph output */
     size_t align;   /* SSBO offset alignment: where a packed part may start */
+    uint32_t ssbo;  /* SSBO blocks a compute shader may bind */
     int fused;
 } fctx;
 
@@ -230,8 +244,11 @@ static void mm_bias(fctx *c, glc__gnode *d)
         in[1] = mm->tensor[1];
         in[2] = bias;
         cand = make(mm->args.op, in, 3, out_of(d), GLC_DTYPE_F32, mm);
-        if (replace(c, d, &cand))
+        if (replace(c, d, &cand)) {
+            mm->dead = 1; /* its input's one reader is the fused node (mm_norm, glu count) */
+            count_uses(c);
             return;
+        }
     }
 }
 
@@ -247,7 +264,37 @@ static void mm_act(fctx *c, glc__gnode *u)
     cand = make(mm->args.op, mm->tensor, 3, out_of(u), GLC_DTYPE_F32, mm);
     cand.raw.mm.act = u->args.unary.op;
     cand.raw.mm.act_param = u->args.unary.param;
-    replace(c, u, &cand);
+    if (replace(c, u, &cand)) {
+        mm->dead = 1; /* as in mm_bias */
+        count_uses(c);
+    }
+}
+
+/* add(x, matmul(..)) -> matmul(.., x): out = x + act(a B + bias), the
+ * same f32 sum as the add's (its operands commute exactly) */
+static void mm_res(fctx *c, glc__gnode *d)
+{
+    int s;
+    if (d->args.op != GLC__OP_ADD || d->args.bin.act || d->odt != GLC_DTYPE_F32 || c->ssbo < 5)
+        return; /* the kernels bind a, b, out, bias (or a stand-in) and the residual */
+    for (s = 0; s < 2; s++) {
+        glc__gnode *mm = single_use_producer(c, d->tensor[s], GLC__OP_MATMUL), cand;
+        int32_t x = d->tensor[1 - s], in[4];
+        const glc__gtensor *xt = &c->g->t[x], *pt = &c->g->t[d->tensor[s]];
+        if (!mm || mm->args.nin != 3 || mm->args.mm.seg[0] || xt->dtype != GLC_DTYPE_F32 ||
+            xt->rank != pt->rank || memcmp(xt->shape, pt->shape, sizeof xt->shape[0] * (size_t)xt->rank))
+            continue;
+        in[0] = mm->tensor[0];
+        in[1] = mm->tensor[1];
+        in[2] = mm->tensor[2];
+        in[3] = x;
+        cand = make(GLC__OP_MATMUL, in, 4, out_of(d), GLC_DTYPE_F32, mm);
+        if (replace(c, d, &cand)) {
+            mm->dead = 1; /* its inputs' uses are the fused node's now (the glu pass counts) */
+            count_uses(c);
+            return;
+        }
+    }
 }
 
 /* h = add(x, r); n = rms_norm(h, w) -> one add_rms_norm node writing h
@@ -320,7 +367,7 @@ static int qkv_member(const fctx *c, const glc__gnode *n)
     int32_t b = n->tensor[1], bias = n->tensor[2];
     if (n->dead || (n->args.op != GLC__OP_MATMUL && n->args.op != GLC__OP_MATMUL_Q) ||
         (n->args.op == GLC__OP_MATMUL && !n->args.mm.transpose_b) || n->args.mm.act ||
-        n->args.mm.seg[0] ||
+        n->args.mm.seg[0] || n->args.nin != 3 ||
         n->odt != GLC_DTYPE_F32 || g->t[out_of(n)].alias)
         return 0;
     if (g->t[b].kind != GLC__T_PARAM || g->t[b].rank != 2 || g->t[b].alias || c->uses[b] != 1)
@@ -457,7 +504,7 @@ static void glu(fctx *c, glc__gnode *m)
     glc_graph *g = c->g;
     glc__gnode *u, cand;
     glc__tensor gt;
-    int32_t gate, up, pack, in[3];
+    int32_t gate, up, pack, in[4];
     int64_t k;
     if (m->dead || m->args.op != GLC__OP_MATMUL || !m->args.mm.transpose_b ||
         m->args.mm.seg[0] || m->args.mm.glu || g->t[m->tensor[1]].rank != 2)
@@ -478,11 +525,50 @@ static void glu(fctx *c, glc__gnode *m)
     in[0] = pack;
     in[1] = m->tensor[1];
     in[2] = m->tensor[2];
-    cand = make(GLC__OP_MATMUL, in, 3, out_of(m), GLC_DTYPE_F32, m);
+    in[3] = m->tensor[3]; /* a residual (mm_res), when nin is 4 */
+    cand = make(GLC__OP_MATMUL, in, m->args.nin, out_of(m), GLC_DTYPE_F32, m);
     cand.raw.mm.glu = u->args.bin.act;
     cand.raw.mm.glu_gate = (int64_t)(g->t[gate].alias_offset / 4);
     cand.raw.mm.glu_up = (int64_t)(g->t[up].alias_offset / 4);
     replace(c, m, &cand);
+}
+
+/* matmul(rms_norm(x, w), W) -> matmul(x, W, .., w) with the norm as its
+ * prologue (op_matmul.c: NORM). A dense transposed matmul with no gated
+ * input; the norm's weight f32 [K]; decode shapes only, where the norm's
+ * dispatch costs more than each group recomputing it. */
+#define NORM_MAX_ROWS 8
+#define NORM_MAX_K 8192
+
+static void mm_norm(fctx *c, glc__gnode *m)
+{
+    glc_graph *g = c->g;
+    glc__gnode *r, cand;
+    glc__tensor xt;
+    int32_t in[5];
+    int64_t k;
+    if (m->dead || m->args.op != GLC__OP_MATMUL || !m->args.mm.transpose_b || m->args.mm.glu ||
+        g->t[m->tensor[1]].rank != 2 || m->args.nin > 4 || c->ssbo < 6)
+        return;
+    r = single_use_producer(c, m->tensor[0], GLC__OP_RMS_NORM);
+    k = g->t[m->tensor[1]].shape[1];
+    if (!r || r->tensor[1] < 0 || !is_vector_of(g, r->tensor[1], k, 1) || k % 4 || k > NORM_MAX_K ||
+        g->t[r->tensor[0]].dtype != GLC_DTYPE_F32 || last_dim(g, r->tensor[0]) != k)
+        return;
+    glc__graph_tensor_at(g, r->tensor[0], NULL, &xt);
+    if (glc__numel(&xt) / k > NORM_MAX_ROWS)
+        return;
+    in[0] = r->tensor[0];
+    in[1] = m->tensor[1];
+    in[2] = m->tensor[2];
+    in[3] = m->args.nin > 3 ? m->tensor[3] : -1;
+    in[4] = r->tensor[1];
+    cand = make(GLC__OP_MATMUL, in, 5, out_of(m), GLC_DTYPE_F32, m);
+    cand.raw.mm.norm_eps = r->args.norm.eps;
+    if (replace(c, m, &cand)) {
+        r->dead = 1;
+        count_uses(c);
+    }
 }
 
 /* 1 when node n will run: not absorbed, and its output read, a graph
@@ -606,10 +692,10 @@ static void rope_qkv(fctx *c, glc__gnode *s)
     count_uses(c);
 }
 
-glc_status glc__fuse(glc_graph *g, size_t align, int *fused)
+glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, int *fused)
 {
     static void (*const passes[])(fctx *, glc__gnode *) = {norm_mul, swiglu, mm_bias, mm_act,
-                                                           rope_rows};
+                                                           mm_res,   rope_rows};
     fctx c;
     size_t p, i;
     glc_status st = GLC_OK;
@@ -619,6 +705,7 @@ glc_status glc__fuse(glc_graph *g, size_t align, int *fused)
     c.g = g;
     c.fused = 0;
     c.align = align < 4 ? 4 : align;
+    c.ssbo = ssbo_blocks;
     glc__use_device(g->dev);
     /* each fusion adds at most 3 tensors and retires at least one node */
     if (!(c.uses = glc__malloc((g->nt + 3 * g->nn + 1) * sizeof *c.uses)))
@@ -637,6 +724,8 @@ glc_status glc__fuse(glc_graph *g, size_t align, int *fused)
         glu(&c, &g->n[i]);
     for (i = 0; i < g->nn; i++)
         rope_qkv(&c, &g->n[i]);
+    for (i = 0; i < g->nn; i++)
+        mm_norm(&c, &g->n[i]);
     glc__free(c.uses);
     *fused = c.fused;
     return st;

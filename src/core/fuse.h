@@ -1,7 +1,8 @@
 /*
  * Fusion passes (fuse.c), GL-free: rewrite a plan's own copy of a graph so
  * that patterns of ops run as one dispatch (rms_norm * weight, SwiGLU,
- * matmul + bias + activation, residual add + rms_norm).
+ * matmul + bias + activation + residual, residual add + rms_norm, rms_norm
+ * as a decode matmul's prologue).
  */
 #ifndef GLC_FUSE_H
 #define GLC_FUSE_H
@@ -10,7 +11,8 @@
 
 /* Rewrites g in place; *fused gets the number of patterns fused; align:
  * the device's SSBO offset alignment (parts of a packed value start at
- * multiples of it). Only GLC_ERR_OUT_OF_MEMORY can fail it. */
-glc_status glc__fuse(glc_graph *g, size_t align, int *fused);
+ * multiples of it); ssbo_blocks: its SSBO blocks per compute shader (a
+ * matmul with a residual binds 5). Only GLC_ERR_OUT_OF_MEMORY can fail it. */
+glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, int *fused);
 
 #endif

@@ -13,6 +13,18 @@
  * gate matrix and an up matrix, [M, K] each, at the element offsets
  * glu_gate and glu_up; the product reads act(gate) * up (a's last dim is
  * 2K). The fusion passes (fuse.c) set act, seg and glu.
+ * A fused residual (fuse.c's mm_res): a 4th input x, f32, out's elements
+ * (its last dim N; a gated input's pack may give out another batch shape),
+ * read before out (tensors a, b, bias, x, out): out = x + act(a B + bias),
+ * the add rounded as a separate add would. Its kernels (define RES, a 5th
+ * binding: fuse.c asks for 5 SSBO blocks): matvec, direct, tiled and ksum
+ * (K split); not with seg, and never the matmul_q kernel
+ * (a mat-vec past matvec.comp's loop cap or K % 8 goes direct instead).
+ * A fused rms_norm prologue (fuse.c's mm_norm): a 5th input w_n, f32 [K],
+ * and mm.norm_eps: the product reads rms_norm(a row, w_n) in a's place
+ * (tensors a, b, bias, residual or none, w_n, out). Decode shapes: the
+ * matvec and direct kernels (NORM), each invocation or subgroup computing
+ * the norm of the rows it reads; K % 4 == 0, shared transposed b.
  * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
@@ -54,7 +66,8 @@
 static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1], *bias = &a->t[2];
-    glc__tensor *o = &a->t[3];
+    glc__tensor *o = &a->t[a->nin], *res = a->nin > 3 ? &a->t[3] : NULL;
+    const glc__tensor *nw = a->nin > 4 ? &a->t[4] : NULL;
     int nt = a->mm.transpose_b != 0, i, nbatch_a, nbatch_b;
     int64_t k, kb, n;
     char sx[96], sb[96], sc[96];
@@ -105,6 +118,18 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
         glc__numel(b) > 0xffffffffll)
         return glc__op_error(err, len, "matmul", "a %s, b %s: more than 2^32 - 1 elements",
                              glc__shape_str(x, sx, sizeof sx), glc__shape_str(b, sb, sizeof sb));
+    if (res && res->present &&
+        (res->dtype != GLC_DTYPE_F32 || glc__numel(res) != glc__numel(o) ||
+         res->shape[res->rank - 1] != n || a->mm.seg[0]))
+        return glc__op_error(err, len, "matmul", "residual %s: must be f32, %s's elements, no segments",
+                             glc__shape_str(res, sc, sizeof sc), glc__shape_str(o, sx, sizeof sx));
+    if (nw && nw->present &&
+        (nw->dtype != GLC_DTYPE_F32 || nw->rank != 1 || nw->shape[0] != k || k % 4 || !nt ||
+         b->rank != 2 || a->mm.glu))
+        return glc__op_error(err, len, "matmul",
+                             "norm weight %s: must be f32 [K], K %% 4 == 0, b [N, K] transposed, "
+                             "no gated input",
+                             glc__shape_str(nw, sc, sizeof sc));
     return GLC_OK;
 }
 
@@ -134,8 +159,20 @@ void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1)
         glc__plan_param_at(d, s1 + j, (uint32_t)a->mm.seg[j]);
 }
 
+/* 1 when a matmul's args carry a fused residual (the 4th input) */
+static int has_res(const glc__op_args *a)
+{
+    return a->op == GLC__OP_MATMUL && a->nin > 3 && a->t[3].present;
+}
+
+/* 1 when they carry a fused rms_norm prologue (its weight the 5th input) */
+static int has_norm(const glc__op_args *a)
+{
+    return a->op == GLC__OP_MATMUL && a->nin > 4 && a->t[4].present;
+}
+
 /* The bindings every dense variant takes (a, b, out, bias or a in its
- * place) and, for the fused Q/K/V projection, the segments: their params
+ * place; with a residual, the RES define and it as a 5th) and, for the fused Q/K/V projection, the segments: their params
  * (from slot s1) and an out binding through the last segment's end. */
 static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, int64_t n,
                        int s1)
@@ -143,8 +180,19 @@ static void bind_dense(glc__dispatch_plan *d, const glc__op_args *a, int64_t m, 
     glc__plan_segments(d, a, s1);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
-    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_bind(d, a->nin, GLC_WRITE);
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
+    if (has_res(a)) {
+        glc__define(d, "RES", "1");
+        glc__plan_bind(d, 3, GLC_READ);
+    }
+    if (has_norm(a)) { /* NORM: its binding; NORM_EPS a float literal */
+        char eps[32];
+        snprintf(eps, sizeof eps, "%.9g", (double)a->mm.norm_eps);
+        glc__define_int(d, "NORM", d->nbind);
+        glc__define(d, "NORM_EPS", eps);
+        glc__plan_bind(d, 4, GLC_READ);
+    }
     if (a->mm.seg[0])
         d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
 }
@@ -264,6 +312,12 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     }
     if (glu && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0))
         v = V_DIRECT; /* the kernels that read a gated input */
+    if (has_res(a) && v == V_MATVEC &&
+        !(k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)))
+        v = V_DIRECT; /* the matmul_q kernel adds no residual */
+    if (has_norm(a) && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 &&
+                         matvec_fits(tg, b, k)))
+        v = V_DIRECT; /* the kernels with a norm prologue */
     if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)) {
         if (!subgroups) { /* its local size is a multiple of the subgroup size */
             glc__op_error(err, len, "matmul",
@@ -340,10 +394,13 @@ static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__dispatch_plan *d = &p->disp[0];
     int64_t k = a->t[0].shape[a->t[0].rank - 1] / (a->mm.glu ? 2 : 1);
     uint64_t budget = glc__loop_budget(tg), steps, kc, parts;
-    if (!budget || ((uint64_t)k + step - 1) / step * cost + MM_LOOP_OVERHEAD <= budget)
+    uint64_t over = MM_LOOP_OVERHEAD + (has_norm(a) ? (uint64_t)k / 4 : 0); /* + the norm's loop */
+    if (!budget || ((uint64_t)k + step - 1) / step * cost + over <= budget)
         return GLC_OK;
-    steps = (budget - MM_LOOP_OVERHEAD) / cost;
+    steps = budget > over + cost ? (budget - over) / cost : 1;
     kc = steps * step / 16 * 16;
+    if (kc < 16)
+        kc = 16;
     parts = ((uint64_t)k + kc - 1) / kc;
     glc__define_int(d, "KC", (long long)kc);
     d->bind[2].tensor = GLC__SCRATCH; /* out: the partial products */
@@ -354,7 +411,7 @@ static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_
         d->groups = (tiles * parts + d->local_size - 1) / d->local_size;
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
-    return glc__plan_ksum(p, a, total, n, (uint32_t)parts, a->t[2].present ? 2 : -1, 3,
+    return glc__plan_ksum(p, a, total, n, (uint32_t)parts, a->t[2].present ? 2 : -1, a->nin,
                           tg, err, len);
 }
 
@@ -379,6 +436,10 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
     glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
     glc__plan_bind(d, out, GLC_WRITE);
     glc__plan_bind(d, bias >= 0 ? bias : GLC__SCRATCH, GLC_READ);
+    if (has_res(a)) {
+        glc__define(d, "RES", "1");
+        glc__plan_bind(d, 3, GLC_READ);
+    }
     if (seg) /* segments start at fixed places: bind through the last one's end */
         d->bind[1].size =
             (size_t)(a->mm.seg[3] + (int64_t)(total / (uint64_t)n) * (n - a->mm.seg[1])) * 4;

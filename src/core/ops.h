@@ -124,7 +124,7 @@ typedef struct glc__rope_args {
     int64_t mode, dim;
 } glc__rope_args;
 typedef struct glc__matmul_args { /* matmul; matmul_q from act on */
-    float act_param, f_[3];
+    float act_param, norm_eps, f_[2]; /* norm_eps: a fused rms_norm prologue's (fuse.c) */
     int64_t transpose_b, act;
     int64_t seg[4]; /* fused Q/K/V: column bounds s1, s12; where segments 1, 2 start */
     int64_t glu;      /* fused SwiGLU input: its activation */

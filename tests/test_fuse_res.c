@@ -1,0 +1,247 @@
+/*
+ * The mm_res and mm_norm fusions (src/core/fuse.c). mm_res: y = add(r, act(x W^T + bias)) (either
+ * operand order) becomes one matmul whose epilogue adds the residual r.
+ * Fused, GLC_COMPILE_NO_FUSE and a plain C reference (double) agree: f32,
+ * f16 and q8_0 weights (q8_0 is a matmul_q node, which takes no residual:
+ * left unfused, still checked), T = 1 and a variable T run at several
+ * values, odd N and K, bias as the matmul's input or a separate add, an
+ * activation before the add, the direct, tiled and K-split (ksum) kernels
+ * (GLC_MATMUL forced; a K past llvmpipe's loop cap). A product with a
+ * second reader, or a residual that broadcasts, stays a separate add, as
+ * does every one on a device of 4 SSBO blocks (GLC_LIMITS=min).
+ * mm_norm: matmul(rms_norm(x, wn), W) at decode shapes (<= 8 rows) becomes
+ * one matmul computing each row's norm itself (with or without the
+ * residual), checked the same way: M = 1 to 8, f32 and f16 weights, bias
+ * and activation, a forced tiled variant (it goes direct), K up to 8192;
+ * left apart at 16 rows (prefill), K past 8192 or not a multiple of 4, a
+ * second reader of the norm, q8_0 weights, and below 6 SSBO blocks.
+ */
+#include "testutil.h"
+
+#include "optest.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rcase {
+    glc_dtype w;
+    int64_t tmax, k, n; /* tmax 1: T fixed at 1; else T a variable in [1, tmax] */
+    int bias;           /* 0 none, 1 the matmul's input, 2 a separate add */
+    int act;            /* a glc_unary_op before the add, 0 none */
+    int res_first;      /* add(r, p), else add(p, r) */
+    const char *variant; /* GLC_MATMUL, NULL: the device's choice */
+    int extra;          /* 1: p is an output too; 2: r is [1, N] (broadcast); 3: the norm is */
+    int res_fused;      /* mm_res expected to fire */
+    int norm;           /* the matmul reads rms_norm(x, wn) (wn f32 [K]) */
+    int norm_fused;     /* mm_norm expected to fire */
+} rcase;
+
+static const rcase cases[] = {
+    {GLC_DTYPE_F32, 1, 11, 13, 0, 0, 1, NULL, 0, 1, 0, 0},
+    {GLC_DTYPE_F16, 5, 19, 7, 1, 0, 0, NULL, 0, 1, 0, 0},
+    {GLC_DTYPE_F32, 4, 16, 9, 2, GLC_UNARY_SILU, 1, NULL, 0, 1, 0, 0},
+    {GLC_DTYPE_F16, 1, 24, 5, 1, GLC_UNARY_GELU, 0, "tiled64", 0, 1, 0, 0},
+    {GLC_DTYPE_F32, 6, 33, 70, 2, 0, 0, "tiled64", 0, 1, 0, 0},
+    {GLC_DTYPE_F32, 3, 40003, 5, 1, GLC_UNARY_RELU, 1, "tiled64", 0, 1, 0, 0}, /* K split */
+    {GLC_DTYPE_F16, 1, 40000, 3, 0, 0, 0, "tiled64", 0, 1, 0, 0},               /* K split, M 1 */
+    {GLC_DTYPE_F32, 2, 120001, 3, 2, 0, 0, NULL, 0, 1, 0, 0},                   /* direct K split */
+    {GLC_DTYPE_Q8_0, 3, 64, 9, 1, 0, 1, NULL, 0, 0, 0, 0},
+    {GLC_DTYPE_Q8_0, 1, 32, 5, 2, GLC_UNARY_SILU, 0, NULL, 0, 0, 0, 0},
+    {GLC_DTYPE_F32, 3, 12, 6, 0, GLC_UNARY_SILU, 1, NULL, 1, 0, 0, 0}, /* p read twice */
+    {GLC_DTYPE_F32, 3, 12, 6, 0, 0, 0, NULL, 2, 0, 0, 0},              /* r broadcasts */
+    /* mm_norm: the rms_norm as the matmul's prologue (decode shapes) */
+    {GLC_DTYPE_F32, 1, 64, 13, 0, 0, 1, NULL, 0, 1, 1, 1},
+    {GLC_DTYPE_F16, 5, 36, 7, 1, GLC_UNARY_SILU, 0, NULL, 0, 1, 1, 1},
+    {GLC_DTYPE_F32, 8, 20, 9, 0, 0, 1, NULL, 0, 1, 1, 1},      /* 8 rows: RM 4 */
+    {GLC_DTYPE_F32, 3, 40, 6, 2, 0, 0, "tiled64", 0, 1, 1, 1}, /* goes direct */
+    {GLC_DTYPE_F32, 4, 8192, 5, 0, 0, 1, NULL, 0, 1, 1, 1},    /* the largest K */
+    {GLC_DTYPE_F32, 2, 8196, 5, 0, 0, 1, NULL, 0, 1, 1, 0},    /* K past 8192 */
+    {GLC_DTYPE_F32, 16, 32, 5, 0, 0, 1, NULL, 0, 1, 1, 0},     /* 16 rows: prefill */
+    {GLC_DTYPE_F32, 3, 13, 5, 0, 0, 1, NULL, 0, 1, 1, 0},      /* K % 4 */
+    {GLC_DTYPE_F32, 3, 16, 5, 0, 0, 1, NULL, 3, 1, 1, 0},      /* the norm read twice */
+    {GLC_DTYPE_Q8_0, 1, 64, 5, 0, 0, 1, NULL, 0, 0, 1, 0},     /* matmul_q */
+};
+
+static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_compile_desc cd;
+    glc_matmul_desc nt = {1};
+    int64_t t, xs[2], rs[2], ws[2], bs[1];
+    glc_tensor x, r, w, b, prod, a;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    t = c->tmax == 1 ? 1 : glc_graph_var(g, "T", 1, c->tmax);
+    xs[0] = t;
+    xs[1] = c->k;
+    rs[0] = c->extra == 2 ? 1 : t;
+    rs[1] = c->n;
+    ws[0] = c->n;
+    ws[1] = c->k;
+    bs[0] = c->n;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    r = glc_graph_input(g, "r", GLC_DTYPE_F32, 2, rs);
+    w = glc_graph_param(g, "w", c->w, 2, ws);
+    b = c->bias ? glc_graph_param(g, "b", GLC_DTYPE_F32, 1, bs) : glc_none();
+    a = c->norm ? glc_rms_norm(g, x, glc_graph_param(g, "wn", GLC_DTYPE_F32, 1, &c->k), 1e-5f) : x;
+    prod = c->w == GLC_DTYPE_Q8_0 ? glc_matmul_q(g, a, w, c->bias == 1 ? b : glc_none())
+                                  : glc_matmul(g, a, w, c->bias == 1 ? b : glc_none(), &nt);
+    if (c->bias == 2)
+        prod = glc_add(g, prod, b);
+    if (c->act)
+        prod = glc_unary(g, (glc_unary_op)c->act, prod, 0.0f);
+    glc_graph_output(g, "y", c->res_first ? glc_add(g, r, prod) : glc_add(g, prod, r));
+    if (c->extra == 1)
+        glc_graph_output(g, "p", prod);
+    if (c->extra == 3)
+        glc_graph_output(g, "p", a);
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static double act_d(int act, double v)
+{
+    switch (act) {
+    case GLC_UNARY_SILU: return v / (1.0 + exp(-v));
+    case GLC_UNARY_RELU: return v > 0 ? v : 0;
+    case GLC_UNARY_GELU: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    default: return v;
+    }
+}
+
+static void test_mm_res(void **state)
+{
+    size_t ci;
+    (void)state;
+    for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const rcase *c = &cases[ci];
+        int64_t k = c->k, n = c->n, tm = c->tmax, t, i, j, q;
+        uint64_t seed = 31 + ci;
+        float *x = malloc((size_t)(tm * k) * 4), *r = malloc((size_t)(tm * n) * 4);
+        float *w = malloc((size_t)(n * k) * 4), *b = malloc((size_t)n * 4);
+        float *wn = malloc((size_t)k * 4);
+        double *xn = malloc((size_t)(tm * k) * sizeof *xn);
+        int64_t np = c->extra == 3 ? k : n; /* output p's row */
+        float *y[3], *pp[2];
+        uint8_t *wq = NULL;
+        glc_device *dev;
+        glc_plan *pl[2];
+        glc_plan_info fi, pi;
+        glc_device_info info;
+        int expect, p;
+        if (c->variant)
+            setenv("GLC_MATMUL", c->variant, 1);
+        dev = tu_device(NULL);
+        unsetenv("GLC_MATMUL");
+        pl[0] = build(dev, c, 0);
+        pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
+        assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+        assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
+        assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
+        /* the residual is a 5th binding: not on devices with the ES 3.1
+         * minimum of 4 SSBO blocks (GLC_LIMITS=min) */
+        expect = (c->bias == 2) + (c->act != 0) + (c->res_fused && info.limits.max_ssbo_blocks >= 5) +
+                 (c->norm_fused && info.limits.max_ssbo_blocks >= 6);
+        if ((int)fi.fused != expect || (int)(pi.dispatches - fi.dispatches) != expect)
+            fail_msg("case %zu: fused %u, %u -> %u dispatches (expected %d fused)", ci, fi.fused,
+                     pi.dispatches, fi.dispatches, expect);
+        ot_fill(&seed, w, (size_t)(n * k), -1.0f, 1.0f);
+        ot_fill(&seed, b, (size_t)n, -1.0f, 1.0f);
+        ot_fill(&seed, wn, (size_t)k, 0.5f, 1.5f);
+        if (c->w == GLC_DTYPE_Q8_0) { /* blocks of 32: f16 scale 1/64, int8 values */
+            size_t nb = (size_t)(n * k) / 32, bl;
+            wq = malloc(nb * 34);
+            for (bl = 0; bl < nb; bl++) {
+                uint16_t h = ot_f32_to_f16(1.0f / 64);
+                memcpy(wq + bl * 34, &h, 2);
+                for (j = 0; j < 32; j++) {
+                    int8_t v = (int8_t)lrintf(w[bl * 32 + (size_t)j] * 127);
+                    wq[bl * 34 + 2 + (size_t)j] = (uint8_t)v;
+                    w[bl * 32 + (size_t)j] = (float)v / 64;
+                }
+            }
+        } else if (c->w == GLC_DTYPE_F16) {
+            ot_round(GLC_DTYPE_F16, w, (size_t)(n * k));
+        }
+        for (p = 0; p < 2; p++) {
+            if (wq)
+                assert_int_equal(glc_plan_set_param_typed(pl[p], "w", wq, (size_t)(n * k) / 32 * 34,
+                                                          GLC_DTYPE_Q8_0),
+                                 GLC_OK);
+            else
+                assert_int_equal(glc_plan_set_param(pl[p], "w", w, (size_t)(n * k)), GLC_OK);
+            if (c->bias)
+                assert_int_equal(glc_plan_set_param(pl[p], "b", b, (size_t)n), GLC_OK);
+            if (c->norm)
+                assert_int_equal(glc_plan_set_param(pl[p], "wn", wn, (size_t)k), GLC_OK);
+        }
+        for (q = 0; q < 3; q++)
+            y[q] = malloc((size_t)(tm * n) * 4);
+        pp[0] = malloc((size_t)(tm * np) * 4);
+        pp[1] = malloc((size_t)(tm * np) * 4);
+        for (t = tm; t >= 1; t -= 2) {
+            glc_plan_var v = {"T", t};
+            int64_t rn = c->extra == 2 ? n : t * n;
+            ot_fill(&seed, x, (size_t)(t * k), -1.0f, 1.0f);
+            ot_fill(&seed, r, (size_t)rn, -2.0f, 2.0f);
+            for (p = 0; p < 2; p++) {
+                glc_plan_input in[2] = {{"x", x, (size_t)(t * k)}, {"r", r, (size_t)rn}};
+                glc_plan_output out[2] = {{"y", y[p], (size_t)(t * n)}, {"p", pp[p], (size_t)(t * np)}};
+                assert_int_equal(glc_plan_run_with_vars(pl[p], &v, tm > 1, in, 2, out,
+                                                        c->extra == 1 || c->extra == 3 ? 2 : 1),
+                                 GLC_OK);
+            }
+            for (i = 0; i < t; i++) { /* the norm (double) */
+                double ss = 0, sc;
+                for (q = 0; q < k; q++)
+                    ss += (double)x[i * k + q] * x[i * k + q];
+                sc = 1.0 / sqrt(ss / (double)k + 1e-5);
+                for (q = 0; q < k; q++)
+                    xn[i * k + q] = c->norm ? x[i * k + q] * sc * wn[q] : x[i * k + q];
+            }
+            for (i = 0; i < t; i++)
+                for (j = 0; j < n; j++) {
+                    double s = 0;
+                    for (q = 0; q < k; q++)
+                        s += xn[i * k + q] * w[j * k + q];
+                    if (c->bias)
+                        s += b[j];
+                    s = act_d(c->act, s);
+                    y[2][i * n + j] = (float)(r[(c->extra == 2 ? 0 : i * n) + j] + s);
+                }
+            /* the norm prologue sums in another order than the norm's kernel */
+            ot_check("fused vs unfused", y[0], y[1], (size_t)(t * n), c->norm ? 1e-10 : 1e-12);
+            ot_check("fused vs reference", y[0], y[2], (size_t)(t * n), 1e-9);
+            if (c->extra == 1 || c->extra == 3)
+                ot_check("p", pp[0], pp[1], (size_t)(t * np), 1e-12);
+            if (tm == 1)
+                break;
+        }
+        for (q = 0; q < 3; q++)
+            free(y[q]);
+        free(pp[0]);
+        free(pp[1]);
+        free(x);
+        free(r);
+        free(w);
+        free(b);
+        free(wn);
+        free(xn);
+        free(wq);
+        glc_plan_destroy(pl[0]);
+        glc_plan_destroy(pl[1]);
+        glc_device_destroy(dev);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mm_res),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
