@@ -3,7 +3,9 @@
 // cap); the tile engine is matmul_q.glsl, the weights matmul_w.glsl.
 // Also the fused Q/K/V projection (SEG) and a fused activation (ACT).
 // bindings: 0 a, 1 w, 2 out, 3 bias (the plan binds a in its
-//   place when the op has none; flag 1 says whether to add it)
+//   place when the op has none; flag 1 says whether to add it), RES: 4 a
+//   residual (out's shape, added last), NORM: its binding, the weight of
+//   an rms_norm prologue (matmul_q.glsl)
 // params: matmul_q.glsl's, 4 mtiles, 8 s1, 9 s12
 //   (SEG: segment column bounds), 10, 11 where segments 1 and 2 start in
 //   out (elements), 12 flags (1 add bias), 13 ACT's param; 7 as
@@ -25,6 +27,9 @@
 
 layout(std430, binding = 2) buffer O { float o[]; };
 layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
+#ifdef RES
+layout(std430, binding = 4) readonly buffer RESIDUAL { float res[]; };
+#endif
 
 #include "matmul_w.glsl"
 
@@ -45,6 +50,9 @@ void put(uint row, uint n, float v)
 #endif
 #if ACT
     v = glc_act(v, ACT, glc_pf(P_ACT_PARAM));
+#endif
+#ifdef RES
+    v = res[i] + v; // (never with SEG: i is row * N + n)
 #endif
     o[i] = v;
 }

@@ -77,9 +77,32 @@ vec4 bits_to_vec(uvec4 b, float offset)
     return uintBitsToFloat(b | 0x4B000000u) - (MAGIC + offset);
 }
 
+#ifdef NORM
+// a fused rms_norm prologue (matmul_q only, AVEC): NORM the binding of its
+// weight (f32 [K]), NORM_EPS its eps; a row is read as row * weight and
+// each output scaled by the row's 1 / rms (norm_scale) when stored
+layout(std430, binding = NORM) readonly buffer NORMW { vec4 nw4[]; };
+
+float norm_scale(uint row, uint lane, uint step)
+{
+    uint k4 = glc_p[P_K] >> 2;
+    float s = 0.0;
+    for (uint i = lane; i < k4; i += step) {
+        vec4 x = a4[row * k4 + i];
+        s += dot(x, x);
+    }
+#if SPLIT
+    s = subgroupAdd(s);
+#endif
+    return inversesqrt(s / float(glc_p[P_K]) + float(NORM_EPS));
+}
+#endif
+
 vec4 load_a(uint row, uint k)
 {
-#if AVEC
+#ifdef NORM
+    return a4[row * (glc_p[P_K] >> 2) + (k >> 2)] * nw4[k >> 2];
+#elif AVEC
     return a4[row * (glc_p[P_K] >> 2) + (k >> 2)];
 #else
     uint K = glc_p[P_K], i = row * K + k;
@@ -165,11 +188,25 @@ void accumulate(uint first, uint step)
 void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
 {
     uint N = glc_p[P_N];
+#ifdef NORM
+    float nsc[CM];
+    for (int m = 0; m < CM; m++)
+#if SPLIT
+        nsc[m] = norm_scale(arow[m], lane, gl_SubgroupSize);
+#else
+        nsc[m] = norm_scale(arow[m], 0u, 1u);
+#endif
+#endif
     for (int r = 0; r < RN; r++)
         for (int m = 0; m < CM; m++) {
             float v = zero ? 0.0 : acc[r][m];
 #if SPLIT
             v = subgroupAdd(v);
+#endif
+#ifdef NORM
+            v *= nsc[m];
+#endif
+#if SPLIT
             // lane r * CM + m writes (wrapping when the tile has more outputs than lanes)
             if (lane != uint(r * CM + m) % gl_SubgroupSize)
                 continue;

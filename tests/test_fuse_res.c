@@ -2,8 +2,7 @@
  * The mm_res and mm_norm fusions (src/core/fuse.c). mm_res: y = add(r, act(x W^T + bias)) (either
  * operand order) becomes one matmul whose epilogue adds the residual r.
  * Fused, GLC_COMPILE_NO_FUSE and a plain C reference (double) agree: f32,
- * f16 and q8_0 weights (q8_0 is a matmul_q node, which takes no residual:
- * left unfused, still checked), T = 1 and a variable T run at several
+ * f16 and q8_0 weights (q8_0: a matmul_q node), T = 1 and a variable T run at several
  * values, odd N and K, bias as the matmul's input or a separate add, an
  * activation before the add, the direct, tiled and K-split (ksum) kernels
  * (GLC_MATMUL forced; a K past llvmpipe's loop cap). A product with a
@@ -13,8 +12,9 @@
  * one matmul computing each row's norm itself (with or without the
  * residual), checked the same way: M = 1 to 8, f32 and f16 weights, bias
  * and activation, a forced tiled variant (it goes direct), K up to 8192;
- * left apart at 16 rows (prefill), K past 8192 or not a multiple of 4, a
- * second reader of the norm, q8_0 weights, and below 6 SSBO blocks.
+ * q8_0 weights too (matmul_q); left apart at 12 or 16 rows (prefill), K
+ * past 8192 or not a multiple of 4, a second reader of the norm, and
+ * below 6 SSBO blocks.
  */
 #include "testutil.h"
 
@@ -46,8 +46,9 @@ static const rcase cases[] = {
     {GLC_DTYPE_F32, 3, 40003, 5, 1, GLC_UNARY_RELU, 1, "tiled64", 0, 1, 0, 0}, /* K split */
     {GLC_DTYPE_F16, 1, 40000, 3, 0, 0, 0, "tiled64", 0, 1, 0, 0},               /* K split, M 1 */
     {GLC_DTYPE_F32, 2, 120001, 3, 2, 0, 0, NULL, 0, 1, 0, 0},                   /* direct K split */
-    {GLC_DTYPE_Q8_0, 3, 64, 9, 1, 0, 1, NULL, 0, 0, 0, 0},
-    {GLC_DTYPE_Q8_0, 1, 32, 5, 2, GLC_UNARY_SILU, 0, NULL, 0, 0, 0, 0},
+    {GLC_DTYPE_Q8_0, 3, 64, 9, 1, 0, 1, NULL, 0, 1, 0, 0},
+    {GLC_DTYPE_Q8_0, 1, 32, 5, 2, GLC_UNARY_SILU, 0, NULL, 0, 1, 0, 0},
+    {GLC_DTYPE_Q8_0, 2, 262144, 3, 1, 0, 1, NULL, 0, 1, 0, 0},  /* K split (ksum) */
     {GLC_DTYPE_F32, 3, 12, 6, 0, GLC_UNARY_SILU, 1, NULL, 1, 0, 0, 0}, /* p read twice */
     {GLC_DTYPE_F32, 3, 12, 6, 0, 0, 0, NULL, 2, 0, 0, 0},              /* r broadcasts */
     /* mm_norm: the rms_norm as the matmul's prologue (decode shapes) */
@@ -60,7 +61,9 @@ static const rcase cases[] = {
     {GLC_DTYPE_F32, 16, 32, 5, 0, 0, 1, NULL, 0, 1, 1, 0},     /* 16 rows: prefill */
     {GLC_DTYPE_F32, 3, 13, 5, 0, 0, 1, NULL, 0, 1, 1, 0},      /* K % 4 */
     {GLC_DTYPE_F32, 3, 16, 5, 0, 0, 1, NULL, 3, 1, 1, 0},      /* the norm read twice */
-    {GLC_DTYPE_Q8_0, 1, 64, 5, 0, 0, 1, NULL, 0, 0, 1, 0},     /* matmul_q */
+    {GLC_DTYPE_Q8_0, 1, 64, 5, 0, 0, 1, NULL, 0, 1, 1, 1},     /* matmul_q */
+    {GLC_DTYPE_Q8_0, 6, 96, 7, 1, GLC_UNARY_SILU, 0, NULL, 0, 1, 1, 1},
+    {GLC_DTYPE_Q8_0, 12, 32, 5, 0, 0, 1, NULL, 0, 1, 1, 0},    /* 12 rows */
 };
 
 static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)

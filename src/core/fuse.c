@@ -14,8 +14,8 @@
  *  - mm_res:    add(x, matmul(..)), x f32 of the product's shape (either
  *               order)                                  -> matmul reading x
  *               as a 4th input, adding it last (a residual epilogue; dense
- *               matmul only: the matmul_q kernels add none; devices with 5
- *               SSBO blocks a shader, not the ES 3.1 minimum of 4). Before
+ *               matmul or matmul_q; devices with 5 SSBO blocks a shader,
+ *               not the ES 3.1 minimum of 4). Before
  *               add_norm, so a decode layer's x + W o; rms_norm(..) becomes
  *               the matmul with its residual and a plain rms_norm
  *  - rope_rows: set_rows(cache, rope(x, pos), pos)      -> rope writing its
@@ -30,7 +30,7 @@
  *  - glu:       matmul(act(gate) * up) where gate | up is such a pack (w1 | w3)
  *                                                       -> the matmul reads
  *               the pack and gates its input as it loads it (decode shapes)
- *  - mm_norm (last): matmul(rms_norm(x, w), W) at decode shapes (<= 8 rows,
+ *  - mm_norm (last): matmul[_q](rms_norm(x, w), W) at decode shapes (<= 8 rows,
  *               K <= 8192) where the norm has no other reader (after qkv
  *               and glu: the packed projections are its one reader)
  *                                                       -> the matmul reads
@@ -278,7 +278,7 @@ static void mm_res(fctx *c, glc__gnode *d)
     if (d->args.op != GLC__OP_ADD || d->args.bin.act || d->odt != GLC_DTYPE_F32 || c->ssbo < 5)
         return; /* the kernels bind a, b, out, bias (or a stand-in) and the residual */
     for (s = 0; s < 2; s++) {
-        glc__gnode *mm = single_use_producer(c, d->tensor[s], GLC__OP_MATMUL), cand;
+        glc__gnode *mm = matmul_producer(c, d->tensor[s]), cand;
         int32_t x = d->tensor[1 - s], in[4];
         const glc__gtensor *xt = &c->g->t[x], *pt = &c->g->t[d->tensor[s]];
         if (!mm || mm->args.nin != 3 || mm->args.mm.seg[0] || xt->dtype != GLC_DTYPE_F32 ||
@@ -288,7 +288,7 @@ static void mm_res(fctx *c, glc__gnode *d)
         in[1] = mm->tensor[1];
         in[2] = mm->tensor[2];
         in[3] = x;
-        cand = make(GLC__OP_MATMUL, in, 4, out_of(d), GLC_DTYPE_F32, mm);
+        cand = make(mm->args.op, in, 4, out_of(d), GLC_DTYPE_F32, mm);
         if (replace(c, d, &cand)) {
             mm->dead = 1; /* its inputs' uses are the fused node's now (the glu pass counts) */
             count_uses(c);
@@ -534,8 +534,8 @@ static void glu(fctx *c, glc__gnode *m)
 }
 
 /* matmul(rms_norm(x, w), W) -> matmul(x, W, .., w) with the norm as its
- * prologue (op_matmul.c: NORM). A dense transposed matmul with no gated
- * input; the norm's weight f32 [K]; decode shapes only, where the norm's
+ * prologue (op_matmul.c, op_quant.c: NORM). A dense transposed matmul with
+ * no gated input, or a matmul_q; the norm's weight f32 [K]; decode shapes only, where the norm's
  * dispatch costs more than each group recomputing it. */
 #define NORM_MAX_ROWS 8
 #define NORM_MAX_K 8192
@@ -547,8 +547,9 @@ static void mm_norm(fctx *c, glc__gnode *m)
     glc__tensor xt;
     int32_t in[5];
     int64_t k;
-    if (m->dead || m->args.op != GLC__OP_MATMUL || !m->args.mm.transpose_b || m->args.mm.glu ||
-        g->t[m->tensor[1]].rank != 2 || m->args.nin > 4 || c->ssbo < 6)
+    if (m->dead || m->args.nin > 4 || c->ssbo < 6 || g->t[m->tensor[1]].rank != 2 ||
+        !(m->args.op == GLC__OP_MATMUL_Q ||
+          (m->args.op == GLC__OP_MATMUL && m->args.mm.transpose_b && !m->args.mm.glu)))
         return;
     r = single_use_producer(c, m->tensor[0], GLC__OP_RMS_NORM);
     k = g->t[m->tensor[1]].shape[1];
@@ -563,7 +564,7 @@ static void mm_norm(fctx *c, glc__gnode *m)
     in[2] = m->tensor[2];
     in[3] = m->args.nin > 3 ? m->tensor[3] : -1;
     in[4] = r->tensor[1];
-    cand = make(GLC__OP_MATMUL, in, 5, out_of(m), GLC_DTYPE_F32, m);
+    cand = make(m->args.op, in, 5, out_of(m), GLC_DTYPE_F32, m);
     cand.raw.mm.norm_eps = r->args.norm.eps;
     if (replace(c, m, &cand)) {
         r->dead = 1;

@@ -162,7 +162,7 @@ void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1)
 /* 1 when a matmul's args carry a fused residual (the 4th input) */
 static int has_res(const glc__op_args *a)
 {
-    return a->op == GLC__OP_MATMUL && a->nin > 3 && a->t[3].present;
+    return (a->op == GLC__OP_MATMUL || a->op == GLC__OP_MATMUL_Q) && a->nin > 3 && a->t[3].present;
 }
 
 /* 1 when they carry a fused rms_norm prologue (its weight the 5th input) */

@@ -80,7 +80,20 @@ static glc_status q_infer(glc__op_args *a, char *err, size_t len)
                              glc__shape_str(x, sx, sizeof sx), glc__shape_str(w, sw, sizeof sw));
     if ((st = check_bias("matmul_q", &a->t[2], w->shape[0], err, len)) != GLC_OK)
         return st;
-    return out_like_a("matmul_q", x, w->shape[0], &a->t[3], err, len);
+    if ((st = out_like_a("matmul_q", x, w->shape[0], &a->t[a->nin], err, len)) != GLC_OK)
+        return st;
+    /* fused (fuse.c): a residual of out's elements (4th input), an rms_norm
+     * prologue's f32 [K] weight (5th), as the dense matmul's */
+    if (a->nin > 3 && a->t[3].present &&
+        (a->t[3].dtype != GLC_DTYPE_F32 || glc__numel(&a->t[3]) != glc__numel(&a->t[a->nin]) ||
+         a->t[3].shape[a->t[3].rank - 1] != w->shape[0] || a->mm.seg[0]))
+        return glc__op_error(err, len, "matmul_q", "residual %s: must be f32, out's elements",
+                             glc__shape_str(&a->t[3], sx, sizeof sx));
+    if (a->nin > 4 && a->t[4].present &&
+        (a->t[4].dtype != GLC_DTYPE_F32 || a->t[4].rank != 1 || a->t[4].shape[0] != w->shape[1]))
+        return glc__op_error(err, len, "matmul_q", "norm weight %s: must be f32 [K]",
+                             glc__shape_str(&a->t[4], sx, sizeof sx));
+    return GLC_OK;
 }
 
 static glc_status affine_infer(glc__op_args *a, char *err, size_t len)
@@ -354,12 +367,23 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     }
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
-    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_bind(d, a->nin, GLC_WRITE);
     glc__plan_bind(d, a->t[2].present ? 2 : 0, GLC_READ); /* a stands in for no bias */
+    if (a->op == GLC__OP_MATMUL_Q && a->nin > 3 && a->t[3].present) { /* fused residual */
+        glc__define(d, "RES", "1");
+        glc__plan_bind(d, 3, GLC_READ);
+    }
+    if (a->op == GLC__OP_MATMUL_Q && a->nin > 4 && a->t[4].present) { /* fused norm */
+        char eps[32];
+        snprintf(eps, sizeof eps, "%.9g", (double)a->mm.norm_eps);
+        glc__define_int(d, "NORM", d->nbind);
+        glc__define(d, "NORM_EPS", eps);
+        glc__plan_bind(d, 4, GLC_READ);
+    }
     if (a->mm.seg[0]) /* segments start at fixed places: bind through the last one's end */
         d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
     if ((st = plan_cap(tg, &v, glc__ops[a->op]->name, (k + 31) / 32, 0, &q, err, len)) != GLC_OK ||
-        (st = apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, 3,
+        (st = apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, a->nin,
                         (uint64_t)m * (uint64_t)n, n, err, len)) != GLC_OK)
         return st;
     return defines_fit(p, "matmul_q", err, len);
