@@ -16,7 +16,7 @@
 // defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (subgroups per group), ACT,
 //   SEG, RES (a residual added last), NORM (the binding of an rms_norm
 //   weight, vec4[] [K]: each row of a is read as rms_norm(row, weight), the
-//   norm's eps NORM_EPS; a subgroup computes its rows' norms), GLU (the fused SwiGLU input: a row is act(gate) * up)
+//   norm's eps NORM_EPS; the group computes its rows' norms once), GLU (the fused SwiGLU input: a row is act(gate) * up)
 // local size: GLC_LOCAL_SIZE_X = SLOTS x the subgroup size
 
 #define GLC_KP_MATVEC
@@ -55,6 +55,13 @@ vec4 a_at(uint i)
     return a4[i];
 #endif
 }
+
+#ifdef NORM
+// subgroup partial sums of squares, CM rows x up to NPART subgroups (local
+// size <= 256 with subgroups of >= 4 lanes)
+#define NPART 64
+shared float npart[CM * NPART];
+#endif
 
 float dot_word(uvec4 w, uint m, uint k)
 {
@@ -111,16 +118,27 @@ void main()
     uint M = glc_p[P_M], N = glc_p[P_N], words = glc_p[P_WORDS];
     uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
 #ifdef NORM
-    // 1 / rms of each row of a (the rms_norm prologue), from the subgroup's lanes
+    // 1 / rms of each row of a (the rms_norm prologue): the group's lanes
+    // read the row once between them (not once a subgroup: that multiplied
+    // the input's reads by SLOTS), subgroup sums meet in shared memory
     float nscale[CM];
     for (int m = 0; m < CM; m++) {
         uint r0 = (min(uint(m), M - 1u) * glc_p[P_K]) >> 2;
         float s = 0.0;
-        for (uint i = lane; i < glc_p[P_K] >> 2; i += S) {
+        for (uint i = gl_LocalInvocationID.x; i < glc_p[P_K] >> 2; i += gl_WorkGroupSize.x) {
             vec4 x = a4[r0 + i];
             s += dot(x, x);
         }
-        nscale[m] = inversesqrt(subgroupAdd(s) / float(glc_p[P_K]) + float(NORM_EPS));
+        s = subgroupAdd(s);
+        if (subgroupElect())
+            npart[m * NPART + int(gl_SubgroupID)] = s;
+    }
+    barrier();
+    for (int m = 0; m < CM; m++) {
+        float t = 0.0;
+        for (uint j = 0u; j < gl_NumSubgroups; j++)
+            t += npart[m * NPART + int(j)];
+        nscale[m] = inversesqrt(t / float(glc_p[P_K]) + float(NORM_EPS));
     }
 #endif
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {

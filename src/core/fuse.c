@@ -547,9 +547,10 @@ static void mm_norm(fctx *c, glc__gnode *m)
     glc__tensor xt;
     int32_t in[5];
     int64_t k;
-    if (m->dead || m->args.nin > 4 || c->ssbo < 6 || g->t[m->tensor[1]].rank != 2 ||
+    if (m->dead || m->args.nin > 4 || c->ssbo < 6 ||
         !(m->args.op == GLC__OP_MATMUL_Q ||
-          (m->args.op == GLC__OP_MATMUL && m->args.mm.transpose_b && !m->args.mm.glu)))
+          (m->args.op == GLC__OP_MATMUL && m->args.mm.transpose_b && !m->args.mm.glu)) ||
+        g->t[m->tensor[1]].rank != 2) /* the op first: other ops may have no tensor[1] */
         return;
     r = single_use_producer(c, m->tensor[0], GLC__OP_RMS_NORM);
     k = g->t[m->tensor[1]].shape[1];
