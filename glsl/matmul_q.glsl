@@ -83,7 +83,7 @@ vec4 bits_to_vec(uvec4 b, float offset)
 // each output scaled by the row's 1 / rms (norm_scale) when stored
 layout(std430, binding = NORM) readonly buffer NORMW { vec4 nw4[]; };
 
-float norm_scale(uint row, uint lane, uint step)
+float norm_scale(uint row, uint lane, uint step) // one invocation's (not SPLIT)
 {
     uint k4 = glc_p[P_K] >> 2;
     float s = 0.0;
@@ -91,11 +91,42 @@ float norm_scale(uint row, uint lane, uint step)
         vec4 x = a4[row * k4 + i];
         s += dot(x, x);
     }
-#if SPLIT
-    s = subgroupAdd(s);
-#endif
     return inversesqrt(s / float(glc_p[P_K]) + float(NORM_EPS));
 }
+
+#if SPLIT
+// SPLIT: 1 / rms of each of a's rows (M <= 8: the fusion's bound), once a
+// group: its lanes read each row once between them and the subgroups' sums
+// meet in shared memory (per tile, every subgroup re-read the rows)
+#define NORM_ROWS 8
+#define NORM_PARTS 64 // subgroups a group at most (local size <= 256, >= 4 lanes)
+shared float norm_part[NORM_ROWS * NORM_PARTS];
+shared float norm_row[NORM_ROWS];
+
+void norm_rows()
+{
+    uint M = min(glc_p[P_M], uint(NORM_ROWS)), k4 = glc_p[P_K] >> 2;
+    for (uint m = 0u; m < M; m++) {
+        float s = 0.0;
+        for (uint i = gl_LocalInvocationID.x; i < k4; i += gl_WorkGroupSize.x) {
+            vec4 x = a4[m * k4 + i];
+            s += dot(x, x);
+        }
+        s = subgroupAdd(s);
+        if (subgroupElect())
+            norm_part[m * uint(NORM_PARTS) + gl_SubgroupID] = s;
+    }
+    barrier();
+    if (gl_LocalInvocationID.x < M) {
+        uint m = gl_LocalInvocationID.x;
+        float t = 0.0;
+        for (uint j = 0u; j < gl_NumSubgroups; j++)
+            t += norm_part[m * uint(NORM_PARTS) + j];
+        norm_row[m] = inversesqrt(t / float(glc_p[P_K]) + float(NORM_EPS));
+    }
+    barrier();
+}
+#endif
 #endif
 
 vec4 load_a(uint row, uint k)
@@ -192,7 +223,7 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
     float nsc[CM];
     for (int m = 0; m < CM; m++)
 #if SPLIT
-        nsc[m] = norm_scale(arow[m], lane, gl_SubgroupSize);
+        nsc[m] = norm_row[min(arow[m], uint(NORM_ROWS) - 1u)];
 #else
         nsc[m] = norm_scale(arow[m], 0u, 1u);
 #endif
@@ -265,6 +296,9 @@ void main()
     if (glc_group_out_of_range())
         return;
 #if SPLIT
+#ifdef NORM
+    norm_rows();
+#endif
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
         uint tile = glc_group_index() * uint(SLOTS) + slot;
         if (tile >= glc_p[P_TILES])
