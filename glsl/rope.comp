@@ -35,29 +35,7 @@ layout(std430, binding = 3) buffer O { uint o[]; };
 layout(std430, binding = 2) buffer O { uint o[]; };
 #endif
 
-#define LOADX(e) GLC_LOAD(x, TX, (e))
-
-// (cos, sin) of theta_i at position p
-vec2 rot_of(float p, uint i)
-{
-    float theta = p * exp2(float(i) * glc_pf(P_THETA_STEP));
-#if HAS_FF
-    theta /= ff[i];
-#endif
-    return vec2(cos(theta), sin(theta));
-}
-
-// out[e] = v alone: a 16-bit neighbour may belong to another invocation.
-void store1(uint e, float v)
-{
-#if TO == GLC_T_F32
-    o[e] = floatBitsToUint(v);
-#else
-    uint keep = (e & 1u) == 0u ? 0xffff0000u : 0x0000ffffu;
-    atomicAnd(o[e >> 1], keep);
-    atomicOr(o[e >> 1], glc_pack16(v, v, TO) & ~keep);
-#endif
-}
+#include "rope.glsl"
 
 void main()
 {
@@ -76,41 +54,9 @@ void main()
 #else
     const uint sh = 0u;
 #endif
-    if (u < rot) {
-        float p = float(pos[(row / glc_p[P_H]) % glc_p[P_T]]);
-#if ALIGNED && NEOX
-        uint i = 2u * u, a = first + i, b = a + (rd >> 1);
-        vec2 c0 = rot_of(p, i), c1 = rot_of(p, i + 1u);
-        float xa0 = LOADX(a), xa1 = LOADX(a + 1u), xb0 = LOADX(b), xb1 = LOADX(b + 1u);
-        GLC_STORE2(o, TO, a + sh, xa0 * c0.x - xb0 * c0.y, xa1 * c1.x - xb1 * c1.y, true)
-        GLC_STORE2(o, TO, b + sh, xa0 * c0.y + xb0 * c0.x, xa1 * c1.y + xb1 * c1.x, true)
-#else
-#if NEOX
-        uint a = first + u, b = a + (rd >> 1);
-#else
-        uint a = first + 2u * u, b = a + 1u;
-#endif
-        vec2 c = rot_of(p, u);
-        float xa = LOADX(a), xb = LOADX(b);
-        float ya = xa * c.x - xb * c.y, yb = xa * c.y + xb * c.x;
-#if ALIGNED
-        GLC_STORE2(o, TO, a + sh, ya, yb, true)
-#else
-        store1(a + sh, ya);
-        store1(b + sh, yb);
-#endif
-#endif
-    } else {
-#if ALIGNED
-        uint e = first + rd + 2u * (u - rot);
-#if TX == TO && TX != GLC_T_F32
-        o[(e + sh) >> 1] = x[e >> 1];
-#else
-        GLC_STORE2(o, TO, e + sh, LOADX(e), LOADX(e + 1u), true)
-#endif
-#else
-        uint e = first + rd + (u - rot);
-        store1(e + sh, LOADX(e));
-#endif
-    }
+    float p = float(pos[(row / glc_p[P_H]) % glc_p[P_T]]);
+    if (u < rot)
+        ROT_UNIT(x, TX, o, TO, first, sh, u, p)
+    else
+        TAIL_UNIT(x, TX, o, TO, first, sh, u)
 }
