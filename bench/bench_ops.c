@@ -14,6 +14,7 @@
  * Usage: glc-bench-ops [--quick] [--only NAME]
  */
 #include "glcompute.h"
+#include "op_run.h" /* glc__device_tune: the mat-vec sweep (static library only) */
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -123,24 +124,32 @@ static int want(const char *op)
 
 typedef glc_status (*run_fn)(glc_session *s, void *ctx);
 
-/* Seconds per run, or -1 when the op is not supported (yet). */
+/* Seconds per run, or -1 when the op is not supported (yet). After a
+ * warm-up run (the compile), reps runs back to back, doubled until they
+ * take MIN_TIMED seconds (a GPU's clocks settle; a short row is noise). */
+#define MIN_TIMED 0.03
 static double time_op(run_fn fn, void *ctx, int reps)
 {
     glc_session *s;
     glc_status st;
-    double t0;
+    double t0, t;
     int i;
     glc_session_begin(dev, GLC_SESSION_DIRECT, &s);
     st = fn(s, ctx);
     glc_session_finish(s, NULL);
     if (st != GLC_OK)
         return st == GLC_ERR_UNSUPPORTED ? -1 : -2;
-    glc_session_begin(dev, GLC_SESSION_DIRECT, &s);
-    t0 = now_s();
-    for (i = 0; i < reps; i++)
-        fn(s, ctx);
-    glc_session_finish(s, NULL);
-    return (now_s() - t0) / reps;
+    for (;;) {
+        glc_session_begin(dev, GLC_SESSION_DIRECT, &s);
+        t0 = now_s();
+        for (i = 0; i < reps; i++)
+            fn(s, ctx);
+        glc_session_finish(s, NULL);
+        t = now_s() - t0;
+        if (t >= MIN_TIMED || reps >= 1 << 20)
+            return t / reps;
+        reps *= 2;
+    }
 }
 
 static void row_bw(const char *op, const char *size, double t, double bytes)
@@ -168,6 +177,28 @@ typedef struct ctx {
 } ctx;
 
 static glc_status r_add(glc_session *s, void *p) { ctx *c = p; return glc_op_add(s, c->a, c->b, c->c); }
+
+/* The dispatch chain (issue 13): CHAIN adds of a small vector, each
+ * reading the previous one's output (a barrier each: the decode's kind of
+ * chain) or each writing its own range (no barrier between them). */
+#define CHAIN 64
+static int chain_dependent;
+static glc_status r_chain(glc_session *s, void *p)
+{
+    ctx *c = p;
+    glc_view x = c->a, y = c->c;
+    glc_status st = GLC_OK;
+    int i;
+    for (i = 0; i < CHAIN && st == GLC_OK; i++) {
+        if (chain_dependent) {
+            st = glc_op_add(s, i % 2 ? y : x, c->b, i % 2 ? x : y);
+        } else {
+            y.offset = c->c.offset + (size_t)i * (size_t)c->c.shape[0] * 4;
+            st = glc_op_add(s, x, c->b, y);
+        }
+    }
+    return st;
+}
 static glc_status r_silu(glc_session *s, void *p) { ctx *c = p; return glc_op_unary(s, GLC_UNARY_SILU, c->a, 0, c->c); }
 static glc_status r_softmax(glc_session *s, void *p) { ctx *c = p; return glc_op_softmax(s, c->a, NULL, c->c); }
 static glc_status r_rms(glc_session *s, void *p) { ctx *c = p; return glc_op_rms_norm(s, c->a, c->b, 1e-6f, c->c); }
@@ -326,6 +357,36 @@ int main(int argc, char **argv)
     if (want("add"))
 
         row_bw("add", size, time_op(r_add, &c, reps), 3.0 * n * 4);
+    if (want("dispatch chain")) {
+        int64_t len = 2048;
+        double t;
+        c.a = v1(X, GLC_DTYPE_F32, 1, len, 1, 1, 1);
+        c.b = v1(Y, GLC_DTYPE_F32, 1, len, 1, 1, 1);
+        c.c = v1(Z, GLC_DTYPE_F32, 1, len, 1, 1, 1);
+        for (chain_dependent = 1; chain_dependent >= 0; chain_dependent--) {
+            if ((t = time_op(r_chain, &c, reps)) < 0) {
+                printf("| dispatch chain | | failed: %s | | |\n", glc_device_errmsg(dev));
+                continue;
+            }
+            { /* the CPU's part: encoding alone, before the wait */
+                glc_session *s;
+                double t0, enc;
+                glc_session_begin(dev, GLC_SESSION_DIRECT, &s);
+                t0 = now_s();
+                for (i = 0; i < 20; i++)
+                    r_chain(s, &c);
+                enc = (now_s() - t0) / 20;
+                glc_session_finish(s, NULL);
+                printf("| dispatch chain | %d %s adds of %lld f32 | %.2f us a dispatch (CPU "
+                       "encoding %.2f us) | | |\n",
+                       CHAIN, chain_dependent ? "dependent (a barrier each)" : "independent (no barrier)",
+                       (long long)len, t * 1e6 / CHAIN, enc * 1e6 / CHAIN);
+            }
+        }
+        c.a = v1(X, GLC_DTYPE_F32, 1, n, 1, 1, 1);
+        c.b = v1(Y, GLC_DTYPE_F32, 1, n, 1, 1, 1);
+        c.c = v1(Z, GLC_DTYPE_F32, 1, n, 1, 1, 1);
+    }
     if (want("silu"))
 
         row_bw("silu", size, time_op(r_silu, &c, reps), 2.0 * n * 4);
@@ -433,6 +494,45 @@ int main(int argc, char **argv)
                          (long long)mv[j].k, glc_dtype_name(wt[t]));
                 row_bw("decode mat-vec", size, time_op(q ? r_matmul_q : r_matmul, &c, reps),
                        wbytes + 4.0 * (mv[j].k + mv[j].n));
+            }
+        glc_buffer_destroy(Wm);
+    }
+    if (only && want("mv sweep")) { /* long: only when asked for */
+        /* the 1b mat-vecs under each variant shape (glc__tune): which the
+         * planner should pick, measured */
+        static const struct { const char *name; int64_t n, k; } mv[] = {
+            {"qkv", 3072, 2048}, {"wo", 2048, 2048}, {"w1+w3", 16384, 2048},
+            {"w2", 2048, 8192}, {"lm_head", 32000, 2048}};
+        static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0};
+        static const uint32_t vals[] = {1, 2, 4, 8};
+        int64_t most = 32000LL * 2048 * 2, cap = (int64_t)in.limits.max_ssbo_size;
+        glc_buffer *Wm = buffer(GLC_DTYPE_U8, most < cap ? most : cap);
+        size_t j, t, r, u, sl;
+        for (t = 0; t < sizeof wt / sizeof wt[0]; t++)
+            for (j = 0; j < sizeof mv / sizeof mv[0]; j++) {
+                int q = wt[t] != GLC_DTYPE_F16;
+                double wbytes = wt[t] == GLC_DTYPE_Q8_0   ? mv[j].n * mv[j].k / 32 * 34.0
+                                : wt[t] == GLC_DTYPE_Q4_0 ? mv[j].n * mv[j].k / 32 * 18.0
+                                                          : mv[j].n * mv[j].k * 2.0;
+                if (wbytes > (double)glc_buffer_size(Wm))
+                    continue;
+                fill_weights(Wm, wt[t], mv[j].n * mv[j].k);
+                c.a = v1(X, GLC_DTYPE_F32, 2, 1, mv[j].k, 1, 1);
+                c.b = v1(Wm, wt[t], 2, mv[j].n, mv[j].k, 1, 1);
+                c.c = v1(Z, GLC_DTYPE_F32, 2, 1, mv[j].n, 1, 1);
+                c.d.buffer = NULL;
+                c.mm.transpose_b = 1;
+                for (r = 0; r < 4; r++)
+                    for (u = q ? 3 : 1; u < 4; u++)
+                        for (sl = 1; sl < 4; sl++) {
+                            glc__tune tu = {vals[r], q ? 0 : vals[u], vals[sl]};
+                            glc__device_tune(dev, &tu);
+                            snprintf(size, sizeof size, "%s %s rn %u unroll %u slots %u",
+                                     mv[j].name, glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots);
+                            row_bw("mv sweep", size, time_op(q ? r_matmul_q : r_matmul, &c, reps),
+                                   wbytes + 4.0 * (mv[j].k + mv[j].n));
+                        }
+                glc__device_tune(dev, NULL);
             }
         glc_buffer_destroy(Wm);
     }

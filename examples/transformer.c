@@ -514,6 +514,11 @@ int main(int argc, char **argv)
         if (e && o.decode > 0 && glc_plan_set_vars(dec, &v, 1) == GLC_OK &&
             (st = glc_plan_run_profiled(dec, in, outs, &prof)) == GLC_OK && prof.total_ns > 0) {
             uint32_t k, j, n = 0, shown;
+            /* the first dispatches in command order (a layer's chain) */
+            printf("GPU time of the first dispatches (us):");
+            for (k = 0; k < prof.count && k < 12; k++)
+                printf(" %s/%s %.1f%s", prof.entries[k].op, prof.entries[k].kernel,
+                       prof.entries[k].gpu_ns / 1e3, k + 1 < prof.count && k < 11 ? "," : "\n");
             /* summed per op (the kernel it ran), largest first */
             for (k = 0; k < prof.count; k++) {
                 for (j = 0; j < n; j++)
@@ -528,10 +533,10 @@ int main(int argc, char **argv)
             prof.count = n;
             glc_plan_profile_sort(&prof);
             printf("GPU time of one decode step: %.3f ms; by op:", prof.total_ns / 1e6);
-            for (shown = 0; shown < n && shown < 6; shown++)
+            for (shown = 0; shown < n; shown++)
                 printf(" %s x%u %.1f%%%s", e[shown].op, e[shown].index,
                        100.0 * (double)e[shown].gpu_ns / (double)prof.total_ns,
-                       shown + 1 < n && shown < 5 ? "," : "");
+                       shown + 1 < n ? "," : "");
             printf("\n");
         } else if (o.decode > 0) {
             printf("profile: %s\n", glc_device_errmsg(dev));

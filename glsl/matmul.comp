@@ -76,6 +76,16 @@ layout(std430, binding = 4) readonly buffer RESIDUAL { float res[]; };
 #error "NORM: the direct kernel, transposed b, K % 4 == 0"
 #endif
 layout(std430, binding = NORM) readonly buffer NORMW { vec4 nw4[]; };
+
+// a's values av at k, read as the norm's input times its weight; ss sums
+// their squares (with KC the rows' sums were taken whole beforehand)
+vec4 norm_load(inout float ss, vec4 av, uint k)
+{
+#ifndef KC
+    ss += dot(av, av);
+#endif
+    return av * nw4[k >> 2];
+}
 #endif
 
 #if !(TB == GLC_T_F32 && BVEC)
@@ -335,16 +345,18 @@ void main()
     for (int r = 0; r < RM; r++)
         acc[r] = vec4(0.0);
 #ifdef NORM
-    // 1 / rms of each row (the rms_norm prologue): the products below read
-    // a * weight, scaled by it at the end (each K part too)
-    float nscale[RM];
+    // the rms_norm prologue: the products below read a * weight, scaled at
+    // the end by 1 / rms of the row, from the sums of squares of what the
+    // loop loads (all of K) or, for a K part (KC), of the whole row first
+    float nss[RM];
     for (int r = 0; r < RM; r++) {
-        float s = 0.0;
+        nss[r] = 0.0;
+#ifdef KC
         for (uint k = 0u; k < K; k += 4u) {
             vec4 x = a4[(a0 + rows[r] * K + k) >> 2];
-            s += dot(x, x);
+            nss[r] += dot(x, x);
         }
-        nscale[r] = inversesqrt(s / float(K) + float(NORM_EPS));
+#endif
     }
 #endif
 #if AVEC && BVEC
@@ -366,7 +378,7 @@ void main()
                 vec4 av = a4[ar[r] + (k >> 2)];
 #endif
 #ifdef NORM
-                av *= nw4[k >> 2];
+                av = norm_load(nss[r], av, k);
 #endif
                 acc[r] += vec4(dot(av, b0v), dot(av, b1v), dot(av, b2v), dot(av, b3v));
             }
@@ -398,7 +410,7 @@ void main()
         for (int r = 0; r < RM; r++) {
             vec4 av = a_vec(a0, rows[r], k);
 #ifdef NORM
-            av *= nw4[k >> 2];
+            av = norm_load(nss[r], av, k);
 #endif
             acc[r] += vec4(dot(av, b0v), dot(av, b1v), dot(av, b2v), dot(av, b3v));
         }
@@ -419,7 +431,7 @@ void main()
     for (int r = 0; r < RM; r++) {
         uint row = m0 + uint(r);
 #ifdef NORM
-        acc[r] *= nscale[r];
+        acc[r] *= inversesqrt(nss[r] / float(K) + float(NORM_EPS));
 #endif
         put(o0, row, n0, acc[r].x);
         put(o0, row, n0 + 1u, acc[r].y);

@@ -80,60 +80,32 @@ vec4 bits_to_vec(uvec4 b, float offset)
 #ifdef NORM
 // a fused rms_norm prologue (matmul_q only, AVEC): NORM the binding of its
 // weight (f32 [K]), NORM_EPS its eps; a row is read as row * weight and
-// each output scaled by the row's 1 / rms (norm_scale) when stored
+// each output scaled by the row's 1 / rms when stored. A tile's lanes read
+// all of K for its rows, so accumulate() sums the squares of what they
+// load (no extra read, barrier or shared memory); a K part (KCH) sees only
+// its chunks and reads the whole rows first (norm_full).
 layout(std430, binding = NORM) readonly buffer NORMW { vec4 nw4[]; };
+float nss[CM]; // sums of squares of a's rows (lane partials under SPLIT)
 
-float norm_scale(uint row, uint lane, uint step) // one invocation's (not SPLIT)
+#if KCH
+void norm_full(uint lane, uint step)
 {
     uint k4 = glc_p[P_K] >> 2;
-    float s = 0.0;
-    for (uint i = lane; i < k4; i += step) {
-        vec4 x = a4[row * k4 + i];
-        s += dot(x, x);
-    }
-    return inversesqrt(s / float(glc_p[P_K]) + float(NORM_EPS));
-}
-
-#if SPLIT
-// SPLIT: 1 / rms of each of a's rows (M <= 8: the fusion's bound), once a
-// group: its lanes read each row once between them and the subgroups' sums
-// meet in shared memory (per tile, every subgroup re-read the rows)
-#define NORM_ROWS 8
-#define NORM_PARTS 64 // subgroups a group at most (local size <= 256, >= 4 lanes)
-shared float norm_part[NORM_ROWS * NORM_PARTS];
-shared float norm_row[NORM_ROWS];
-
-void norm_rows()
-{
-    uint M = min(glc_p[P_M], uint(NORM_ROWS)), k4 = glc_p[P_K] >> 2;
-    for (uint m = 0u; m < M; m++) {
+    for (int m = 0; m < CM; m++) {
         float s = 0.0;
-        for (uint i = gl_LocalInvocationID.x; i < k4; i += gl_WorkGroupSize.x) {
-            vec4 x = a4[m * k4 + i];
+        for (uint i = lane; i < k4; i += step) {
+            vec4 x = a4[arow[m] * k4 + i];
             s += dot(x, x);
         }
-        s = subgroupAdd(s);
-        if (subgroupElect())
-            norm_part[m * uint(NORM_PARTS) + gl_SubgroupID] = s;
+        nss[m] = s;
     }
-    barrier();
-    if (gl_LocalInvocationID.x < M) {
-        uint m = gl_LocalInvocationID.x;
-        float t = 0.0;
-        for (uint j = 0u; j < gl_NumSubgroups; j++)
-            t += norm_part[m * uint(NORM_PARTS) + j];
-        norm_row[m] = inversesqrt(t / float(glc_p[P_K]) + float(NORM_EPS));
-    }
-    barrier();
 }
 #endif
 #endif
 
 vec4 load_a(uint row, uint k)
 {
-#ifdef NORM
-    return a4[row * (glc_p[P_K] >> 2) + (k >> 2)] * nw4[k >> 2];
-#elif AVEC
+#if AVEC
     return a4[row * (glc_p[P_K] >> 2) + (k >> 2)];
 #else
     uint K = glc_p[P_K], i = row * K + k;
@@ -160,6 +132,14 @@ void accumulate(uint first, uint step)
     for (int r = 0; r < RN; r++)
         for (int m = 0; m < CM; m++)
             acc[r][m] = 0.0;
+#ifdef NORM
+#if KCH
+    norm_full(first, step);
+#else
+    for (int m = 0; m < CM; m++)
+        nss[m] = 0.0;
+#endif
+#endif
     for (uint c = cbeg + first; c < cend; c += step) {
 #if QUANT
         float dq[RN][CM];
@@ -183,6 +163,12 @@ void accumulate(uint first, uint step)
             vec4 av[CM];
             for (int m = 0; m < CM; m++) {
                 av[m] = load_a(arow[m], k);
+#ifdef NORM
+#if !KCH
+                nss[m] += dot(av[m], av[m]);
+#endif
+                av[m] *= nw4[k >> 2];
+#endif
 #if NEED_ASUM
                 asum[m] += dot(av[m], vec4(1.0));
 #endif
@@ -220,13 +206,14 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
 {
     uint N = glc_p[P_N];
 #ifdef NORM
-    float nsc[CM];
-    for (int m = 0; m < CM; m++)
+    float nsc[CM]; // 1 / rms of each row
+    for (int m = 0; m < CM; m++) {
+        float t = nss[m];
 #if SPLIT
-        nsc[m] = norm_row[min(arow[m], uint(NORM_ROWS) - 1u)];
-#else
-        nsc[m] = norm_scale(arow[m], 0u, 1u);
+        t = subgroupAdd(t);
 #endif
+        nsc[m] = inversesqrt(t / float(glc_p[P_K]) + float(NORM_EPS));
+    }
 #endif
     for (int r = 0; r < RN; r++)
         for (int m = 0; m < CM; m++) {
@@ -296,9 +283,6 @@ void main()
     if (glc_group_out_of_range())
         return;
 #if SPLIT
-#ifdef NORM
-    norm_rows();
-#endif
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
         uint tile = glc_group_index() * uint(SLOTS) + slot;
         if (tile >= glc_p[P_TILES])

@@ -16,7 +16,9 @@
 // defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (subgroups per group), ACT,
 //   SEG, RES (a residual added last), NORM (the binding of an rms_norm
 //   weight, vec4[] [K]: each row of a is read as rms_norm(row, weight), the
-//   norm's eps NORM_EPS; the group computes its rows' norms once), GLU (the fused SwiGLU input: a row is act(gate) * up)
+//   norm's eps NORM_EPS: a subgroup reads all of K for its rows anyway, so
+//   it sums the squares of what it loads, at no extra read, barrier or
+//   shared memory), GLU (the fused SwiGLU input: a row is act(gate) * up)
 // local size: GLC_LOCAL_SIZE_X = SLOTS x the subgroup size
 
 #define GLC_KP_MATVEC
@@ -56,27 +58,10 @@ vec4 a_at(uint i)
 #endif
 }
 
-#ifdef NORM
-// subgroup partial sums of squares, CM rows x up to NPART subgroups (local
-// size <= 256 with subgroups of >= 4 lanes)
-#define NPART 64
-shared float npart[CM * NPART];
-#endif
-
-float dot_word(uvec4 w, uint m, uint k)
+// The dot product of weight word w with a's values a0 (a1: the next four
+// for 16-bit weights)
+float dot_word(uvec4 w, vec4 a0, vec4 a1)
 {
-    uint base = (m * glc_p[P_K] + k) >> 2; // a's vec4 index
-#ifdef NORM
-    vec4 a0 = a_at(base) * nw4[k >> 2];
-#if TW != GLC_T_F32
-    vec4 a1 = a_at(base + 1u) * nw4[(k >> 2) + 1u];
-#endif
-#else
-    vec4 a0 = a_at(base);
-#if TW != GLC_T_F32
-    vec4 a1 = a_at(base + 1u);
-#endif
-#endif
 #if TW == GLC_T_F32
     return dot(uintBitsToFloat(w), a0);
 #elif TW == GLC_T_F16
@@ -117,30 +102,6 @@ void main()
         return;
     uint M = glc_p[P_M], N = glc_p[P_N], words = glc_p[P_WORDS];
     uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
-#ifdef NORM
-    // 1 / rms of each row of a (the rms_norm prologue): the group's lanes
-    // read the row once between them (not once a subgroup: that multiplied
-    // the input's reads by SLOTS), subgroup sums meet in shared memory
-    float nscale[CM];
-    for (int m = 0; m < CM; m++) {
-        uint r0 = (min(uint(m), M - 1u) * glc_p[P_K]) >> 2;
-        float s = 0.0;
-        for (uint i = gl_LocalInvocationID.x; i < glc_p[P_K] >> 2; i += gl_WorkGroupSize.x) {
-            vec4 x = a4[r0 + i];
-            s += dot(x, x);
-        }
-        s = subgroupAdd(s);
-        if (subgroupElect())
-            npart[m * NPART + int(gl_SubgroupID)] = s;
-    }
-    barrier();
-    for (int m = 0; m < CM; m++) {
-        float t = 0.0;
-        for (uint j = 0u; j < gl_NumSubgroups; j++)
-            t += npart[m * NPART + int(j)];
-        nscale[m] = inversesqrt(t / float(glc_p[P_K]) + float(NORM_EPS));
-    }
-#endif
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
         uint n0 = (glc_group_index() * uint(SLOTS) + slot) * uint(RN);
         if (n0 >= N)
@@ -152,6 +113,11 @@ void main()
         for (int r = 0; r < RN; r++)
             for (int m = 0; m < CM; m++)
                 acc[r][m] = 0.0;
+#ifdef NORM
+        float ssq[CM]; // the rows' sums of squares (the norm prologue)
+        for (int m = 0; m < CM; m++)
+            ssq[m] = 0.0;
+#endif
         for (uint w0 = lane; w0 < words; w0 += S * uint(UNROLL)) {
             uvec4 wv[RN][UNROLL];
             for (int u = 0; u < UNROLL; u++) {
@@ -164,12 +130,28 @@ void main()
                 if (w >= words)
                     break;
                 for (int m = 0; m < CM; m++) {
-                    uint mm = min(uint(m), M - 1u);
+                    uint base = (min(uint(m), M - 1u) * glc_p[P_K] + w * EPW) >> 2; // a's vec4
+                    vec4 a0 = a_at(base), a1 = vec4(0.0);
+#if TW != GLC_T_F32
+                    a1 = a_at(base + 1u);
+#endif
+#ifdef NORM
+                    ssq[m] += dot(a0, a0) + dot(a1, a1);
+                    a0 *= nw4[(w * EPW) >> 2];
+#if TW != GLC_T_F32
+                    a1 *= nw4[((w * EPW) >> 2) + 1u];
+#endif
+#endif
                     for (int r = 0; r < RN; r++)
-                        acc[r][m] += dot_word(wv[r][u], mm, w * EPW);
+                        acc[r][m] += dot_word(wv[r][u], a0, a1);
                 }
             }
         }
+#ifdef NORM
+        float nscale[CM]; // 1 / rms of each row
+        for (int m = 0; m < CM; m++)
+            nscale[m] = inversesqrt(subgroupAdd(ssq[m]) / float(glc_p[P_K]) + float(NORM_EPS));
+#endif
         for (int r = 0; r < RN; r++)
             for (int m = 0; m < CM; m++) {
                 float v = subgroupAdd(acc[r][m]);

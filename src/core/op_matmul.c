@@ -223,6 +223,12 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     uint32_t sg = tg->features.subgroup_size, slots = MATVEC_SLOTS, rn = MATVEC_RN;
     uint32_t unroll = MATVEC_UNROLL, epw = b->dtype == GLC_DTYPE_F32 ? 4 : 8;
     glc__dispatch_plan *d;
+    if (tg->tune.rn) /* a benchmark's sweep (ops.h) */
+        rn = tg->tune.rn;
+    if (tg->tune.unroll)
+        unroll = tg->tune.unroll;
+    if (tg->tune.slots)
+        slots = tg->tune.slots;
     if (slots * sg > tg->limits.max_invocations) /* fewer subgroups a group (GLC_LIMITS=min) */
         slots = sg <= tg->limits.max_invocations ? tg->limits.max_invocations / sg : 1;
     d = glc__plan_dispatch(p, "matvec", slots * sg, 1);

@@ -185,8 +185,9 @@ static int cm_for(int64_t rows)
     return rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
 }
 
-/* rows: the rows of a one tile may share (M, or pairs per expert). */
-static variant choose(const glc__target *tg, int64_t rows)
+/* rows: the rows of a one tile may share (M, or pairs per expert); n:
+ * the weight rows (an expert's). */
+static variant choose(const glc__target *tg, int64_t rows, int64_t n)
 {
     const glc_device_features *f = &tg->features;
     uint32_t max_local = tg->limits.max_invocations < 128 ? tg->limits.max_invocations : 128;
@@ -196,9 +197,14 @@ static variant choose(const glc__target *tg, int64_t rows)
         f->subgroup_size <= max_local && !tg->is_llvmpipe) {
         v.split = 1;
         v.slots = max_local / f->subgroup_size;
+        v.rn = n >= 8192 ? 4 : 2; /* H100 1b decode shapes (glc-bench-ops "mv sweep"):
+                                   * wide products gain from fewer, longer tiles */
+        if (tg->tune.slots && tg->tune.slots * f->subgroup_size <= tg->limits.max_invocations)
+            v.slots = tg->tune.slots; /* a benchmark's sweep (ops.h) */
+        if (tg->tune.rn)
+            v.rn = (int)tg->tune.rn;
         v.local = v.slots * f->subgroup_size;
         v.cm = cm_for(rows);
-        v.rn = 2;
     } else {
         v.local = ROW_LOCAL < max_local ? ROW_LOCAL : max_local;
         v.slots = v.local;
@@ -351,7 +357,7 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
 {
     const glc__tensor *w = &a->t[1];
     int64_t k = w->shape[1], n = w->shape[0], m = glc__numel(&a->t[0]) / k;
-    variant v = choose(tg, m);
+    variant v = choose(tg, m, n);
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
     uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     glc__dispatch_plan *d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k,
@@ -396,7 +402,7 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
     int64_t bits = a->affine.bits, group = a->affine.group, n = w->shape[0],
             k = w->shape[1] * 32 / bits;
     int64_t m = glc__numel(&a->t[0]) / k;
-    variant v = choose(tg, m);
+    variant v = choose(tg, m, n);
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
     uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     uint32_t wstride = (uint32_t)(k * bits / 128);
@@ -439,7 +445,7 @@ static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc_
     const glc__tensor *x = &a->t[0], *w = &a->t[1], *ids = &a->t[2];
     int64_t e = w->shape[0], n = w->shape[1], k = w->shape[2];
     int64_t pairs = ids->shape[0] * ids->shape[1];
-    variant v = choose(tg, (pairs + e - 1) / e);
+    variant v = choose(tg, (pairs + e - 1) / e, w->shape[1]);
     uint64_t tiles = (uint64_t)(e + 1) * (uint64_t)((n + v.rn - 1) / v.rn);
     glc__dispatch_plan *d = begin(p, "matmul_expert", &v, (int)glc__kdtype_of(w->dtype), pairs, n,
                                   k, (uint32_t)ids->shape[1], tiles, q_stride(w->dtype, k));

@@ -15,4 +15,7 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
 /* What plans are chosen for: the device's limits, features, driver. */
 void glc__target_of(glc_device *dev, glc__target *tg);
 
+/* For benchmarks only: the variant overrides later plans take (NULL: none). */
+void glc__device_tune(glc_device *dev, const glc__tune *t);
+
 #endif

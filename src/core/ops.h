@@ -208,12 +208,22 @@ typedef struct glc__op_plan {
     size_t scratch_bytes;
 } glc__op_plan;
 
+/* Shape overrides of the mat-vec variants, for the benchmark that sweeps
+ * them (bench/bench_ops.c through glc__device_tune); 0 keeps the planner's
+ * value. Nothing in the library sets them. rn: weight rows a subgroup
+ * owns; unroll: matvec's 16-byte loads a lane has in flight per row;
+ * slots: subgroups a group. */
+typedef struct glc__tune {
+    uint32_t rn, unroll, slots;
+} glc__tune;
+
 /* What a plan may depend on: the device's limits and features. */
 typedef struct glc__target {
     glc_device_limits limits;
     glc_device_features features;
     int is_llvmpipe;     /* some variants are chosen by measurement per driver */
     int matmul;          /* GLC__MATMUL_* (env.h): a dense matmul variant forced by GLC_MATMUL */
+    glc__tune tune;
 } glc__target;
 
 typedef struct glc__op_desc {

@@ -15,6 +15,7 @@
 #include "env.h"
 #include "errmsg.h"
 #include "hazard.h"
+#include "ops.h"
 
 #include <stdarg.h>
 
@@ -46,6 +47,7 @@ struct glc_device {
     long test_drop_barrier;       /* test hook: skip the k-th needed barrier (1-based) */
     long live_objects;           /* buffers, kernels, sessions not destroyed */
     int skip_restore;            /* test hook: show the state test can fail */
+    glc__tune tune;              /* benchmark hook (glc__device_tune) */
     int depth;                   /* glc__enter brackets open (calls nest) */
     /* GLC_DEVICE_DEBUG: GL errors the application had pending when the
      * outermost bracket opened; they are its, not ours, and are raised

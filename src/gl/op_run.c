@@ -95,6 +95,15 @@ void glc__target_of(glc_device *dev, glc__target *tg)
     tg->features = dev->info.features;
     tg->is_llvmpipe = strstr(dev->renderer, "llvmpipe") != NULL;
     tg->matmul = dev->env.matmul;
+    tg->tune = dev->tune;
+}
+
+/* The benchmark hook: later plans take t's overrides (ops.h). */
+void glc__device_tune(glc_device *dev, const glc__tune *t)
+{
+    memset(&dev->tune, 0, sizeof dev->tune);
+    if (t)
+        dev->tune = *t;
 }
 
 /* Scratch for an op whose API takes none (a split reduction's partials):
