@@ -78,6 +78,21 @@ float glc_act(float v, int op, float param)
     return v;
 }
 
+#ifdef GLU_OUT
+// The SwiGLU epilogue of a matmul whose weight rows are two halves: the
+// output from the sums (biases added) of a row of the first half, f, and
+// of its partner in the second, s: act(gate) * up, the gate the first half
+// unless GLU_UP_FIRST (GLU_OUT names the glc_act op).
+float glc_glu_out(float f, float s, float param)
+{
+#ifdef GLU_UP_FIRST
+    return glc_act(s, GLU_OUT, param) * f;
+#else
+    return glc_act(f, GLU_OUT, param) * s;
+#endif
+}
+#endif
+
 // The gated input of a fused SwiGLU-style matmul: act(gate) * up, per
 // component (GLU names the glc_act op; compile-time).
 #ifdef GLU

@@ -11,7 +11,10 @@
 // params: 0 total (outputs), 1 N, 2 S, 3 flags (1: add bias), 4 activation
 //   param; SEG: 5 s1, 6 s12 (segment column bounds), 7, 8 where segments 1
 //   and 2 start in out (elements)
-// defines: ACT (glc_act op; 0 none), SEG, RES (add the residual last)
+// defines: ACT (glc_act op; 0 none), SEG, RES (add the residual last),
+//   GLU_OUT (the SwiGLU epilogue, a glc_act op with param 4: the product's
+//   N columns are gate | up halves; an invocation per output of out
+//   [.., N / 2]: act(gate + bias) * (up + bias))
 // local size: GLC_LOCAL_SIZE_X
 
 #define GLC_KP_KSUM
@@ -32,6 +35,21 @@ layout(std430, binding = 3) readonly buffer RESIDUAL { float res[]; };
 void main()
 {
     uint i = glc_global_index(), total = glc_p[P_TOTAL], N = glc_p[P_N];
+#ifdef GLU_OUT
+    uint h = N / 2u, gi = (i / h) * N + i % h; // the gate's column of the product
+    if (glc_group_out_of_range() || i >= total / 2u)
+        return;
+    float g = 0.0, u = 0.0;
+    for (uint s = 0u; s < glc_p[P_S]; s++) {
+        g += part[s * total + gi];
+        u += part[s * total + gi + h];
+    }
+    if ((glc_p[P_FLAGS] & 1u) != 0u) {
+        g += bias[i % h];
+        u += bias[i % h + h];
+    }
+    o[i] = glc_glu_out(g, u, glc_pf(P_ACT_PARAM));
+#else
     if (glc_group_out_of_range() || i >= total)
         return;
     float v = 0.0;
@@ -54,5 +72,6 @@ void main()
         o[glc_p[P_SEG2] + row * (N - s12) + col - s12] = v;
 #else
     o[i] = v;
+#endif
 #endif
 }

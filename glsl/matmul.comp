@@ -33,7 +33,10 @@
 //   NORM (direct, NT, AVEC: the binding of an rms_norm weight, vec4[] [K];
 //   a row of a is read as rms_norm(row, weight), eps NORM_EPS; an
 //   invocation computes the norms of its RM rows); GLU (direct
-//   only, AVEC: a row is act(gate) * up, the fused SwiGLU input); KC (K
+//   only, AVEC: a row is act(gate) * up, the fused SwiGLU input); GLU_OUT
+//   (direct, NT, no KC: the fused SwiGLU epilogue, a glc_act op with param
+//   10; b's rows are gate | up halves, N (param 1) out's columns, b 2N rows:
+//   out = act(gate + bias) * (up + bias), bias [2N]); KC (K
 //   split for a device's loop cap: part j of the grid sums k in
 //   [j * KC, (j + 1) * KC), a multiple of 16, and writes the raw partial
 //   products, out's [.., M, N] order, at j * batches * M * N of out (the
@@ -173,6 +176,25 @@ void put(uint o0, uint row, uint col, float v)
     o[o0 + row * N + col] = v;
 #endif
 }
+
+#ifdef GLU_OUT
+#if TILED || !NT || defined(KC) || defined(SEG) || defined(RES)
+#error "GLU_OUT: the direct kernel, transposed b, no K split, segments or residual"
+#endif
+// the SwiGLU epilogue: out[row, col] = act(gate + bias) * (up + bias), the
+// gate sum of b's row col, the up sum of row N + col (N: out's columns)
+void put_glu(uint o0, uint row, uint col, float g, float u)
+{
+    uint M = glc_p[P_M], N = glc_p[P_N];
+    if (row >= M || col >= N)
+        return;
+    if ((glc_p[P_FLAGS] & 1u) != 0u) {
+        g += bias[col];
+        u += bias[N + col];
+    }
+    o[o0 + row * N + col] = glc_glu_out(g, u, glc_pf(P_ACT_PARAM));
+}
+#endif
 
 #if TILED
 
@@ -344,6 +366,11 @@ void main()
     vec4 acc[RM];
     for (int r = 0; r < RM; r++)
         acc[r] = vec4(0.0);
+#ifdef GLU_OUT
+    vec4 accu[RM]; // the up rows' sums
+    for (int r = 0; r < RM; r++)
+        accu[r] = vec4(0.0);
+#endif
 #ifdef NORM
     // the rms_norm prologue: the products below read a * weight, scaled at
     // the end by 1 / rms of the row, from the sums of squares of what the
@@ -370,6 +397,11 @@ void main()
 #if NT
             vec4 b0v = b_vec(b0 + n0 * K + k), b1v = b_vec(b0 + (n0 + 1u) * K + k);
             vec4 b2v = b_vec(b0 + (n0 + 2u) * K + k), b3v = b_vec(b0 + (n0 + 3u) * K + k);
+#ifdef GLU_OUT
+            uint bu = b0 + (N + n0) * K + k;
+            vec4 u0v = b_vec(bu), u1v = b_vec(bu + K), u2v = b_vec(bu + 2u * K),
+                 u3v = b_vec(bu + 3u * K);
+#endif
             for (int r = 0; r < RM; r++) {
 #ifdef GLU
                 vec4 av = glc_glu4(a4[ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[P_GLU_DELTA])],
@@ -381,6 +413,9 @@ void main()
                 av = norm_load(nss[r], av, k);
 #endif
                 acc[r] += vec4(dot(av, b0v), dot(av, b1v), dot(av, b2v), dot(av, b3v));
+#ifdef GLU_OUT
+                accu[r] += vec4(dot(av, u0v), dot(av, u1v), dot(av, u2v), dot(av, u3v));
+#endif
             }
 #else
             uint bi = b0 + k * N + n0;
@@ -407,12 +442,19 @@ void main()
     for (uint k = kbeg; k < kend; k += 4u) {
         vec4 b0v = b_run(b0, c[0], k, K), b1v = b_run(b0, c[1], k, K);
         vec4 b2v = b_run(b0, c[2], k, K), b3v = b_run(b0, c[3], k, K);
+#ifdef GLU_OUT
+        vec4 u0v = b_run(b0, N + c[0], k, K), u1v = b_run(b0, N + c[1], k, K);
+        vec4 u2v = b_run(b0, N + c[2], k, K), u3v = b_run(b0, N + c[3], k, K);
+#endif
         for (int r = 0; r < RM; r++) {
             vec4 av = a_vec(a0, rows[r], k);
 #ifdef NORM
             av = norm_load(nss[r], av, k);
 #endif
             acc[r] += vec4(dot(av, b0v), dot(av, b1v), dot(av, b2v), dot(av, b3v));
+#ifdef GLU_OUT
+            accu[r] += vec4(dot(av, u0v), dot(av, u1v), dot(av, u2v), dot(av, u3v));
+#endif
         }
     }
 #else
@@ -432,11 +474,19 @@ void main()
         uint row = m0 + uint(r);
 #ifdef NORM
         acc[r] *= inversesqrt(nss[r] / float(K) + float(NORM_EPS));
+#ifdef GLU_OUT
+        accu[r] *= inversesqrt(nss[r] / float(K) + float(NORM_EPS));
 #endif
+#endif
+#ifdef GLU_OUT
+        for (int j = 0; j < 4; j++)
+            put_glu(o0, row, n0 + uint(j), acc[r][j], accu[r][j]);
+#else
         put(o0, row, n0, acc[r].x);
         put(o0, row, n0 + 1u, acc[r].y);
         put(o0, row, n0 + 2u, acc[r].z);
         put(o0, row, n0 + 3u, acc[r].w);
+#endif
     }
 }
 

@@ -12,7 +12,7 @@
 //   matmul_q.glsl says
 // defines: matmul_q.glsl's, WF (GLC_T_Q8_0, _Q4_0, _F32, _F16), where not 0: SEG
 //   (out is three matrices: the fused Q/K/V projection), ACT (glc_act op
-//   after the bias)
+//   after the bias); GLU_OUT (matmul_q.glsl) takes ACT's param 13
 
 #define GLC_KP_MATMUL_Q
 #include "kparams.glsl"
@@ -56,6 +56,18 @@ void put(uint row, uint n, float v)
 #endif
     o[i] = v;
 }
+
+#ifdef GLU_OUT
+void put_glu(uint row, uint n, float g, float u)
+{
+    uint N = glc_p[P_N] / 2u; // out's columns; the up row of n is N + n
+    if ((glc_p[P_FLAGS] & 1u) != 0u) {
+        g += bias[n];
+        u += bias[N + n];
+    }
+    o[row * N + n] = glc_glu_out(g, u, glc_pf(P_ACT_PARAM));
+}
+#endif
 
 void do_tile(uint tile, uint lane, uint step)
 {

@@ -34,7 +34,10 @@
 // params (all kernels): 0 M, 1 N, 2 K, 3 chunks (ceil(K / 32)), 5 ntiles,
 //   6 tiles, 7 weight row stride (GGML: bytes; affine: uvec4s; f32 / f16
 //   with AVEC: vec4 units; otherwise elements); the rest per kernel
-// defines (all kernels): RN, CM, and where not the default: SLOTS (tiles
+// defines (all kernels): RN, CM, and where not the default: GLU_OUT
+//   (matmul_q, no KCH: the SwiGLU epilogue, a glc_act op; W's N rows are
+//   gate | up halves, a tile's first RN / 2 weight rows gates and the rest
+//   their up rows N / 2 further, out [M, N / 2] through put_glu), SLOTS (tiles
 //   per group; > 0 selects SPLIT), AVEC (0: K % 4 != 0), KCH (K split for
 //   a device's loop cap: part j of the grid sums chunks [j KCH, (j + 1)
 //   KCH) and writes raw partial products at j * M * N of out, the plan's
@@ -124,6 +127,14 @@ void load_chunk(int r, uint w, uint c);
 vec4 weights(int r, int q, uint k);
 // Stores v, the sum for out row `row`, column n (no K split):
 void put(uint row, uint n, float v);
+#ifdef GLU_OUT
+// The SwiGLU epilogue's store (matmul_q.comp): g and u the sums of the
+// gate row n and its up row
+void put_glu(uint row, uint n, float g, float u);
+#define RO (RN / 2) // outputs a tile: its first RO weight rows are gates
+#else
+#define RO RN
+#endif
 void do_tile(uint tile, uint lane, uint step);
 
 // acc = the tile's partial sums over chunks first, first + step, ...
@@ -204,7 +215,7 @@ void accumulate(uint first, uint step)
 // orow[m] (m < mcount) and columns n0 + r (< N).
 void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
 {
-    uint N = glc_p[P_N];
+    uint N = glc_p[P_N] / uint(RN / RO); // out's columns
 #ifdef NORM
     float nsc[CM]; // 1 / rms of each row
     for (int m = 0; m < CM; m++) {
@@ -215,7 +226,7 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
         nsc[m] = inversesqrt(t / float(glc_p[P_K]) + float(NORM_EPS));
     }
 #endif
-    for (int r = 0; r < RN; r++)
+    for (int r = 0; r < RO; r++)
         for (int m = 0; m < CM; m++) {
             float v = zero ? 0.0 : acc[r][m];
 #if SPLIT
@@ -223,6 +234,15 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
 #endif
 #ifdef NORM
             v *= nsc[m];
+#endif
+#ifdef GLU_OUT
+            float u = zero ? 0.0 : acc[RO + r][m];
+#if SPLIT
+            u = subgroupAdd(u);
+#endif
+#ifdef NORM
+            u *= nsc[m];
+#endif
 #endif
 #if SPLIT
             // lane r * CM + m writes (wrapping when the tile has more outputs than lanes)
@@ -238,6 +258,8 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
             v += o[i];
 #endif
             o[i] = v;
+#elif defined(GLU_OUT)
+            put_glu(orow[m], n, v, u);
 #else
             put(orow[m], n, v);
 #endif
@@ -267,9 +289,10 @@ void dense_tile(uint tile, uint lane, uint step)
     uint part = tile / base;
     tile -= part * base;
     k_part(part, M, N);
-    uint mt = tile % glc_p[P_MTILES], n0 = (tile / glc_p[P_MTILES]) * uint(RN), m0 = mt * uint(CM);
+    uint mt = tile % glc_p[P_MTILES], n0 = (tile / glc_p[P_MTILES]) * uint(RO), m0 = mt * uint(CM);
+    uint NO = N / uint(RN / RO); // GLU_OUT: rows [NO, N) are the up rows of [0, NO)
     for (int r = 0; r < RN; r++)
-        wrow[r] = min(n0 + uint(r), N - 1u);
+        wrow[r] = min(n0 + uint(r % RO), NO - 1u) + uint(r / RO) * NO;
     for (int m = 0; m < CM; m++) {
         orow[m] = m0 + uint(m);
         arow[m] = min(orow[m], M - 1u);

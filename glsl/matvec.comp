@@ -14,7 +14,10 @@
 //   GLU: 10 the up half's offset from the gate half (elements, signed; the
 //   binding starts at the first of the two)
 // defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (subgroups per group), ACT,
-//   SEG, RES (a residual added last), NORM (the binding of an rms_norm
+//   SEG, RES (a residual added last), GLU_OUT (the fused SwiGLU epilogue, a
+//   glc_act op: W's rows are gate | up halves, N in all; a subgroup reads
+//   its RN gate rows and the up rows N / 2 further, and writes
+//   act(gate + bias) * (up + bias) to out [M, N / 2]), NORM (the binding of an rms_norm
 //   weight, vec4[] [K]: each row of a is read as rms_norm(row, weight), the
 //   norm's eps NORM_EPS: a subgroup reads all of K for its rows anyway, so
 //   it sums the squares of what it loads, at no extra read, barrier or
@@ -28,6 +31,11 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 
 #ifndef ACT
 #define ACT 0
+#endif
+#ifdef GLU_OUT
+#define RW (2 * RN) // weight rows a subgroup reads
+#else
+#define RW RN
 #endif
 
 layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
@@ -100,17 +108,18 @@ void main()
 {
     if (glc_group_out_of_range())
         return;
-    uint M = glc_p[P_M], N = glc_p[P_N], words = glc_p[P_WORDS];
+    uint M = glc_p[P_M], words = glc_p[P_WORDS];
+    uint N = glc_p[P_N] / uint(RW / RN); // output columns
     uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
         uint n0 = (glc_group_index() * uint(SLOTS) + slot) * uint(RN);
         if (n0 >= N)
             break;
-        uint rows[RN];
-        for (int r = 0; r < RN; r++)
-            rows[r] = min(n0 + uint(r), N - 1u) * words;
-        float acc[RN][CM];
-        for (int r = 0; r < RN; r++)
+        uint rows[RW]; // GLU_OUT: the gate rows, then the up rows N further
+        for (int r = 0; r < RW; r++)
+            rows[r] = (min(n0 + uint(r % RN), N - 1u) + uint(r / RN) * N) * words;
+        float acc[RW][CM];
+        for (int r = 0; r < RW; r++)
             for (int m = 0; m < CM; m++)
                 acc[r][m] = 0.0;
 #ifdef NORM
@@ -119,10 +128,10 @@ void main()
             ssq[m] = 0.0;
 #endif
         for (uint w0 = lane; w0 < words; w0 += S * uint(UNROLL)) {
-            uvec4 wv[RN][UNROLL];
+            uvec4 wv[RW][UNROLL];
             for (int u = 0; u < UNROLL; u++) {
                 uint w = w0 + uint(u) * S;
-                for (int r = 0; r < RN; r++)
+                for (int r = 0; r < RW; r++)
                     wv[r][u] = w < words ? w4[rows[r] + w] : uvec4(0u);
             }
             for (int u = 0; u < UNROLL; u++) {
@@ -142,7 +151,7 @@ void main()
                     a1 *= nw4[((w * EPW) >> 2) + 1u];
 #endif
 #endif
-                    for (int r = 0; r < RN; r++)
+                    for (int r = 0; r < RW; r++)
                         acc[r][m] += dot_word(wv[r][u], a0, a1);
                 }
             }
@@ -155,12 +164,27 @@ void main()
         for (int r = 0; r < RN; r++)
             for (int m = 0; m < CM; m++) {
                 float v = subgroupAdd(acc[r][m]);
+#ifdef GLU_OUT
+                float up = subgroupAdd(acc[RN + r][m]);
+#endif
 #ifdef NORM
                 v *= nscale[m];
+#ifdef GLU_OUT
+                up *= nscale[m];
+#endif
 #endif
                 uint n = n0 + uint(r);
-                if (lane == uint(r * CM + m) % S && n < N && uint(m) < M)
+                if (lane == uint(r * CM + m) % S && n < N && uint(m) < M) {
+#ifdef GLU_OUT
+                    if ((glc_p[P_FLAGS] & 1u) != 0u) {
+                        v += bias[n];
+                        up += bias[N + n];
+                    }
+                    o[m * N + n] = glc_glu_out(v, up, glc_pf(P_ACT_PARAM));
+#else
                     put(uint(m), n, v);
+#endif
+                }
             }
     }
 }

@@ -27,6 +27,9 @@
  *               own (Q, K, V)                            -> one matmul over
  *               the weights packed as one param, writing the outputs as
  *               parts of one packed value
+ *  - glu_out:   act(gate) * up where gate | up is such a pack (w1 | w3)
+ *                                                       -> the packed matmul
+ *               with a SwiGLU epilogue writing the product (decode shapes)
  *  - glu:       matmul(act(gate) * up) where gate | up is such a pack (w1 | w3)
  *                                                       -> the matmul reads
  *               the pack and gates its input as it loads it (decode shapes)
@@ -492,13 +495,103 @@ static glc_status qkv(fctx *c, size_t first)
     return GLC_OK;
 }
 
+/* 1 when node n will run: not absorbed, and its output read, a graph
+ * output or persistent state (a node a pass left without consumers is
+ * dropped by the compiler). */
+static int runs(const fctx *c, const glc__gnode *n)
+{
+    size_t off;
+    int32_t out = out_of(n);
+    return !n->dead && (c->uses[out] || c->g->t[glc__alias_root(c->g, out, &off)].kind == GLC__T_HANDLE);
+}
+
+/* The uses of tensor t (count_uses) less reads by nodes that will not
+ * run (an activation a pass folded into its consumer stays in the graph,
+ * unread). */
+static uint32_t live_uses(const fctx *c, int32_t t)
+{
+    uint32_t n = c->uses[t];
+    size_t i;
+    int j;
+    for (i = 0; i < c->g->nn; i++)
+        for (j = 0; j < c->g->n[i].args.nin; j++)
+            if (c->g->n[i].tensor[j] == t && !c->g->n[i].dead && !runs(c, &c->g->n[i]))
+                n--;
+    return n;
+}
+
+#define GLU_MAX_ROWS 8 /* glu_out and glu: decode shapes */
+
+/* mul(act(gate), up) where gate and up are the halves of a pack the qkv
+ * pass made of two matmuls (w1 | w3, in either order, equal widths) and read by
+ * nothing else -> the packed matmul with a SwiGLU epilogue (mm.glu_out)
+ * writing the mul's output: a subgroup or invocation owns a gate row and
+ * its up row, so act(gate) * up is computed once per output, the pack is
+ * never stored and the elementwise dispatch goes. Decode shapes (the
+ * kernels: op_matmul.c's matvec and direct, matmul_q); before glu, which
+ * would otherwise fold the same mul into the next matmul's loads. */
+static void glu_out(fctx *c, size_t ui)
+{
+    glc_graph *g = c->g;
+    glc__gnode *u = &g->n[ui], *p, cand, keep;
+    glc__op_args a;
+    glc__tensor gt;
+    int32_t gate, up, pack, out;
+    int64_t half, mmax;
+    size_t pi, second;
+    char err[256];
+    if (u->dead || u->args.op != GLC__OP_MUL || u->args.bin.act < GLC_UNARY_GELU ||
+        u->args.bin.act > GLC_UNARY_RELU)
+        return;
+    gate = u->tensor[0];
+    up = u->tensor[1];
+    out = out_of(u);
+    pack = g->t[gate].alias - 1;
+    if (pack < 0 || !g->t[pack].packed || g->t[up].alias != pack + 1 ||
+        g->t[pack].producer < 0 || g->t[out].alias || g->t[out].kind != GLC__T_VALUE ||
+        live_uses(c, gate) != 1 || live_uses(c, up) != 1 || c->uses[pack] != 4)
+        return; /* the pack holds exactly these two parts, each read once */
+    pi = (size_t)g->t[pack].producer;
+    p = &g->n[pi];
+    if (p->dead || out_of(p) != pack || p->args.nin != 3 || p->args.mm.act || p->args.mm.glu ||
+        (p->args.op != GLC__OP_MATMUL && p->args.op != GLC__OP_MATMUL_Q))
+        return;
+    half = g->t[p->tensor[1]].shape[0] / 2;
+    mmax = glc__numel(&p->args.t[3]) / (2 * (half ? half : 1));
+    second = (size_t)(mmax * half) * 4; /* where the pack's second part starts */
+    if (half < 1 || g->t[p->tensor[1]].shape[0] != 2 * half || last_dim(g, pack) != 2 * half ||
+        last_dim(g, gate) != half || last_dim(g, up) != half || mmax > GLU_MAX_ROWS ||
+        !((g->t[gate].alias_offset == 0 && g->t[up].alias_offset == second) ||
+          (g->t[up].alias_offset == 0 && g->t[gate].alias_offset == second)))
+        return; /* the two halves of the weight rows, in either order */
+    glc__graph_tensor_at(g, gate, NULL, &gt);
+    if (!glc__same_shape(&gt, &u->args.t[0]) || glc__numel(&gt) / half > GLU_MAX_ROWS)
+        return;
+    cand = make(p->args.op, p->tensor, 3, out, GLC_DTYPE_F32, p);
+    memset(cand.raw.mm.seg, 0, sizeof cand.raw.mm.seg);
+    cand.raw.mm.glu_out = u->args.bin.act;
+    cand.raw.mm.glu_up_first = g->t[up].alias_offset == 0;
+    cand.raw.mm.act_param = u->args.bin.act_param;
+    keep = *p;
+    *p = cand;
+    if (glc__graph_node_args(g, pi, NULL, &a, err, sizeof err) != GLC_OK ||
+        !glc__same_shape(&a.t[a.nin], &u->args.t[u->args.nin]) || !holds_over_vars(c, pi, 1)) {
+        *p = keep;
+        return;
+    }
+    p->args = a;
+    g->t[out].producer = (int32_t)pi;
+    g->n[ui].dead = 1;
+    c->fused++;
+    count_uses(c);
+    return;
+}
+
 /* matmul(act(gate) * up, W) where gate and up are the two halves of one
  * packed value (the qkv pass packs w1 | w3): the matmul reads the pack and
  * applies act(gate) * up as it loads its input, and the elementwise
  * dispatch goes. Decode shapes only (at most 8 rows): the kernels that
  * read a gated input are the mat-vec and the direct one. */
-#define GLU_MAX_ROWS 8
-
 static void glu(fctx *c, glc__gnode *m)
 {
     glc_graph *g = c->g;
@@ -571,16 +664,6 @@ static void mm_norm(fctx *c, glc__gnode *m)
         r->dead = 1;
         count_uses(c);
     }
-}
-
-/* 1 when node n will run: not absorbed, and its output read, a graph
- * output or persistent state (a node a pass left without consumers is
- * dropped by the compiler). */
-static int runs(const fctx *c, const glc__gnode *n)
-{
-    size_t off;
-    int32_t out = out_of(n);
-    return !n->dead && (c->uses[out] || c->g->t[glc__alias_root(c->g, out, &off)].kind == GLC__T_HANDLE);
 }
 
 /* The node before node i that runs (NULL: none). */
@@ -722,6 +805,8 @@ glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, int *fuse
     count_uses(&c);
     for (i = 0; i < g->nn && st == GLC_OK; i++)
         st = qkv(&c, i);
+    for (i = 0; i < g->nn && st == GLC_OK; i++)
+        glu_out(&c, i);
     for (i = 0; i < g->nn && st == GLC_OK; i++)
         glu(&c, &g->n[i]);
     for (i = 0; i < g->nn; i++)

@@ -110,10 +110,16 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
     if (bias->present && (bias->dtype != GLC_DTYPE_F32 || bias->rank != 1 || bias->shape[0] != n))
         return glc__op_error(err, len, "matmul", "bias %s: must be f32 [%lld]",
                              glc__shape_str(bias, sc, sizeof sc), (long long)n);
+    if (a->mm.glu_out && (!nt || b->rank != 2 || n % 2 || a->mm.glu || a->mm.act || a->mm.seg[0] ||
+                          (res && res->present) || a->mm.glu_out < GLC_UNARY_GELU ||
+                          a->mm.glu_out > GLC_UNARY_RELU))
+        return glc__op_error(err, len, "matmul",
+                             "b %s: not a gate | up pair this matmul's SwiGLU epilogue takes",
+                             glc__shape_str(b, sb, sizeof sb));
     o->dtype = GLC_DTYPE_F32;
     o->rank = x->rank;
     memcpy(o->shape, x->shape, sizeof o->shape);
-    o->shape[x->rank - 1] = n;
+    o->shape[x->rank - 1] = a->mm.glu_out ? n / 2 : n;
     if (glc__numel(o) > 0xffffffffll || glc__numel(x) > 0xffffffffll ||
         glc__numel(b) > 0xffffffffll)
         return glc__op_error(err, len, "matmul", "a %s, b %s: more than 2^32 - 1 elements",
@@ -157,6 +163,13 @@ void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1)
     glc__define(d, "SEG", "1");
     for (j = 0; j < 4; j++)
         glc__plan_param_at(d, s1 + j, (uint32_t)a->mm.seg[j]);
+}
+
+void glc__define_glu_out(glc__dispatch_plan *d, const glc__op_args *a)
+{
+    glc__define_int(d, "GLU_OUT", a->mm.glu_out);
+    if (a->mm.glu_up_first)
+        glc__define(d, "GLU_UP_FIRST", "1");
 }
 
 /* 1 when a matmul's args carry a fused residual (the 4th input) */
@@ -232,7 +245,9 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     if (slots * sg > tg->limits.max_invocations) /* fewer subgroups a group (GLC_LIMITS=min) */
         slots = sg <= tg->limits.max_invocations ? tg->limits.max_invocations / sg : 1;
     d = glc__plan_dispatch(p, "matvec", slots * sg, 1);
-    d->groups = ((uint64_t)n + slots * rn - 1) / (slots * rn);
+    d->groups = ((uint64_t)(a->mm.glu_out ? n / 2 : n) + slots * rn - 1) / (slots * rn);
+    if (a->mm.glu_out) /* the SwiGLU epilogue: a slot's gate rows and their up rows */
+        glc__define_glu_out(d, a);
     glc__define_t(d, "TW", b->dtype);
     glc__define_int(d, "CM", m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8);
     glc__define_int(d, "RN", rn);
@@ -256,6 +271,7 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
 static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                           int64_t step, int64_t cost, uint64_t tiles, uint64_t total, int64_t n,
                           char *err, size_t len);
+static uint64_t k_parts(const glc__op_args *a, const glc__target *tg, int64_t step, int64_t cost);
 
 /* Whether matvec.comp's K loop stays under the device's loop budget: a
  * lane walks K / (elements a word * subgroup * UNROLL) steps, each up to
@@ -276,7 +292,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     int nt = a->mm.transpose_b != 0, shared_b = 1, i, v;
     int glu = a->mm.glu != 0;
     int64_t alast = x->shape[x->rank - 1], k = glu ? alast / 2 : alast;
-    int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
+    int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1], nout = n;
     int64_t m, batches = 1, inner = 1;
     uint32_t s_hi = 0, s_lo = 0;
     uint64_t tm, tn;
@@ -318,6 +334,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     }
     if (glu && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0))
         v = V_DIRECT; /* the kernels that read a gated input */
+    if (a->mm.glu_out && v != V_MATVEC)
+        v = V_DIRECT; /* the kernels with the SwiGLU epilogue (and matmul_q's) */
     if (has_res(a) && v == V_MATVEC &&
         !(k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)))
         v = V_DIRECT; /* the matmul_q kernel adds no residual */
@@ -340,11 +358,16 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     if (v == V_DIRECT) {
         int rm = m == 1 ? 1 : 4;
         uint32_t local = DIRECT_LOCAL;
+        /* the SwiGLU epilogue here, or (K split) in ksum after a plain product */
+        if (a->mm.glu_out && k_parts(a, tg, 4, m == 1 ? 2 : 4) == 1) /* 8 columns: twice the cost */
+            nout = n / 2;
         tm = (uint64_t)((m + rm - 1) / rm);
-        tn = (uint64_t)((n + 3) / 4);
+        tn = (uint64_t)((nout + 3) / 4);
         d = glc__plan_dispatch(p, "matmul", local, tm * tn * (uint64_t)batches);
         glc__define(d, "TILED", "0");
         glc__define_int(d, "RM", rm);
+        if (nout != n)
+            glc__define_glu_out(d, a);
     } else {
         int big = v == V_TILED128, wide = tg->limits.max_invocations >= 256;
         int bm = big ? 128 : 64, bn = bm, tmv = big || !wide ? 8 : 4, tnv = big ? 8 : 4;
@@ -369,7 +392,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     if (a->mm.act)
         glc__define_int(d, "ACT", a->mm.act);
     glc__plan_param_at(d, GLC__KP_MATMUL_M, (uint32_t)m);
-    glc__plan_param_at(d, GLC__KP_MATMUL_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_MATMUL_N, (uint32_t)nout);
     glc__plan_param_at(d, GLC__KP_MATMUL_K, (uint32_t)k);
     glc__plan_param_at(d, GLC__KP_MATMUL_MTILES, (uint32_t)tm);
     glc__plan_param_at(d, GLC__KP_MATMUL_NTILES, (uint32_t)tn);
@@ -383,6 +406,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glu_params(d, a, GLC__KP_MATMUL_GLU_DELTA, m, k);
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
+    if (nout != n)
+        return GLC_OK; /* the epilogue: K whole (k_parts) */
     return k_split(a, tg, p, v == V_DIRECT ? 4 : 16, v != V_DIRECT ? 24 : m == 1 ? 1 : 2,
                    tm * tn * (uint64_t)batches, (uint64_t)batches * (uint64_t)m * (uint64_t)n, n,
                    err, len);
@@ -393,21 +418,38 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
  * keeps). Past the budget, K is split into parts of KC: the dispatch writes
  * each part's partial products into the scratch and glsl/ksum.comp sums
  * them into out. */
+/* The K parts (1: none) and their length kc for a K loop of `step` and
+ * `cost` (k_split). */
+static uint64_t k_parts_of(const glc__op_args *a, const glc__target *tg, int64_t step,
+                           int64_t cost, uint64_t *kc)
+{
+    int64_t k = a->t[0].shape[a->t[0].rank - 1] / (a->mm.glu ? 2 : 1);
+    uint64_t budget = glc__loop_budget(tg), steps;
+    uint64_t over = MM_LOOP_OVERHEAD + (has_norm(a) ? (uint64_t)k / 4 : 0); /* + the norm's loop */
+    *kc = (uint64_t)k;
+    if (!budget || ((uint64_t)k + step - 1) / step * cost + over <= budget)
+        return 1;
+    steps = budget > over + cost ? (budget - over) / cost : 1;
+    *kc = steps * step / 16 * 16;
+    if (*kc < 16)
+        *kc = 16;
+    return ((uint64_t)k + *kc - 1) / *kc;
+}
+
+static uint64_t k_parts(const glc__op_args *a, const glc__target *tg, int64_t step, int64_t cost)
+{
+    uint64_t kc;
+    return k_parts_of(a, tg, step, cost, &kc);
+}
+
 static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                           int64_t step, int64_t cost, uint64_t tiles, uint64_t total, int64_t n,
                           char *err, size_t len)
 {
     glc__dispatch_plan *d = &p->disp[0];
-    int64_t k = a->t[0].shape[a->t[0].rank - 1] / (a->mm.glu ? 2 : 1);
-    uint64_t budget = glc__loop_budget(tg), steps, kc, parts;
-    uint64_t over = MM_LOOP_OVERHEAD + (has_norm(a) ? (uint64_t)k / 4 : 0); /* + the norm's loop */
-    if (!budget || ((uint64_t)k + step - 1) / step * cost + over <= budget)
+    uint64_t kc, parts = k_parts_of(a, tg, step, cost, &kc);
+    if (parts == 1)
         return GLC_OK;
-    steps = budget > over + cost ? (budget - over) / cost : 1;
-    kc = steps * step / 16 * 16;
-    if (kc < 16)
-        kc = 16;
-    parts = ((uint64_t)k + kc - 1) / kc;
     glc__define_int(d, "KC", (long long)kc);
     d->bind[2].tensor = GLC__SCRATCH; /* out: the partial products */
     d->bind[2].size = 0;
@@ -427,6 +469,7 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
 {
     int seg = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE && a->mm.seg[0];
     int act = a->op != GLC__OP_MATMUL_EXPERT && a->op != GLC__OP_MATMUL_AFFINE ? (int)a->mm.act : 0;
+    int glu_out = a->op == GLC__OP_MATMUL || a->op == GLC__OP_MATMUL_Q ? (int)a->mm.glu_out : 0;
     uint64_t bytes = total * parts * 4;
     glc__dispatch_plan *d;
     if (total * parts > 0xffffffffull || bytes > tg->limits.max_ssbo_size)
@@ -436,9 +479,13 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
                              "binding holds",
                              parts, tg->limits.max_loop_iterations, (unsigned long long)bytes);
     p->scratch_bytes = (size_t)bytes;
-    d = glc__plan_dispatch(p, "ksum", KSUM_LOCAL, total);
+    d = glc__plan_dispatch(p, "ksum", KSUM_LOCAL, glu_out ? total / 2 : total);
     if (act)
         glc__define_int(d, "ACT", act);
+    if (glu_out) { /* the SwiGLU epilogue: an output from two columns of the product */
+        glc__define_glu_out(d, a);
+        act = 1; /* its param */
+    }
     glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
     glc__plan_bind(d, out, GLC_WRITE);
     glc__plan_bind(d, bias >= 0 ? bias : GLC__SCRATCH, GLC_READ);

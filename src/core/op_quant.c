@@ -80,7 +80,14 @@ static glc_status q_infer(glc__op_args *a, char *err, size_t len)
                              glc__shape_str(x, sx, sizeof sx), glc__shape_str(w, sw, sizeof sw));
     if ((st = check_bias("matmul_q", &a->t[2], w->shape[0], err, len)) != GLC_OK)
         return st;
-    if ((st = out_like_a("matmul_q", x, w->shape[0], &a->t[a->nin], err, len)) != GLC_OK)
+    if (a->mm.glu_out && (w->shape[0] % 2 || a->mm.act || a->mm.seg[0] ||
+                          (a->nin > 3 && a->t[3].present) || a->mm.glu_out < GLC_UNARY_GELU ||
+                          a->mm.glu_out > GLC_UNARY_RELU))
+        return glc__op_error(err, len, "matmul_q",
+                             "w %s: not a gate | up pair this matmul's SwiGLU epilogue takes",
+                             glc__shape_str(w, sw, sizeof sw));
+    if ((st = out_like_a("matmul_q", x, a->mm.glu_out ? w->shape[0] / 2 : w->shape[0],
+                         &a->t[a->nin], err, len)) != GLC_OK)
         return st;
     /* fused (fuse.c): a residual of out's elements (4th input), an rms_norm
      * prologue's f32 [K] weight (5th), as the dense matmul's */
@@ -357,13 +364,33 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
 {
     const glc__tensor *w = &a->t[1];
     int64_t k = w->shape[1], n = w->shape[0], m = glc__numel(&a->t[0]) / k;
-    variant v = choose(tg, m, n);
+    variant v = choose(tg, m, a->mm.glu_out ? n / 2 : n);
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
-    uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
-    glc__dispatch_plan *d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k,
-                                  mtiles, tiles, q_stride(w->dtype, k));
+    uint64_t tiles;
+    glc__dispatch_plan *d;
     qsplit q;
     glc_status st;
+    int glu_out;
+    if ((st = plan_cap(tg, &v, glc__ops[a->op]->name, (k + 31) / 32, 0, &q, err, len)) != GLC_OK)
+        return st;
+    /* the SwiGLU epilogue: a tile's gate rows and their up rows (twice the
+     * weight rows); with K parts, a plain product and ksum's epilogue */
+    glu_out = a->mm.glu_out && q.parts == 1;
+    if (glu_out && glc__loop_budget(tg)) { /* twice the rows a tile: as if K were twice as long */
+        qsplit q2;
+        glu_out = plan_cap(tg, &v, glc__ops[a->op]->name, (k + 31) / 32 * 2, 0, &q2, err, len) ==
+                      GLC_OK &&
+                  q2.parts == 1;
+    }
+    if (glu_out)
+        v.rn *= 2;
+    tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
+    d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k, mtiles, tiles,
+              q_stride(w->dtype, k));
+    if (glu_out) {
+        glc__define_glu_out(d, a);
+        glc__plan_paramf_at(d, GLC__KP_MATMUL_Q_ACT_PARAM, a->mm.act_param);
+    }
     glc__plan_segments(d, a, GLC__KP_MATMUL_Q_S1); /* fused Q/K/V: see glsl/matmul_q.comp */
     glc__plan_param_at(d, GLC__KP_MATMUL_Q_FLAGS, (uint32_t)a->t[2].present);
     if (a->mm.act) { /* fused activation (compile's fuse pass; dense matmul's mat-vec too)
@@ -388,8 +415,7 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     }
     if (a->mm.seg[0]) /* segments start at fixed places: bind through the last one's end */
         d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
-    if ((st = plan_cap(tg, &v, glc__ops[a->op]->name, (k + 31) / 32, 0, &q, err, len)) != GLC_OK ||
-        (st = apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, a->nin,
+    if ((st = apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, a->nin,
                         (uint64_t)m * (uint64_t)n, n, err, len)) != GLC_OK)
         return st;
     return defines_fit(p, "matmul_q", err, len);

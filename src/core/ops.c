@@ -25,6 +25,8 @@ SLOT_I(mm.transpose_b, 0);
 SLOT_I(mm.seg, 2);
 SLOT_I(mm.glu_gate, 7);
 SLOT_I(mm.glu_up, 8);
+SLOT_I(mm.glu_out, 9);
+SLOT_I(mm.glu_up_first, 10);
 SLOT_I(affine.group, 1);
 SLOT_I(sdpa.kv_len, 2);
 SLOT_I(sdpa.scratch, 3);

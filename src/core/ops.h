@@ -99,7 +99,7 @@ typedef struct glc__tensor {
  * i[]. What each means: the family file's header. Code reads and writes
  * them by family (a->mm.act); f[] and i[] are for copying all slots. */
 #define GLC__OP_NF 4
-#define GLC__OP_NI 9
+#define GLC__OP_NI 11
 typedef struct glc__binary_args { /* add, sub, mul, div */
     float act_param, f_[3];
     int64_t act; /* fused: an activation of a, 0 none */
@@ -130,6 +130,9 @@ typedef struct glc__matmul_args { /* matmul; matmul_q from act on */
     int64_t glu;      /* fused SwiGLU input: its activation */
     int64_t glu_gate; /* where its gate half starts in a (elements) */
     int64_t glu_up;   /* where its up half starts in a (elements) */
+    int64_t glu_out;  /* fused SwiGLU epilogue: its activation; the weight rows are gate | up
+                       * halves and out[.., n] = act(gate row n's sum) * (up row n's) */
+    int64_t glu_up_first; /* 1: the halves are up | gate */
 } glc__matmul_args;
 typedef struct glc__affine_args {
     float f_[4];
@@ -298,6 +301,9 @@ void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
  * op_matmul.c), when a->mm.seg[0] is set: the SEG define and the params S1,
  * S12, SEG1, SEG2 from slot s1 on (GLC__KP_SEGS). */
 void glc__plan_segments(glc__dispatch_plan *d, const glc__op_args *a, int s1);
+/* For a fused SwiGLU epilogue (a->mm.glu_out): the GLU_OUT define (and
+ * GLU_UP_FIRST) of the kernel that applies it (common.glsl). */
+void glc__define_glu_out(glc__dispatch_plan *d, const glc__op_args *a);
 /* Param `slot` (GLC__KP_<KERNEL>_<NAME>, kparams.h) of d = v; d then
  * uploads params 0 .. the highest slot set (unset ones 0). */
 void glc__plan_param_at(glc__dispatch_plan *d, int slot, uint32_t v);
