@@ -180,7 +180,7 @@ void main()
                         v += bias[n];
                         up += bias[N + n];
                     }
-                    o[m * N + n] = glc_glu_out(v, up, glc_pf(P_ACT_PARAM));
+                    o[uint(m) * N + n] = glc_glu_out(v, up, glc_pf(P_ACT_PARAM));
 #else
                     put(uint(m), n, v);
 #endif
