@@ -17,6 +17,7 @@
 #include "op_run.h" /* glc__device_tune: the mat-vec sweep (static library only) */
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,26 +75,32 @@ static uint16_t half_of(float f)
     return (uint16_t)(((u >> 16) & 0x8000) | ((uint32_t)e << 10) | m);
 }
 
-static void fill_weights(glc_buffer *b, glc_dtype t, int64_t count)
+/* count weights of type t as bytes (*bytes set; the caller frees): model-like
+ * values, |w| up to about `scale` (GGML blocks: random quants, the block's
+ * scale set for it) */
+static unsigned char *weight_bytes(glc_dtype t, int64_t count, float scale, size_t *bytes_out)
 {
     size_t block = t == GLC_DTYPE_Q8_0 ? 34 : t == GLC_DTYPE_Q4_0 ? 18 : 0;
     size_t bytes = block ? (size_t)count / 32 * block : (size_t)count * glc_dtype_size(t), i;
     unsigned char *h = malloc(bytes);
     uint32_t s = 777;
+    *bytes_out = bytes;
+    if (!h)
+        return NULL;
     for (i = 0; i < bytes; i++) {
         s = s * 1664525u + 1013904223u;
         h[i] = (unsigned char)(s >> 24);
     }
     if (block) {
-        for (i = 0; i < bytes; i += block) { /* the block's scale: 2^-7 */
-            uint16_t d = half_of(1.0f / 128);
+        for (i = 0; i < bytes; i += block) { /* quants up to 127 (q8_0) or 8 (q4_0) */
+            uint16_t d = half_of(scale / (block == 34 ? 128 : 8));
             memcpy(h + i, &d, 2);
         }
     } else {
         for (i = 0; i < (size_t)count; i++) {
             float v;
             s = s * 1664525u + 1013904223u;
-            v = (float)(s >> 8) / (float)(1u << 24) - 0.5f;
+            v = ((float)(s >> 8) / (float)(1u << 24) - 0.5f) * 2 * scale;
             if (t == GLC_DTYPE_F16) {
                 uint16_t hv = half_of(v);
                 memcpy(h + 2 * i, &hv, 2);
@@ -102,7 +109,15 @@ static void fill_weights(glc_buffer *b, glc_dtype t, int64_t count)
             }
         }
     }
-    glc_buffer_write(b, 0, bytes, h);
+    return h;
+}
+
+static void fill_weights(glc_buffer *b, glc_dtype t, int64_t count)
+{
+    size_t bytes;
+    unsigned char *h = weight_bytes(t, count, 1.0f, &bytes);
+    if (h)
+        glc_buffer_write(b, 0, bytes, h);
     free(h);
 }
 
@@ -269,6 +284,67 @@ static void plan_chain(int64_t len)
     glc_plan_destroy(p);
     free(in);
     free(out);
+}
+
+/* A chain of MV_LEN dependent mat-vecs as a compiled plan, replayed with
+ * the runs pipelined, so the time is the GPU's: x [1, k] times W [n, k]^T,
+ * then times V [k, n]^T (alternately; V = W when square), each reading the
+ * last one's output as a decode step does. Seconds per mat-vec pair
+ * averaged (one matvec when square), or a negative value on failure. */
+#define MV_LEN 16
+static double mv_chain(glc_dtype t, int64_t n, int64_t k, double *bytes)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_compile_desc cd = {0};
+    glc_matmul_desc nt = {1};
+    int64_t ws[2] = {n, k}, vs[2] = {k, n}, xs[2] = {1, k};
+    int q = t == GLC_DTYPE_Q8_0 || t == GLC_DTYPE_Q4_0, sq = n == k, i, runs = 16;
+    glc_tensor x, w, v;
+    size_t wb, vb;
+    unsigned char *wh = weight_bytes(t, n * k, 1.0f / sqrtf((float)k), &wb);
+    unsigned char *vh = sq ? NULL : weight_bytes(t, n * k, 1.0f / sqrtf((float)n), &vb);
+    float *in = calloc((size_t)k, 4), *out = calloc((size_t)k * (size_t)runs, 4);
+    const void *ins[16];
+    void *outs[16];
+    double t0, el = -1;
+    if (!wh || (!sq && !vh) || !in || !out || glc_graph_create(dev, &g) != GLC_OK)
+        goto done;
+    for (i = 0; i < k; i++)
+        in[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    w = glc_graph_param(g, "w", t, 2, ws);
+    v = sq ? w : glc_graph_param(g, "v", t, 2, vs);
+    for (i = 0; i < MV_LEN; i++) {
+        glc_tensor m = i % 2 ? v : w;
+        x = q ? glc_matmul_q(g, x, m, glc_none()) : glc_matmul(g, x, m, glc_none(), &nt);
+    }
+    glc_graph_output(g, "y", x);
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK) {
+        glc_graph_destroy(g);
+        goto done;
+    }
+    glc_graph_destroy(g);
+    if (glc_plan_set_param_typed(p, "w", wh, wb, t) != GLC_OK ||
+        (!sq && glc_plan_set_param_typed(p, "v", vh, vb, t) != GLC_OK))
+        goto done;
+    for (i = 0; i < runs; i++) {
+        ins[i] = in;
+        outs[i] = out + (size_t)i * (size_t)k;
+    }
+    if (glc_plan_run_pipelined(p, runs, ins, outs) != GLC_OK) /* warm-up */
+        goto done;
+    t0 = now_s();
+    glc_plan_run_pipelined(p, runs, ins, outs);
+    el = (now_s() - t0) / runs / (sq ? MV_LEN : MV_LEN / 2);
+    *bytes = (double)wb * (sq ? 1 : 2);
+done:
+    glc_plan_destroy(p);
+    free(wh);
+    free(vh);
+    free(in);
+    free(out);
+    return el;
 }
 
 static double memcpy_gbs(size_t bytes)
@@ -552,6 +628,33 @@ int main(int argc, char **argv)
                        wbytes + 4.0 * (mv[j].k + mv[j].n));
             }
         glc_buffer_destroy(Wm);
+    }
+    if (only && want("mv chain")) { /* the mat-vec variants in a decode-like chain */
+        static const struct { const char *name; int64_t n, k; } mv[] = {
+            {"wo", 2048, 2048}, {"w1+w3 / w2", 16384, 2048}, {"qkv / .", 3072, 2048}};
+        static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0};
+        static const uint32_t var[][3] = {{0, 0, 0}, {1, 8, 8}, {1, 2, 8}, {1, 4, 4},
+                                          {1, 4, 2}, {1, 8, 4}, {1, 4, 16}, {2, 0, 2},
+                                          {2, 0, 8}, {1, 0, 4}, {4, 0, 4}, {1, 0, 8}};
+        size_t j, t, r;
+        for (t = 0; t < sizeof wt / sizeof wt[0]; t++)
+            for (j = 0; j < sizeof mv / sizeof mv[0]; j++)
+                for (r = 0; r < sizeof var / sizeof var[0]; r++) {
+                    glc__tune tu = {var[r][0], var[r][1], var[r][2]};
+                    double by = 0, el;
+                    if (r && (wt[t] == GLC_DTYPE_F16) != (var[r][1] != 0))
+                        continue; /* unroll is matvec's (f16) */
+                    glc__device_tune(dev, &tu);
+                    el = mv_chain(wt[t], mv[j].n, mv[j].k, &by);
+                    glc__device_tune(dev, NULL);
+                    snprintf(size, sizeof size, "%s %lld x %lld %s, rn %u unroll %u slots %u",
+                             mv[j].name, (long long)mv[j].n, (long long)mv[j].k,
+                             glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots);
+                    if (el < 0)
+                        printf("| mv chain | %s | failed: %s | | |\n", size, glc_device_errmsg(dev));
+                    else
+                        row_bw("mv chain", size, el, by);
+                }
     }
     if (only && want("mv sweep")) { /* long: only when asked for */
         /* the 1b mat-vecs under each variant shape (glc__tune): which the
