@@ -236,19 +236,6 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     uint32_t sg = tg->features.subgroup_size, slots = MATVEC_SLOTS, rn = MATVEC_RN;
     uint32_t unroll = MATVEC_UNROLL, epw = b->dtype == GLC_DTYPE_F32 ? 4 : 8;
     glc__dispatch_plan *d;
-#ifdef GLC_MV_RULE
-    {
-        int64_t no = a->mm.glu_out ? n / 2 : n;
-        if (GLC_MV_RULE == 1)
-            rn = 2;
-        else if (GLC_MV_RULE == 2)
-            rn = no >= 8192 ? 4 : 2, unroll = no >= 8192 ? 2 : 4;
-        else if (GLC_MV_RULE == 3)
-            rn = 4, unroll = 2;
-        else if (GLC_MV_RULE == 4)
-            rn = no >= 8192 ? 4 : 2, unroll = no >= 8192 ? 2 : 4, slots = 4;
-    }
-#endif
     if (tg->tune.rn) /* a benchmark's sweep (ops.h) */
         rn = tg->tune.rn;
     if (tg->tune.unroll)
