@@ -292,8 +292,11 @@ static void plan_chain(int64_t len)
  * last one's output as a decode step does. Seconds per mat-vec pair
  * averaged (one matvec when square), or a negative value on failure. */
 #define MV_LEN 16
-static double mv_chain(glc_dtype t, int64_t n, int64_t k, double *bytes)
+static double mv_chain(glc_dtype t, int64_t n, int64_t k, double *bytes, double prof_us[2])
 {
+    glc_plan_dispatch_time e[MV_LEN];
+    glc_plan_profile prof;
+    glc_plan_slice sl[1];
     glc_graph *g;
     glc_plan *p = NULL;
     glc_compile_desc cd = {0};
@@ -338,6 +341,15 @@ static double mv_chain(glc_dtype t, int64_t n, int64_t k, double *bytes)
     glc_plan_run_pipelined(p, runs, ins, outs);
     el = (now_s() - t0) / runs / (sq ? MV_LEN : MV_LEN / 2);
     *bytes = (double)wb * (sq ? 1 : 2);
+    /* each dispatch timed on the GPU (every one inflated by the queries):
+     * the W and the V products apart */
+    memset(&prof, 0, sizeof prof);
+    prof.entries = e;
+    prof.capacity = MV_LEN;
+    prof_us[0] = prof_us[1] = 0;
+    if (glc_plan_run_profiled(p, ins, sl, &prof) == GLC_OK && prof.count == MV_LEN)
+        for (i = 0; i < MV_LEN; i++)
+            prof_us[i % 2] += prof.entries[i].gpu_ns / 1e3 / (MV_LEN / 2);
 done:
     glc_plan_destroy(p);
     free(wh);
@@ -631,25 +643,29 @@ int main(int argc, char **argv)
     }
     if (only && want("mv chain")) { /* the mat-vec variants in a decode-like chain */
         static const struct { const char *name; int64_t n, k; } mv[] = {
-            {"wo", 2048, 2048}, {"w1+w3 / w2", 16384, 2048}, {"qkv / .", 3072, 2048}};
+            {"wo", 2048, 2048}, {"w1+w3 / 2048 x 16384", 16384, 2048},
+            {"w1 / w2", 8192, 2048}, {"qkv / 2048 x 3072", 3072, 2048}};
         static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0};
-        static const uint32_t var[][3] = {{0, 0, 0}, {1, 8, 8}, {1, 2, 8}, {1, 4, 4},
-                                          {1, 4, 2}, {1, 8, 4}, {1, 4, 16}, {2, 0, 2},
-                                          {2, 0, 8}, {1, 0, 4}, {4, 0, 4}, {1, 0, 8}};
+        static const uint32_t var[][4] = {{0, 0, 0, 0}, {1, 8, 8, 0}, {1, 4, 4, 0}, {1, 4, 16, 0},
+                                          {1, 16, 8, 0}, {2, 0, 4, 2}, {2, 0, 4, 4},
+                                          {4, 0, 4, 2}, {4, 0, 4, 4}, {2, 0, 8, 4},
+                                          {1, 0, 4, 4}, {1, 0, 8, 8}};
         size_t j, t, r;
         for (t = 0; t < sizeof wt / sizeof wt[0]; t++)
             for (j = 0; j < sizeof mv / sizeof mv[0]; j++)
                 for (r = 0; r < sizeof var / sizeof var[0]; r++) {
-                    glc__tune tu = {var[r][0], var[r][1], var[r][2]};
-                    double by = 0, el;
+                    glc__tune tu = {var[r][0], var[r][1], var[r][2], var[r][3]};
+                    double by = 0, el, pu[2] = {0, 0};
                     if (r && (wt[t] == GLC_DTYPE_F16) != (var[r][1] != 0))
                         continue; /* unroll is matvec's (f16) */
                     glc__device_tune(dev, &tu);
-                    el = mv_chain(wt[t], mv[j].n, mv[j].k, &by);
+                    el = mv_chain(wt[t], mv[j].n, mv[j].k, &by, pu);
                     glc__device_tune(dev, NULL);
-                    snprintf(size, sizeof size, "%s %lld x %lld %s, rn %u unroll %u slots %u",
+                    snprintf(size, sizeof size,
+                             "%s %lld x %lld %s, rn %u unroll %u slots %u cu %u (profiled: %.1f, "
+                             "%.1f us)",
                              mv[j].name, (long long)mv[j].n, (long long)mv[j].k,
-                             glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots);
+                             glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots, tu.cu, pu[0], pu[1]);
                     if (el < 0)
                         printf("| mv chain | %s | failed: %s | | |\n", size, glc_device_errmsg(dev));
                     else
@@ -684,7 +700,7 @@ int main(int argc, char **argv)
                 for (r = 0; r < 4; r++)
                     for (u = q ? 3 : 1; u < 4; u++)
                         for (sl = 1; sl < 4; sl++) {
-                            glc__tune tu = {vals[r], q ? 0 : vals[u], vals[sl]};
+                            glc__tune tu = {vals[r], q ? 0 : vals[u], vals[sl], 0};
                             glc__device_tune(dev, &tu);
                             snprintf(size, sizeof size, "%s %s rn %u unroll %u slots %u",
                                      mv[j].name, glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots);
