@@ -328,8 +328,10 @@ static void test_errors(void **state)
     glc_view past;
     (void)state;
     n_scratch[0] = glc_sdpa_decode_scratch(6, 8, 10);
-    assert_int_equal(n_scratch[0], 6 * 1 * 10);
-    assert_int_equal(glc_sdpa_decode_scratch(32, 128, 8192), 32 * 32 * 130);
+    assert_int_equal(n_scratch[0], 8 + 6 * 1 * 10);   /* counters, one chunk of partials */
+    assert_int_equal(glc_sdpa_decode_scratch(32, 128, 8192), 32 + 32 * 256 * 130);
+    assert_int_equal(glc_sdpa_decode_scratch(32, 64, 128), 32 + 32 * 8 * 66);
+    assert_int_equal(glc_sdpa_decode_scratch(32, 128, 32768), 32 + 32 * 512 * 130);
     assert_int_equal(glc_sdpa_decode_scratch(0, 128, 8192), 0);
     scr = ot_tensor_new(dev, F32, 1, n_scratch, NULL);
     scr16 = ot_tensor_new(dev, F16, 1, n_scratch, NULL);
@@ -398,10 +400,10 @@ static void test_errors(void **state)
                                                "query heads are not a multiple of 4 kv heads");
     assert_int_equal(glc_op_sdpa_decode(s, q1.view, k3.view, k3.view, NULL, small.view, o1.view),
                      GLC_ERR_INVALID_ARG);
-    assert_string_equal(glc_device_errmsg(dev), "sdpa_decode: needs 240 bytes of scratch");
+    assert_string_equal(glc_device_errmsg(dev), "sdpa_decode: needs 272 bytes of scratch");
     assert_int_equal(glc_op_sdpa_decode(s, q1.view, k3.view, k3.view, NULL, ot_none(), o1.view),
                      GLC_ERR_INVALID_ARG);
-    assert_string_equal(glc_device_errmsg(dev), "sdpa_decode: needs 240 bytes of scratch");
+    assert_string_equal(glc_device_errmsg(dev), "sdpa_decode: needs 272 bytes of scratch");
     assert_int_equal(glc_op_sdpa_decode(s, q1.view, k3.view, k3.view, NULL, scr16.view, o1.view),
                      GLC_ERR_INVALID_ARG);
     assert_string_equal(glc_device_errmsg(dev), "sdpa_decode: scratch is f16, must be f32");

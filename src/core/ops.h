@@ -217,6 +217,15 @@ typedef struct glc__tune {
     uint32_t rn, unroll, slots;
 } glc__tune;
 
+/* The same for sdpa_decode's split variant (op_attention.c), set through
+ * glc__device_tune_sdpa: split 1 runs it on llvmpipe too (tests: CI has no
+ * GPU); groups: the work groups it aims at; chunk_min / chunk_max: the
+ * fewest / most keys a group takes (powers of two; chunk_max sizes the
+ * kernel's arrays); heads: query heads a group (1 to 8). */
+typedef struct glc__sdpa_tune {
+    uint32_t split, groups, chunk_min, chunk_max, heads;
+} glc__sdpa_tune;
+
 /* What a plan may depend on: the device's limits and features. */
 typedef struct glc__target {
     glc_device_limits limits;
@@ -224,6 +233,7 @@ typedef struct glc__target {
     int is_llvmpipe;     /* some variants are chosen by measurement per driver */
     int matmul;          /* GLC__MATMUL_* (env.h): a dense matmul variant forced by GLC_MATMUL */
     glc__tune tune;
+    glc__sdpa_tune sdpa_tune;
 } glc__target;
 
 typedef struct glc__op_desc {

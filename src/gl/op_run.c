@@ -96,6 +96,7 @@ void glc__target_of(glc_device *dev, glc__target *tg)
     tg->is_llvmpipe = strstr(dev->renderer, "llvmpipe") != NULL;
     tg->matmul = dev->env.matmul;
     tg->tune = dev->tune;
+    tg->sdpa_tune = dev->sdpa_tune;
 }
 
 /* The benchmark hook: later plans take t's overrides (ops.h). */
@@ -104,6 +105,13 @@ void glc__device_tune(glc_device *dev, const glc__tune *t)
     memset(&dev->tune, 0, sizeof dev->tune);
     if (t)
         dev->tune = *t;
+}
+
+void glc__device_tune_sdpa(glc_device *dev, const glc__sdpa_tune *t)
+{
+    memset(&dev->sdpa_tune, 0, sizeof dev->sdpa_tune);
+    if (t)
+        dev->sdpa_tune = *t;
 }
 
 /* Scratch for an op whose API takes none (a split reduction's partials):
