@@ -341,14 +341,16 @@ static glc_status sdpa_plan(const glc__op_args *a, const glc__target *tg, glc__o
 /* ---- decode ---- */
 
 /* Chunks a decode may be cut into for kv_len keys, at most: the scratch
- * holds this many partials per query head. Fine chunks while keys are few
- * (16 keys: a few hundred groups at kv_len 128), coarser ones (64) once
- * 256 chunks are passed, so the scratch stays about 4 * Hq * Dv * kv_len /
- * 64 bytes. The rows variant (256 keys a chunk) needs fewer. */
+ * holds this many partials per query head. 64 (fine chunks while keys are
+ * few: 16 keys at kv_len 1024), more past 16384 keys (the split variant's
+ * largest default chunk, 256 keys). The rows variant (256 keys a chunk)
+ * needs fewer. */
 static int64_t decode_max_splits(int64_t kv_len)
 {
-    int64_t fine = ceil_div64(kv_len, 16), coarse = ceil_div64(kv_len, 64);
-    return fine < 256 ? fine : coarse > 256 ? coarse : 256;
+    int64_t fine = ceil_div64(kv_len, 16), coarse = ceil_div64(kv_len, 256);
+    if (fine > 64)
+        fine = 64;
+    return fine > coarse ? fine : coarse;
 }
 
 int64_t glc_sdpa_decode_scratch(int64_t hq, int64_t dv, int64_t kv_len)
@@ -417,7 +419,7 @@ static void split_chunks(const sdpa_cfg *c, split_shape *s, int64_t keys, uint64
     while (s->ck < s->ct && ceil_div64(keys, s->ck) > smax)
         s->ck *= 2;
     if (s->ck > s->ct)
-        s->ck = s->ct;
+        s->ck = s->ct; /* ct holds kv_len in smax chunks (plan_split) */
     s->nsplit = (uint64_t)ceil_div64(keys, s->ck);
 }
 
@@ -440,7 +442,7 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
                              const glc__target *tg, char *err, size_t len)
 {
     const glc__sdpa_tune *tu = &tg->sdpa_tune;
-    int64_t group = c->hq / c->hkv, keys = keys_needed(c, 0), cmin;
+    int64_t group = c->hq / c->hkv, keys = keys_needed(c, 0), cmin, ct_least;
     uint64_t target = tu->groups ? tu->groups : SPLIT_GROUPS;
     uint64_t budget = glc__loop_budget(tg), pbase = 0;
     uint32_t shared = tg->limits.max_shared_bytes;
@@ -451,6 +453,10 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     memset(&s, 0, sizeof s);
     s.ct = pow2_at_least(tu->chunk_max ? tu->chunk_max : SPLIT_CHUNK_MAX);
     s.ct = s.ct < 64 ? 64 : s.ct > 1024 ? 1024 : s.ct;
+    /* chunks no finer than the scratch holds (a tuned chunk_max may ask) */
+    ct_least = pow2_at_least(ceil_div64(c->kv_len, decode_max_splits(c->kv_len)));
+    if (s.ct < ct_least)
+        s.ct = ct_least;
     cmin = pow2_at_least(tu->chunk_min ? tu->chunk_min : SPLIT_CHUNK_MIN);
     s.gb = tu->heads ? (int)(tu->heads < SPLIT_MAX_HEADS ? tu->heads
                                                                      : SPLIT_MAX_HEADS)
@@ -473,7 +479,7 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
             s.rg--;
         else if (s.gb > 1)
             s.gb = s.rg = s.gb - 1;
-        else if (s.ct > 64)
+        else if (s.ct > 64 && s.ct / 2 >= ct_least)
             s.ct /= 2;
         else
             return glc__op_error(err, len, "sdpa_decode",
@@ -494,15 +500,11 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
                              (long long)keys, (unsigned long long)s.nsplit, (long long)c->d,
                              (long long)c->dv, tg->limits.max_loop_iterations);
     normalize = s.nsplit == 1;
-    if (fused && !normalize) {
-        /* the counters start at 0: cleared before each run (the plan's
-         * scratch is arena bytes other steps reuse, a caller's view is
-         * anything), and the last group of a block leaves its counter 0 */
-        pbase = ((uint64_t)c->hkv * s.nhb + 3) / 4 * 4;
-        d = glc__plan_dispatch(p, "fill", COMBINE_LOCAL, c->hkv * s.nhb);
-        glc__plan_bind(d, GLC__SCRATCH, GLC_WRITE);
-        d->bind[0].size = 4 * (size_t)(c->hkv * s.nhb);
-        glc__plan_param_at(d, GLC__KP_FILL_N, (uint32_t)(c->hkv * s.nhb));
+    if (fused) {
+        /* the merge counters, one per head block (at most Hq, whatever the
+         * variables): state the plan keeps zero (ops.h) */
+        pbase = ((uint64_t)c->hq + 3) / 4 * 4;
+        p->state_bytes = 4 * (size_t)pbase;
     }
     d = glc__plan_dispatch(p, "sdpa_split", TILE_LOCAL, 1);
     d->groups = (uint64_t)c->hkv * s.nhb * s.nsplit;

@@ -206,6 +206,13 @@ typedef struct glc__op_plan {
     int ndisp;
     glc__dispatch_plan disp[GLC__OP_MAX_DISPATCH];
     size_t scratch_bytes;
+    /* The scratch's first state_bytes (<= scratch_bytes) hold state the
+     * kernels find zero when the op starts and leave zero when it ends
+     * (sdpa_decode's merge counters): eager ops clear them before the
+     * op's dispatches; compiled plans give such a scratch bytes of its own
+     * (no other step reuses them), zeroed when the plan is made, so a run
+     * needs no clearing. The same at every variable value. */
+    size_t state_bytes;
 } glc__op_plan;
 
 /* Shape overrides of the mat-vec variants, for the benchmark that sweeps
