@@ -27,7 +27,12 @@
 //           before the partials, FUSED)
 // defines:  sdpa.glsl's, D, DV (head dims, <= 256), GB, RG (accumulators
 //           per reduction round), CT (most keys a chunk), LANES (threads
-//           across a V row's units, a power of two), FUSED
+//           across a V row's units, a power of two), FUSED, VBV (16-byte V
+//           loads a thread has in flight per batch), MB (chunks the merge
+//           loads before using them), KPRE (1: the thread's K rows are
+//           loaded into registers before q, so the two loads overlap: where
+//           they fit); the last three smaller or 0 on llvmpipe, whose
+//           compile time grows with the unrolled loads
 // local size: GLC_LOCAL_SIZE_X (128)
 
 #define GLC_KP_SDPA_SPLIT
@@ -48,6 +53,11 @@ layout(std430, binding = 4) coherent buffer S { uint sc[]; };
 
 #define KPT ((CT + GLC_LOCAL_SIZE_X - 1) / GLC_LOCAL_SIZE_X) // keys scored per thread
 #define GB4 ((GB + 3) / 4)
+#if K8
+#define KWU (DU / 2) // 16-byte loads a K row
+#else
+#define KWU DU
+#endif
 #if V8
 #define VW 2 // vec4s a lane owns in the output pass
 #else
@@ -56,13 +66,12 @@ layout(std430, binding = 4) coherent buffer S { uint sc[]; };
 #define DVW (DVU / VW)                // units of VW vec4s in a V row
 #define KG (GLC_LOCAL_SIZE_X / LANES) // key groups in the output pass
 #define VPT ((CT + KG - 1) / KG)      // keys per key group, at most
-#if VPT < 8
-#define VB VPT                        // V rows a thread loads before using them
+#if VPT < VBV / VW
+#define VB VPT                        // V rows a batch (VBV 16-byte loads)
 #else
-#define VB 8
+#define VB (VBV / VW)
 #endif
 #define NA (GB * VW)
-#define MB 4                          // chunks the merge loads before using them
 
 shared vec4 qs[GB * DU];
 shared vec4 ps[CT * GB4];             // weights, the GB heads of a key together
@@ -92,6 +101,28 @@ vec4 pload_unit(uint base, uint u)
 }
 #endif
 
+// V rows kg + KG * (i0 + b), b < VB, of the chunk (rows past n: row n - 1,
+// weight 0), units `lane` of each
+void load_v(uint i0, uint kg, uint lane, uint j0, uint n, uint hkv, uint hk,
+            out vec4 vv[VB * VW])
+{
+    for (int b = 0; b < VB; b++) {
+        uint row = (j0 + min(kg + uint(KG) * (i0 + uint(b)), n - 1u)) * hkv + hk;
+#if LANES > DVW
+        if (lane >= uint(DVW)) {
+            for (int c = 0; c < VW; c++)
+                vv[b * VW + c] = vec4(0.0);
+            continue;
+        }
+#endif
+#if V8
+        v_unit8(row, lane, vv[b * 2], vv[b * 2 + 1]);
+#else
+        vv[b] = v_unit(row, lane);
+#endif
+    }
+}
+
 void main()
 {
     if (glc_group_out_of_range())
@@ -102,12 +133,34 @@ void main()
     float qscale = glc_pf(P_QSCALE);
     uint split = g % nsplit, rest = g / nsplit, hb = rest % nhb, hk = rest / nhb;
     uint h0 = hk * group + hb * uint(GB), ng = min(uint(GB), group - hb * uint(GB));
+    uint j0 = split * chunk, n = min(chunk, nkeys - j0);
+    uint lane = t % uint(LANES), kg = t / uint(LANES);
+
+    // loads that wait for nothing first: the first batch of V rows and
+    // (KPRE) the K rows, in flight while q goes to shared memory
+    vec4 vv[VB * VW];
+    load_v(0u, kg, lane, j0, n, hkv, hk, vv);
+#if KPRE
+#if K8
+    uvec4 kreg[KPT * KWU];
+#else
+    vec4 kreg[KPT * KWU];
+#endif
+    for (int kk = 0; kk < KPT; kk++) {
+        uint jj = t + NT * uint(kk), kr = (j0 + jj) * hkv + hk;
+        for (int w = 0; w < KWU; w++)
+#if K8
+            kreg[kk * KWU + w] = jj < n ? k[kr * uint(KWU) + uint(w)] : uvec4(0u);
+#else
+            kreg[kk * KWU + w] = jj < n ? k_unit(kr, uint(w)) : vec4(0.0);
+#endif
+    }
+#endif
     for (uint it = t; it < uint(GB * DU); it += NT) {
         uint gi = it / uint(DU), u = it % uint(DU);
         qs[it] = gi < ng ? q_unit(h0 + gi, u) * qscale : vec4(0.0);
     }
     barrier();
-    uint j0 = split * chunk, n = min(chunk, nkeys - j0);
 
     // scores: thread t takes keys t, t + NT, ...
     float sreg[KPT * GB], lm[GB];
@@ -122,21 +175,26 @@ void main()
             uint kr = (j0 + jj) * hkv + hk;
             for (int gi = 0; gi < GB; gi++)
                 s[gi] = 0.0;
+            for (int w = 0; w < KWU; w++) {
 #if K8
-            for (uint w = 0u; w < uint(DU / 2); w++) {
-                vec4 ka, kb;
-                k_unit8(kr, w, ka, kb);
-                for (int gi = 0; gi < GB; gi++)
-                    s[gi] += dot(qs[uint(gi * DU) + 2u * w], ka) +
-                             dot(qs[uint(gi * DU) + 2u * w + 1u], kb);
-            }
+#if KPRE
+                uvec4 x = kreg[kk * KWU + w];
 #else
-            for (uint u = 0u; u < uint(DU); u++) {
-                vec4 kv = k_unit(kr, u);
-                for (int gi = 0; gi < GB; gi++)
-                    s[gi] += dot(qs[uint(gi * DU) + u], kv);
-            }
+                uvec4 x = k[kr * uint(KWU) + uint(w)];
 #endif
+                vec4 ka = glc_half4(x.xy), kb = glc_half4(x.zw);
+                for (int gi = 0; gi < GB; gi++)
+                    s[gi] += dot(qs[gi * DU + 2 * w], ka) + dot(qs[gi * DU + 2 * w + 1], kb);
+#else
+#if KPRE
+                vec4 kv = kreg[kk * KWU + w];
+#else
+                vec4 kv = k_unit(kr, uint(w));
+#endif
+                for (int gi = 0; gi < GB; gi++)
+                    s[gi] += dot(qs[gi * DU + w], kv);
+#endif
+            }
         }
         for (int gi = 0; gi < GB; gi++) {
             sreg[kk * GB + gi] = s[gi];
@@ -189,35 +247,21 @@ void main()
     barrier();
 
     // output: lane owns VW vec4s of the row (unit `lane`), key group kg
-    // every KG-th key; VB rows loaded before any is used
-    uint lane = t % uint(LANES), kg = t / uint(LANES);
+    // every KG-th key; the next batch of V rows is loaded before this one
+    // is used
     vec4 acc[NA];
     float lp[GB];
     for (int a = 0; a < NA; a++)
         acc[a] = vec4(0.0);
     for (int gi = 0; gi < GB; gi++)
         lp[gi] = 0.0;
-    for (int i0 = 0; i0 < VPT; i0 += VB) {
-        if (kg + uint(KG * i0) >= n)
-            break;
-        vec4 vv[VB * VW];
+    for (uint i0 = 0u; kg + uint(KG) * i0 < n; i0 += uint(VB)) {
+        vec4 vn[VB * VW];
+        bool more = kg + uint(KG) * (i0 + uint(VB)) < n;
+        if (more)
+            load_v(i0 + uint(VB), kg, lane, j0, n, hkv, hk, vn);
         for (int b = 0; b < VB; b++) {
-            uint row = (j0 + min(kg + uint(KG * (i0 + b)), n - 1u)) * hkv + hk;
-#if LANES > DVW
-            if (lane >= uint(DVW)) {
-                for (int c = 0; c < VW; c++)
-                    vv[b * VW + c] = vec4(0.0);
-                continue;
-            }
-#endif
-#if V8
-            v_unit8(row, lane, vv[b * 2], vv[b * 2 + 1]);
-#else
-            vv[b] = v_unit(row, lane);
-#endif
-        }
-        for (int b = 0; b < VB; b++) {
-            uint jj = kg + uint(KG * (i0 + b));
+            uint jj = kg + uint(KG) * (i0 + uint(b));
             if (jj >= n)
                 break;
             vec4 pv[GB4];
@@ -230,6 +274,8 @@ void main()
                     acc[gi * VW + c] += p * vv[b * VW + c];
             }
         }
+        if (more)
+            vv = vn;
     }
 #if KG > 1
     // sum the key groups, RG accumulators a round; key group 0 keeps the

@@ -326,10 +326,20 @@ static void test_loop_cap_forced(void **state)
  * glc__device_tune_sdpa, as CI has no GPU; with GLC_LIMITS=min (4 storage
  * blocks) the same kernel writes partials that sdpa_combine merges. */
 
+/* The split tests at default limits share one device, so a kernel
+ * variant one test compiled serves the next (llvmpipe takes about 0.5 s a
+ * variant); each test sets its own tuning. Destroyed by the group
+ * teardown. */
+static glc_device *split_dev;
+
 static glc_device *open_split(int min_limits, const glc__sdpa_tune *tune)
 {
-    glc_device *dev = open_mode(min_limits ? MODE_MIN : MODE_DEFAULT);
+    glc_device *dev;
     glc__sdpa_tune t;
+    if (min_limits)
+        dev = open_mode(MODE_MIN);
+    else
+        dev = split_dev ? split_dev : (split_dev = open_mode(MODE_DEFAULT));
     memset(&t, 0, sizeof t);
     if (tune)
         t = *tune;
@@ -338,35 +348,53 @@ static glc_device *open_split(int min_limits, const glc__sdpa_tune *tune)
     return dev;
 }
 
+/* Gives a device of open_split back (the shared one stays). */
+static void close_split(glc_device *dev)
+{
+    if (dev != split_dev)
+        glc_device_destroy(dev);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    glc_device_destroy(split_dev);
+    split_dev = NULL;
+    return 0;
+}
+
 /* kv_len 1 to 4099 (one chunk, chunk edges, odd), GQA 1, 3, 4 and 8, head
  * dims 64, 128, 80 (16-byte f16 loads), 36/40 and 33/7 (scalar loads), f16
  * and f32 caches, causal cuts, kv_len < Tk, a large scale (chunks whose
- * maxima lie far apart). */
-static void split_cases(glc_device *dev, int fused, uint64_t seed)
+ * maxima lie far apart). all 0: the shapes that compile a kernel of their
+ * own only (llvmpipe compiles each in about 0.5 s), for the second mode. */
+static void split_cases(glc_device *dev, int fused, int all, uint64_t seed)
 {
     static const int64_t kvs[] = {1, 2, 127, 128, 129, 255, 256, 257, 1000, 4099};
-    const char *mode = fused ? "split, fused" : "split, limits min (combine)";
+    const char *mode = fused ? "split, fused" : "split, combine";
     sdpa_case c;
     size_t i;
     expect_state = fused;
     for (i = 0; i < sizeof kvs / sizeof kvs[0]; i++) { /* the 1b llama's heads */
+        if (!all && kvs[i] != 1000)
+            continue;
         c = with(mk(1, kvs[i], 32, 8, 64, 64, F16, F16), 0, -1, 0, 0);
         run_case(dev, &seed, &c, 1, mode);
     }
-    c = with(mk(1, 2, 8, 8, 128, 128, F32, F32), 0, -1, 0, 0);
-    run_case(dev, &seed, &c, 1, mode);
-    c = with(mk(1, 1000, 8, 8, 128, 128, F32, F32), 1, -1, 0, 0);
-    run_case(dev, &seed, &c, 1, mode);
-    c = with(mk(1, 257, 8, 1, 80, 80, F16, F16), 0, -1, 0, 0);
-    run_case(dev, &seed, &c, 1, mode);
+    if (all) {
+        c = with(mk(1, 1000, 8, 8, 128, 128, F32, F32), 1, -1, 0, 0);
+        run_case(dev, &seed, &c, 1, mode);
+    }
     c = with(mk(1, 4099, 8, 1, 80, 80, F16, F16), 0, -1, 0, 0);
-    run_case(dev, &seed, &c, 1, mode);
-    c = with(mk(1, 300, 12, 4, 36, 40, F16, F32), 1, 200, 0, 0); /* keys cut at 201 */
     run_case(dev, &seed, &c, 1, mode);
     c = with(mk(1, 150, 6, 2, 33, 7, F32, F16), 0, -1, 127, 0);
     run_case(dev, &seed, &c, 1, mode);
-    c = with(mk(1, 1000, 32, 8, 64, 64, F16, F16), 0, -1, 0, 1.0f);
-    run_case(dev, &seed, &c, 1, mode);
+    if (all) {
+        c = with(mk(1, 300, 12, 4, 36, 40, F16, F32), 1, 200, 0, 0); /* keys cut at 201 */
+        run_case(dev, &seed, &c, 1, mode);
+        c = with(mk(1, 1000, 32, 8, 64, 64, F16, F16), 0, -1, 0, 1.0f);
+        run_case(dev, &seed, &c, 1, mode);
+    }
     expect_state = 0;
 }
 
@@ -381,27 +409,26 @@ static void test_split(void **state)
 {
     glc_device *dev = open_split(0, NULL);
     (void)state;
-    split_cases(dev, split_fused(dev), 6000);
-    glc_device_destroy(dev);
+    split_cases(dev, split_fused(dev), 1, 6000);
+    close_split(dev);
 }
 
 static void test_split_limits_min(void **state)
 {
     glc_device *dev = open_split(1, NULL);
     (void)state;
-    split_cases(dev, 0, 6100);
-    glc_device_destroy(dev);
+    split_cases(dev, 0, 0, 6100);
+    close_split(dev);
 }
 
-/* The sweep knobs: head blocks of 3 heads (group 8: a block of 2 last),
- * fine chunks and many groups, one head a group; chunks as coarse as the
- * scratch allows when chunk_max asks for finer ones. */
+/* The sweep knobs: head blocks of 3 heads (group 8: a block of 2 last)
+ * with fine chunks and many groups; one head a group; chunks as coarse as
+ * the scratch allows when chunk_max asks for finer ones. */
 static void test_split_tuned(void **state)
 {
     uint64_t seed = 6200;
     glc__sdpa_tune t[3];
-    sdpa_case c = with(mk(1, 1000, 16, 2, 128, 128, F16, F16), 0, -1, 0, 0);
-    sdpa_case c2 = with(mk(1, 4099, 4, 1, 64, 64, F16, F16), 0, -1, 0, 0);
+    sdpa_case c[3];
     int i;
     (void)state;
     memset(t, 0, sizeof t);
@@ -412,12 +439,14 @@ static void test_split_tuned(void **state)
     t[1].heads = 1;
     t[1].chunk_min = 128;
     t[2].chunk_max = 16; /* below what 64 chunks hold: the planner's floor */
+    c[0] = with(mk(1, 1000, 16, 2, 128, 128, F16, F16), 0, -1, 0, 0);
+    c[1] = with(mk(1, 1000, 16, 2, 64, 64, F16, F16), 0, -1, 0, 0);
+    c[2] = with(mk(1, 4099, 4, 1, 64, 64, F16, F16), 0, -1, 0, 0);
     for (i = 0; i < 3; i++) {
         glc_device *dev = open_split(0, &t[i]);
         expect_state = split_fused(dev);
-        run_case(dev, &seed, &c, 1, "split, tuned");
-        run_case(dev, &seed, &c2, 1, "split, tuned");
-        glc_device_destroy(dev);
+        run_case(dev, &seed, &c[i], 1, "split, tuned");
+        close_split(dev);
     }
     expect_state = 0;
 }
@@ -546,7 +575,7 @@ static void test_split_plans(void **state)
     }
     dplan_free(&a);
     dplan_free(&b);
-    glc_device_destroy(dev);
+    close_split(dev);
 }
 
 /* Eager calls of two shapes sharing one scratch view, alternately, in one
@@ -622,7 +651,7 @@ static void test_split_shared_scratch(void **state)
     }
     ot_free(&S);
     free(got);
-    glc_device_destroy(dev);
+    close_split(dev);
 }
 
 static void test_errors(void **state)
@@ -786,5 +815,5 @@ int main(void)
         cmocka_unit_test(test_split_shared_scratch),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, teardown);
 }

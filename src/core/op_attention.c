@@ -5,24 +5,45 @@
  *
  * Variants, chosen from the target:
  *  - GPUs: prefill runs the tile variant (glsl/sdpa_tile.comp), one work
- *    group per (block of BQ query rows, head) streaming BK-key tiles of K and V through shared
- *    memory, the tile sizes the largest that fit the device's shared memory
- *    (16 KiB on the ES 3.1 minimum, 48 KiB on NVIDIA). Decode runs the
- *    split variant, one group per (kv head, block of the query heads
- *    that share it, chunk of SDPA_CHUNK keys): each K and V row is read once
- *    for all the heads of the group.
+ *    group per (block of BQ query rows, head) streaming BK-key tiles of K
+ *    and V through shared memory, the tile sizes the largest that fit the
+ *    device's shared memory (16 KiB on the ES 3.1 minimum, 48 KiB on
+ *    NVIDIA). Decode runs the split variant (sdpa_split.comp), one group per
+ *    (kv head, block of up to 8 of the query heads that share it, chunk of
+ *    keys): each K and V row is read once for all the heads of the group.
  *  - llvmpipe, where barrier() and shared memory are slow: the rows variant
- *    (sdpa_rows.comp),
- *    one invocation per (query row, head) (decode: per (head, chunk)) with q
- *    and the output row in registers.
- * Decode is flash-decoding: the keys are cut into chunks of SDPA_CHUNK, the
- * first dispatch writes each chunk's max, sum and unnormalised output into
- * the scratch view, and glsl/sdpa_combine.comp merges them per head. A
- * decode whose keys fit one chunk is a single dispatch that writes out.
+ *    (sdpa_rows.comp), one invocation per (query row, head) (decode: per
+ *    (head, chunk of SDPA_CHUNK keys)) with q and the output row in
+ *    registers. (glc__sdpa_tune.split runs the split variant there: tests.)
+ *
+ * Decode on GPUs is flash-decoding in one dispatch. A decode of one query
+ * row has little work (8 kv heads x 128 keys in a 1b llama), so the chunk
+ * size follows the keys: chunks of 32 to 256 keys (powers of two), as many
+ * as give about SPLIT_GROUPS groups, and one head a group rather than a
+ * block of them while that is still too few groups (at kv_len 128: 32 heads
+ * x 4 chunks; at 8192: 8 kv heads x 32 chunks of 256). Each group writes
+ * its chunk's max, sum and unnormalised output into the scratch and counts
+ * itself on its head block's counter (an atomicAdd after
+ * memoryBarrierBuffer); the last to count merges the block's chunks and
+ * writes out, then sets the counter back to 0. No group waits for another:
+ * GLES promises no forward progress between groups. The counters are op
+ * state (glc__op_plan.state_bytes): a compiled plan gives that scratch
+ * bytes of its own, zeroed when the plan is made, so each run is one
+ * dispatch; an eager call clears them with a fill dispatch first (its
+ * view's bytes are the caller's). They sit at the scratch's start, one per
+ * query head at most, whatever the variables: a plan's chunking may change
+ * from run to run (kv_len is often a variable), every value of it finds
+ * them 0. One chunk: the group writes out, no counter.
+ * Devices with 4 storage blocks (the ES 3.1 minimum; the fused kernel binds
+ * 5) and llvmpipe's rows variant write the partials instead, merged per
+ * head by glsl/sdpa_combine.comp in a second dispatch. Prefill on the rows
+ * variant uses the same two passes when a row has more keys than one
+ * invocation may loop over.
  *
  * The kernels work in base 2: q is scaled by scale * log2(e) once and the
- * exponentials are exp2 (glsl/sdpa.glsl holds what the three share). Keys masked out (past kv_len, or after the query's
- * position with causal) weigh exactly 0.
+ * exponentials are exp2 (glsl/sdpa.glsl holds what the three share). Keys
+ * masked out (past kv_len, or after the query's position with causal)
+ * weigh exactly 0.
  */
 #include "op_run.h"
 
@@ -380,8 +401,9 @@ static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
 }
 
 /* The split variant's shape: gb query heads a group, rg accumulators a
- * reduction round, ct keys a chunk at most (the kernel's arrays), chunks of
- * ck keys, nsplit of them per block of heads. */
+ * reduction round, v8 16-byte V loads, lanes threads across a V row; chunks
+ * of ck keys (the kernel's CT: its arrays fit the chunk), at most ct,
+ * nsplit of them per block of heads, nhb blocks per kv head. */
 typedef struct split_shape {
     int gb, rg, v8, lanes;
     int64_t ct, ck;
@@ -392,7 +414,7 @@ typedef struct split_shape {
 static size_t split_bytes(const sdpa_cfg *c, const split_shape *s)
 {
     size_t du = (size_t)(c->d + 3) / 4;
-    return 16 * (size_t)s->gb * du + 16 * (size_t)s->ct * (size_t)((s->gb + 3) / 4) +
+    return 16 * (size_t)s->gb * du + 16 * (size_t)s->ck * (size_t)((s->gb + 3) / 4) +
            4 * (size_t)s->gb * TILE_LOCAL + 20 * (size_t)s->rg * TILE_LOCAL + 16;
 }
 
@@ -428,8 +450,8 @@ static void split_chunks(const sdpa_cfg *c, split_shape *s, int64_t keys, uint64
 static uint64_t split_iterations(const sdpa_cfg *c, const split_shape *s)
 {
     uint64_t du = (uint64_t)(c->d + 3) / 4, dvu = (uint64_t)(c->dv + 3) / 4;
-    uint64_t kpt = (uint64_t)ceil_div64(s->ct, TILE_LOCAL), kg = TILE_LOCAL / (uint64_t)s->lanes;
-    uint64_t vpt = ((uint64_t)s->ct + kg - 1) / kg, na = (uint64_t)s->gb * (s->v8 ? 2 : 1);
+    uint64_t kpt = (uint64_t)ceil_div64(s->ck, TILE_LOCAL), kg = TILE_LOCAL / (uint64_t)s->lanes;
+    uint64_t vpt = ((uint64_t)s->ck + kg - 1) / kg, na = (uint64_t)s->gb * (s->v8 ? 2 : 1);
     uint64_t merge = (s->nsplit + 1) * (1 + (uint64_t)s->gb * dvu / TILE_LOCAL) * 2;
     return (uint64_t)s->gb * du / TILE_LOCAL + 1 + kpt * du * (s->gb + 1) + 16 +
            kpt * (s->gb + 2) + vpt * (na + 3) + na * (kg + 2) + merge + 64;
@@ -511,11 +533,20 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     common_defines(d, a, c, 1);
     glc__define_int(d, "GB", s.gb);
     glc__define_int(d, "RG", s.rg);
-    glc__define_int(d, "CT", s.ct);
+    glc__define_int(d, "CT", s.ck); /* sized for the chunk: fewer registers a thread */
     glc__define_int(d, "LANES", s.lanes);
     glc__define_int(d, "K8", k8);
     glc__define_int(d, "V8", s.v8);
     glc__define_int(d, "FUSED", fused && !normalize);
+    /* loads in flight: many on GPUs (latency), few on llvmpipe (its
+     * compile time grows with the unrolled loads; tests only) */
+    glc__define_int(d, "VBV", tg->is_llvmpipe ? 4 : 8);
+    glc__define_int(d, "MB", tg->is_llvmpipe ? 2 : 8);
+    /* K rows in registers before q arrives: 16 16-byte loads a thread */
+    glc__define_int(d, "KPRE", !tg->is_llvmpipe && ceil_div64(s.ck, TILE_LOCAL) *
+                                   ((c->d + 3) / 4 / (k8 ? 2 : 1)) <= 16);
+    if (strlen(d->defines) + 1 >= sizeof d->defines)
+        return glc__op_error(err, len, "sdpa_decode", "internal: kernel defines overflow");
     bind_qkv(d, !normalize && !fused ? GLC__SCRATCH : 3);
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HQ, (uint32_t)c->hq);
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_GROUP, (uint32_t)group);

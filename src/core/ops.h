@@ -193,7 +193,7 @@ typedef struct glc__bind_plan {
 
 typedef struct glc__dispatch_plan {
     const char *kernel;  /* glsl/<kernel>.comp */
-    char defines[192];
+    char defines[256];
     uint32_t local_size;
     uint64_t groups;
     int nbind;
