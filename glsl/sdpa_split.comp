@@ -2,8 +2,10 @@
 // per (kv head, block of GB of the query heads that share it, chunk of
 // `chunk` keys, at most CT); a thread scores whole keys for all GB heads and
 // the output pass reads V in rows, so each K and V row is read once per
-// group, with 16-byte loads (f16 rows of whole 8-value units: K8, V8) and
-// up to VB V rows in flight per thread. Shared parts: sdpa.glsl.
+// group, with 16-byte loads (f16 rows of whole 8-value units: K8, V8). Loads
+// that depend on nothing are issued first (the first batch of V rows, and
+// with KPRE the thread's K rows, before q), and the next batch of V rows is
+// loaded while one is used. Shared parts: sdpa.glsl.
 // Each group's result is its chunk's (max score, sum of weights,
 // unnormalised output) per head. With FUSED the chunks of a (kv head, head
 // block) are merged in the same dispatch: each group stores its partials in
@@ -11,13 +13,14 @@
 // counter (atomicAdd); the group that counts last merges every chunk and
 // writes out, then puts the counter back to 0 for the next run. No group
 // ever waits for another (GLES gives no forward progress between groups).
-// The counters must be 0 when the dispatch starts: the planner clears them
-// with a fill dispatch before it (op_attention.c says why).
+// The counters must be 0 when the dispatch starts (op state: op_attention.c
+// and glc__op_plan.state_bytes say who clears them).
 // Without FUSED (devices with 4 storage blocks) the partials go to binding
-// 3 and sdpa_combine merges them.
+// 3 and sdpa_combine merges them; one chunk (normalize) writes out.
 // bindings: sdpa.glsl's; 3 out (f32 [Tq, Hq, DV]), or without FUSED and
-//           normalize the scratch; with FUSED 4 the scratch (coherent u32:
-//           the counters, then from word pbase the partials)
+//           normalize the scratch's partials; with FUSED 4 the scratch
+//           (coherent u32: the counters, one per head block, then from word
+//           pbase the partials)
 //           partials: f32 [Hq, nsplit, DV + 2]: per chunk the max score, the
 //           sum of weights and the unnormalised output
 // params:   0 Hq, 1 group, 2 Hkv, 3 keys in use (kv_len and causal
