@@ -422,8 +422,8 @@ static void test_split_limits_min(void **state)
 }
 
 /* The sweep knobs: head blocks of 3 heads (group 8: a block of 2 last)
- * with fine chunks and many groups; one head a group; chunks as coarse as
- * the scratch allows when chunk_max asks for finer ones. */
+ * with fine chunks and many groups; one head a group; chunks as fine as the
+ * scratch allows (128 of them) when chunk_max asks for finer ones. */
 static void test_split_tuned(void **state)
 {
     uint64_t seed = 6200;
@@ -438,10 +438,10 @@ static void test_split_tuned(void **state)
     t[0].groups = 1024;
     t[1].heads = 1;
     t[1].chunk_min = 128;
-    t[2].chunk_max = 16; /* below what 64 chunks hold: the planner's floor */
+    t[2].chunk_max = 16; /* below what 128 chunks hold: the planner's floor */
     c[0] = with(mk(1, 1000, 16, 2, 128, 128, F16, F16), 0, -1, 0, 0);
     c[1] = with(mk(1, 1000, 16, 2, 64, 64, F16, F16), 0, -1, 0, 0);
-    c[2] = with(mk(1, 4099, 4, 1, 64, 64, F16, F16), 0, -1, 0, 0);
+    c[2] = with(mk(1, 16384, 2, 1, 16, 16, F16, F16), 0, -1, 0, 0); /* chunks of 128 */
     for (i = 0; i < 3; i++) {
         glc_device *dev = open_split(0, &t[i]);
         expect_state = split_fused(dev);
@@ -682,9 +682,9 @@ static void test_errors(void **state)
     (void)state;
     n_scratch[0] = glc_sdpa_decode_scratch(6, 8, 10);
     assert_int_equal(n_scratch[0], 8 + 6 * 1 * 10);   /* counters, one chunk of partials */
-    assert_int_equal(glc_sdpa_decode_scratch(32, 128, 8192), 32 + 32 * 64 * 130);
+    assert_int_equal(glc_sdpa_decode_scratch(32, 128, 8192), 32 + 32 * 128 * 130);
     assert_int_equal(glc_sdpa_decode_scratch(32, 64, 128), 32 + 32 * 8 * 66);
-    assert_int_equal(glc_sdpa_decode_scratch(32, 128, 32768), 32 + 32 * 128 * 130);
+    assert_int_equal(glc_sdpa_decode_scratch(32, 128, 65536), 32 + 32 * 256 * 130);
     assert_int_equal(glc_sdpa_decode_scratch(0, 128, 8192), 0);
     scr = ot_tensor_new(dev, F32, 1, n_scratch, NULL);
     scr16 = ot_tensor_new(dev, F16, 1, n_scratch, NULL);

@@ -362,15 +362,15 @@ static glc_status sdpa_plan(const glc__op_args *a, const glc__target *tg, glc__o
 /* ---- decode ---- */
 
 /* Chunks a decode may be cut into for kv_len keys, at most: the scratch
- * holds this many partials per query head. 64 (fine chunks while keys are
- * few: 16 keys at kv_len 1024), more past 16384 keys (the split variant's
- * largest default chunk, 256 keys). The rows variant (256 keys a chunk)
- * needs fewer. */
+ * holds this many partials per query head. Up to 128 (chunks of 16 keys
+ * while keys are few; room for sweeps of the chunk size), more past 32768
+ * keys (the split variant's largest default chunk, 256 keys). The rows
+ * variant (256 keys a chunk) needs fewer. */
 static int64_t decode_max_splits(int64_t kv_len)
 {
     int64_t fine = ceil_div64(kv_len, 16), coarse = ceil_div64(kv_len, 256);
-    if (fine > 64)
-        fine = 64;
+    if (fine > 128)
+        fine = 128;
     return fine > coarse ? fine : coarse;
 }
 
