@@ -5,10 +5,16 @@
  * over 1 to 4099 keys (one and several chunks) and against the prefill of
  * the same row. The cases on the device's own variant (llvmpipe: rows),
  * default and minimum limits, are in the case table of test_ops.c (eagerly
- * and through plans); here three shapes run on the GPU variants (tile and split, forced by hiding the renderer's
- * name), with the device's shared memory and with the 16 KiB minimum
- * (smaller tiles). Then folded grids, a grid past 65535 groups, llvmpipe's
- * loop cap, and the errors.
+ * and through plans); here three shapes run on the GPU variants (tile and
+ * split, forced by hiding the renderer's name), with the device's shared
+ * memory and with the 16 KiB minimum (smaller tiles). Then folded grids, a
+ * grid past 65535 groups, llvmpipe's loop cap, the errors, and decode's
+ * split variant forced on llvmpipe (glc__device_tune_sdpa) over kv_len 1
+ * to 4099 and 16384, GQA 1 to 8, head dims 16 to 128, f16 and f32 caches,
+ * with its merge in the same dispatch (the counters checked back at 0 after
+ * each call) and, at the minimum limits, through sdpa_combine; tuned
+ * shapes; variable-length decode plans run twice in a row and alternately
+ * (one dispatch a run); one scratch view shared by two shapes.
  */
 #include "testutil.h"
 
