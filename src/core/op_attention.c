@@ -480,9 +480,7 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     if (s.ct < ct_least)
         s.ct = ct_least;
     cmin = pow2_at_least(tu->chunk_min ? tu->chunk_min : SPLIT_CHUNK_MIN);
-    s.gb = tu->heads ? (int)(tu->heads < SPLIT_MAX_HEADS ? tu->heads
-                                                                     : SPLIT_MAX_HEADS)
-                          : SPLIT_MAX_HEADS;
+    s.gb = tu->heads && tu->heads < SPLIT_MAX_HEADS ? (int)tu->heads : SPLIT_MAX_HEADS;
     if (s.gb > group)
         s.gb = (int)group;
     s.rg = s.gb;
