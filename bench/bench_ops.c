@@ -359,6 +359,64 @@ done:
     return el;
 }
 
+/* A chain of MV_LEN decode attentions as a pipelined plan (GPU time): q
+ * [1, hq, d] over a cache of kv keys (k, v [kv, hkv, d] params of type
+ * ct), each call's output the next one's q. Seconds a call; cache bytes
+ * read a call in *bytes; negative on failure. */
+static double sdpa_chain(int64_t kv, int64_t hq, int64_t hkv, int64_t d, glc_dtype ct,
+                         double *bytes)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_compile_desc cd = {0};
+    glc_sdpa_desc sd;
+    int64_t qs[3] = {1, hq, d}, ks[3] = {kv, hkv, d};
+    int i, runs = 16;
+    glc_tensor x, k, v;
+    size_t cb;
+    unsigned char *kh = weight_bytes(ct, kv * hkv * d, 1.0f, &cb);
+    float *in = calloc((size_t)(hq * d), 4), *out = calloc((size_t)(hq * d) * (size_t)runs, 4);
+    const void *ins[16];
+    void *outs[16];
+    double t0, el = -1;
+    memset(&sd, 0, sizeof sd);
+    sd.q_offset = -1;
+    if (!kh || !in || !out || glc_graph_create(dev, &g) != GLC_OK)
+        goto done;
+    for (i = 0; i < hq * d; i++)
+        in[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
+    x = glc_graph_input(g, "q", GLC_DTYPE_F32, 3, qs);
+    k = glc_graph_param(g, "k", ct, 3, ks);
+    v = glc_graph_param(g, "v", ct, 3, ks);
+    for (i = 0; i < MV_LEN; i++)
+        x = glc_sdpa_decode(g, x, k, v, &sd);
+    glc_graph_output(g, "y", x);
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK) {
+        glc_graph_destroy(g);
+        goto done;
+    }
+    glc_graph_destroy(g);
+    if (glc_plan_set_param_typed(p, "k", kh, cb, ct) != GLC_OK ||
+        glc_plan_set_param_typed(p, "v", kh, cb, ct) != GLC_OK)
+        goto done;
+    for (i = 0; i < runs; i++) {
+        ins[i] = in;
+        outs[i] = out + (size_t)i * (size_t)(hq * d);
+    }
+    if (glc_plan_run_pipelined(p, runs, ins, outs) != GLC_OK) /* warm-up */
+        goto done;
+    t0 = now_s();
+    glc_plan_run_pipelined(p, runs, ins, outs);
+    el = (now_s() - t0) / runs / MV_LEN;
+    *bytes = 2.0 * (double)cb;
+done:
+    glc_plan_destroy(p);
+    free(kh);
+    free(in);
+    free(out);
+    return el;
+}
+
 static double memcpy_gbs(size_t bytes)
 {
     char *a = malloc(bytes), *b = malloc(bytes);
@@ -455,7 +513,7 @@ int main(int argc, char **argv)
     int64_t n, rows, width = 4096;
     int reps, i;
     ctx c;
-    char size[64];
+    char size[160];
     glc_buffer *X, *Y, *Z, *W;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
@@ -671,6 +729,36 @@ int main(int argc, char **argv)
                     else
                         row_bw("mv chain", size, el, by);
                 }
+    }
+    if (only && want("sdpa chain")) { /* decode attention in a chain, by variant */
+        static const struct { int64_t kv, hq, hkv, d; glc_dtype ct; } sc[] = {
+            {128, 32, 8, 64, GLC_DTYPE_F16},   {192, 32, 8, 64, GLC_DTYPE_F16},
+            {1024, 32, 8, 64, GLC_DTYPE_F16},  {4096, 32, 8, 64, GLC_DTYPE_F16},
+            {8192, 32, 8, 128, GLC_DTYPE_F32}, {8192, 32, 8, 64, GLC_DTYPE_F16}};
+        static const uint32_t var[][5] = {{0, 0, 0, 0, 0},    {0, 128, 0, 0, 0},
+                                          {0, 512, 0, 0, 0},  {0, 1024, 0, 0, 0},
+                                          {0, 0, 16, 0, 0},   {0, 0, 64, 0, 0},
+                                          {0, 0, 0, 128, 0},  {0, 0, 0, 512, 0},
+                                          {0, 0, 0, 0, 2},    {0, 0, 0, 0, 8}};
+        size_t j, r;
+        for (j = 0; j < sizeof sc / sizeof sc[0]; j++)
+            for (r = 0; r < sizeof var / sizeof var[0]; r++) {
+                glc__sdpa_tune tu = {var[r][0], var[r][1], var[r][2], var[r][3], var[r][4]};
+                double by = 0, el;
+                glc__device_tune_sdpa(dev, &tu);
+                el = sdpa_chain(sc[j].kv, sc[j].hq, sc[j].hkv, sc[j].d, sc[j].ct, &by);
+                glc__device_tune_sdpa(dev, NULL);
+                snprintf(size, sizeof size,
+                         "kv %lld, %lld/%lld heads, d %lld, %s cache; groups %u chunk %u..%u "
+                         "heads %u",
+                         (long long)sc[j].kv, (long long)sc[j].hq, (long long)sc[j].hkv,
+                         (long long)sc[j].d, glc_dtype_name(sc[j].ct), tu.groups, tu.chunk_min,
+                         tu.chunk_max, tu.heads);
+                if (el < 0)
+                    printf("| sdpa chain | %s | failed: %s | | |\n", size, glc_device_errmsg(dev));
+                else
+                    row_bw("sdpa chain", size, el, by);
+            }
     }
     if (only && want("mv sweep")) { /* long: only when asked for */
         /* the 1b mat-vecs under each variant shape (glc__tune): which the
