@@ -6,9 +6,7 @@
 // bindings: 0 q (read, f32 [Tq, Hq, D]), 1 k (read, KT [Tk, Hkv, D]),
 //           2 v (read, VT [Tk, Hkv, DV]), 3 out (written)
 // defines:  KT, VT (GLC_T_F32, GLC_T_F16); KVEC, VVEC (1: the head dim of
-//           k / v is a multiple of 4); K8, V8 (optional, 1: f16 rows of
-//           whole 16-byte units, D / DV a multiple of 8: the buffer is
-//           uvec4s and k_unit8 / v_unit8 load 8 values at once)
+//           k / v is a multiple of 4)
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 layout(std430, binding = 0) readonly buffer Q { uint q[]; };
@@ -24,19 +22,7 @@ layout(std430, binding = 3) writeonly buffer O { float o[]; };
 // past the head dim), one 16-byte (f32) or 8-byte (f16) load when rows are
 // whole vec4s.
 // (the bodies compute the row's index once, as one uniform read)
-#ifndef K8
-#define K8 0
-#endif
-#ifndef V8
-#define V8 0
-#endif
-
-#if K8
-layout(std430, binding = 1) readonly buffer K { uvec4 k[]; };
-#define K_UNIT                                                   \
-    uvec4 w = k[(row * DU_ + u) >> 1];                           \
-    return glc_half4((u & 1u) == 0u ? w.xy : w.zw);
-#elif KVEC && KT == GLC_T_F32
+#if KVEC && KT == GLC_T_F32
 layout(std430, binding = 1) readonly buffer K { uvec4 k[]; };
 #define K_UNIT return uintBitsToFloat(k[row * DU_ + u]);
 #elif KVEC
@@ -49,12 +35,7 @@ layout(std430, binding = 1) readonly buffer K { uint k[]; };
     return GLC_LOAD4(k, KT, i, n);
 #endif
 
-#if V8
-layout(std430, binding = 2) readonly buffer V { uvec4 v[]; };
-#define V_UNIT                                                   \
-    uvec4 w = v[(row * DVU_ + u) >> 1];                          \
-    return glc_half4((u & 1u) == 0u ? w.xy : w.zw);
-#elif VVEC && VT == GLC_T_F32
+#if VVEC && VT == GLC_T_F32
 layout(std430, binding = 2) readonly buffer V { uvec4 v[]; };
 #define V_UNIT return uintBitsToFloat(v[row * DVU_ + u]);
 #elif VVEC
@@ -69,24 +50,6 @@ layout(std430, binding = 2) readonly buffer V { uint v[]; };
 
 vec4 k_unit(uint row, uint u) { K_UNIT }
 vec4 v_unit(uint row, uint u) { V_UNIT }
-
-#if K8
-// values 8w .. 8w+7 of a K row: one 16-byte load
-void k_unit8(uint row, uint w, out vec4 a, out vec4 b)
-{
-    uvec4 x = k[row * (DU_ / 2u) + w];
-    a = glc_half4(x.xy);
-    b = glc_half4(x.zw);
-}
-#endif
-#if V8
-void v_unit8(uint row, uint w, out vec4 a, out vec4 b)
-{
-    uvec4 x = v[row * (DVU_ / 2u) + w];
-    a = glc_half4(x.xy);
-    b = glc_half4(x.zw);
-}
-#endif
 
 vec4 q_unit(uint row, uint u)
 {

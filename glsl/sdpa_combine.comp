@@ -1,10 +1,7 @@
-// sdpa_combine: flash-decoding's second pass where the first cannot merge
-// its chunks itself (sdpa_split's fused merge needs a fifth storage block:
-// not on devices at the ES 3.1 minimum of 4; llvmpipe's rows variant), and
-// prefill's, when its keys were chunked for a device's loop cap: merges the
-// per-chunk partial results per query row and head: out = sum_s 2^(m_s -
-// M) o_s / sum_s 2^(m_s - M) l_s with M the running max (one pass,
-// rescaled online).
+// sdpa_combine: flash-decoding's second pass (and prefill's, when its
+// keys were chunked for a device's loop cap): merges the per-chunk partial
+// results per query row and head: out = sum_s 2^(m_s - M) o_s /
+// sum_s 2^(m_s - M) l_s with M the running max (one pass, rescaled online).
 // bindings: 0 scratch (read, f32 [Tq, Hq, nsplit, DV + 2]: m, l, o per
 //           chunk), 1 out (written, f32 [Tq, Hq, DV])
 // params:   0 nsplit, 1 DV

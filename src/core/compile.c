@@ -169,8 +169,7 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
         glc__mem_tensor *s = &mt[g->nt + i];
         s->size = p->step[i].plan.scratch_bytes;
         s->first = s->last = (int32_t)i;
-        /* state kept from run to run (ops.h): bytes of its own */
-        s->kind = p->step[i].plan.state_bytes ? GLC__MEM_FIXED : GLC__MEM_SHARED;
+        s->kind = GLC__MEM_SHARED;
     }
     if ((st = glc__memplan_make(mt, n, p->align, max_buf, &mp, err, len)) != GLC_OK)
         goto out;
@@ -532,10 +531,6 @@ static glc_status replan(glc__program *p, const int64_t *vals, char *err, size_t
         args_before = s->args;
         if ((st = plan_step(p, s, vals, err, len)) != GLC_OK)
             return st;
-        if (s->plan.state_bytes != before.state_bytes)
-            return cfail(err, len, GLC_ERR_UNSUPPORTED,
-                         "%s: its state bytes change with the variables",
-                         glc__ops[s->args.op]->name);
         same &= same_but_params(&before, &s->plan) && same_tensors(&args_before, &s->args);
         if (s->plan.scratch_bytes > p->scratch[i].bytes)
             return cfail(err, len, GLC_ERR_UNSUPPORTED,

@@ -73,7 +73,7 @@
 #define GLC__KP_SDPA_TILE(X, k) GLC__KP_SDPA_HEAD(X, k) X(k, QBLOCKS, 8)
 #define GLC__KP_SDPA_SPLIT(X, k) \
     X(k, HQ, 0) X(k, GROUP, 1) X(k, HKV, 2) X(k, KEYS, 3) X(k, NSPLIT, 4) X(k, HEAD_BLOCKS, 5) \
-    X(k, QSCALE, 6) X(k, NORMALIZE, 7) X(k, CHUNK, 8) X(k, PBASE, 9)
+    X(k, QSCALE, 6) X(k, NORMALIZE, 7)
 #define GLC__KP_SDPA_COMBINE(X, k) X(k, NSPLIT, 0) X(k, DV, 1)
 
 /* Y(K): every kernel with params. */

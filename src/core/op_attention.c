@@ -5,45 +5,24 @@
  *
  * Variants, chosen from the target:
  *  - GPUs: prefill runs the tile variant (glsl/sdpa_tile.comp), one work
- *    group per (block of BQ query rows, head) streaming BK-key tiles of K
- *    and V through shared memory, the tile sizes the largest that fit the
- *    device's shared memory (16 KiB on the ES 3.1 minimum, 48 KiB on
- *    NVIDIA). Decode runs the split variant (sdpa_split.comp), one group per
- *    (kv head, block of up to 8 of the query heads that share it, chunk of
- *    keys): each K and V row is read once for all the heads of the group.
+ *    group per (block of BQ query rows, head) streaming BK-key tiles of K and V through shared
+ *    memory, the tile sizes the largest that fit the device's shared memory
+ *    (16 KiB on the ES 3.1 minimum, 48 KiB on NVIDIA). Decode runs the
+ *    split variant, one group per (kv head, block of the query heads
+ *    that share it, chunk of SDPA_CHUNK keys): each K and V row is read once
+ *    for all the heads of the group.
  *  - llvmpipe, where barrier() and shared memory are slow: the rows variant
- *    (sdpa_rows.comp), one invocation per (query row, head) (decode: per
- *    (head, chunk of SDPA_CHUNK keys)) with q and the output row in
- *    registers. (glc__sdpa_tune.split runs the split variant there: tests.)
- *
- * Decode on GPUs is flash-decoding in one dispatch. A decode of one query
- * row has little work (8 kv heads x 128 keys in a 1b llama), so the chunk
- * size follows the keys: chunks of 32 to 256 keys (powers of two), as many
- * as give about SPLIT_GROUPS groups, and one head a group rather than a
- * block of them while that is still too few groups (at kv_len 128: 32 heads
- * x 4 chunks; at 8192: 8 kv heads x 32 chunks of 256). Each group writes
- * its chunk's max, sum and unnormalised output into the scratch and counts
- * itself on its head block's counter (an atomicAdd after
- * memoryBarrierBuffer); the last to count merges the block's chunks and
- * writes out, then sets the counter back to 0. No group waits for another:
- * GLES promises no forward progress between groups. The counters are op
- * state (glc__op_plan.state_bytes): a compiled plan gives that scratch
- * bytes of its own, zeroed when the plan is made, so each run is one
- * dispatch; an eager call clears them with a fill dispatch first (its
- * view's bytes are the caller's). They sit at the scratch's start, one per
- * query head at most, whatever the variables: a plan's chunking may change
- * from run to run (kv_len is often a variable), every value of it finds
- * them 0. One chunk: the group writes out, no counter.
- * Devices with 4 storage blocks (the ES 3.1 minimum; the fused kernel binds
- * 5) and llvmpipe's rows variant write the partials instead, merged per
- * head by glsl/sdpa_combine.comp in a second dispatch. Prefill on the rows
- * variant uses the same two passes when a row has more keys than one
- * invocation may loop over.
+ *    (sdpa_rows.comp),
+ *    one invocation per (query row, head) (decode: per (head, chunk)) with q
+ *    and the output row in registers.
+ * Decode is flash-decoding: the keys are cut into chunks of SDPA_CHUNK, the
+ * first dispatch writes each chunk's max, sum and unnormalised output into
+ * the scratch view, and glsl/sdpa_combine.comp merges them per head. A
+ * decode whose keys fit one chunk is a single dispatch that writes out.
  *
  * The kernels work in base 2: q is scaled by scale * log2(e) once and the
- * exponentials are exp2 (glsl/sdpa.glsl holds what the three share). Keys
- * masked out (past kv_len, or after the query's position with causal)
- * weigh exactly 0.
+ * exponentials are exp2 (glsl/sdpa.glsl holds what the three share). Keys masked out (past kv_len, or after the query's
+ * position with causal) weigh exactly 0.
  */
 #include "op_run.h"
 
@@ -51,7 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SDPA_CHUNK 256   /* keys per chunk of the rows variant's decode */
+#define SDPA_CHUNK 256   /* decode keys per split: glc_sdpa_decode_scratch depends on it */
 #define SDPA_MAX_DIM 256 /* D and Dv */
 #define TILE_LOCAL 128   /* the ES 3.1 minimum of invocations per group */
 #define ROWS_LOCAL 32    /* rows variant: (row, head) pairs per group */
@@ -65,12 +44,8 @@
  * three over the tile's keys: about 5 a key at BK 32) */
 #define TILE_KEY_COST 8
 #define COMBINE_LOCAL 64
-/* the split variant (decode on GPUs), each overridden for sweeps by the
- * glc__sdpa_tune field named */
-#define SPLIT_MAX_HEADS 8   /* query heads a group, at most (heads) */
-#define SPLIT_GROUPS 256    /* work groups to aim at (groups) */
-#define SPLIT_CHUNK_MIN 32  /* keys a group, at least (chunk_min) */
-#define SPLIT_CHUNK_MAX 256 /* keys a group, at most (chunk_max) */
+#define SPLIT_MAX_HEADS 8 /* query heads per split-variant group */
+#define SPLIT_MIN_GROUPS 64
 #define LOG2E 1.4426950408889634
 
 /* The resolved scalars of one call (desc defaults filled in). */
@@ -361,26 +336,11 @@ static glc_status sdpa_plan(const glc__op_args *a, const glc__target *tg, glc__o
 
 /* ---- decode ---- */
 
-/* Chunks a decode may be cut into for kv_len keys, at most: the scratch
- * holds this many partials per query head. Up to 128 (chunks of 16 keys
- * while keys are few; room for sweeps of the chunk size), more past 32768
- * keys (the split variant's largest default chunk, 256 keys). The rows
- * variant (256 keys a chunk) needs fewer. */
-static int64_t decode_max_splits(int64_t kv_len)
-{
-    int64_t fine = ceil_div64(kv_len, 16), coarse = ceil_div64(kv_len, 256);
-    if (fine > 128)
-        fine = 128;
-    return fine > coarse ? fine : coarse;
-}
-
 int64_t glc_sdpa_decode_scratch(int64_t hq, int64_t dv, int64_t kv_len)
 {
     if (hq < 1 || dv < 1 || kv_len < 1)
         return 0;
-    /* the split variant's counters (one per block of query heads, at most
-     * hq, padded to 16 bytes), then the partials */
-    return (hq + 3) / 4 * 4 + hq * decode_max_splits(kv_len) * (dv + 2);
+    return hq * ceil_div64(kv_len, SDPA_CHUNK) * (dv + 2);
 }
 
 static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
@@ -400,170 +360,61 @@ static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
     return GLC_OK;
 }
 
-/* The split variant's shape: gb query heads a group, rg accumulators a
- * reduction round, v8 16-byte V loads, lanes threads across a V row; chunks
- * of ck keys (the kernel's CT: its arrays fit the chunk), at most ct,
- * nsplit of them per block of heads, nhb blocks per kv head. */
-typedef struct split_shape {
-    int gb, rg, v8, lanes;
-    int64_t ct, ck;
-    uint64_t nhb, nsplit;
-} split_shape;
-
-/* Shared bytes of the split variant (sdpa_split.comp's arrays). */
-static size_t split_bytes(const sdpa_cfg *c, const split_shape *s)
+/* Shared bytes of the split variant with gb heads per group and rg heads per
+ * reduction round. */
+static size_t split_bytes(const sdpa_cfg *c, int gb, int rg)
 {
     size_t du = (size_t)(c->d + 3) / 4;
-    return 16 * (size_t)s->gb * du + 16 * (size_t)s->ck * (size_t)((s->gb + 3) / 4) +
-           4 * (size_t)s->gb * TILE_LOCAL + 20 * (size_t)s->rg * TILE_LOCAL + 16;
+    return 16 * (size_t)gb * du + 16 * (size_t)SDPA_CHUNK * (size_t)((gb + 3) / 4) +
+           4 * (size_t)gb * TILE_LOCAL + 20 * (size_t)rg * TILE_LOCAL;
 }
 
-static int64_t pow2_at_least(int64_t v)
-{
-    int64_t p = 1;
-    while (p < v)
-        p *= 2;
-    return p;
-}
-
-/* Chunks for s->gb heads a group: about `target` groups in all, chunks of
- * cmin to ct keys (powers of two), no more chunks than the scratch holds. */
-static void split_chunks(const sdpa_cfg *c, split_shape *s, int64_t keys, uint64_t target,
-                         int64_t cmin)
-{
-    int64_t group = c->hq / c->hkv, rows, want, smax = decode_max_splits(c->kv_len);
-    s->nhb = (uint64_t)ceil_div64(group, s->gb);
-    rows = c->hkv * (int64_t)s->nhb;
-    want = ceil_div64((int64_t)target, rows);
-    s->ck = pow2_at_least(ceil_div64(keys, want));
-    if (s->ck < cmin)
-        s->ck = cmin;
-    while (s->ck < s->ct && ceil_div64(keys, s->ck) > smax)
-        s->ck *= 2;
-    if (s->ck > s->ct)
-        s->ck = s->ct; /* ct holds kv_len in smax chunks (plan_split) */
-    s->nsplit = (uint64_t)ceil_div64(keys, s->ck);
-}
-
-/* Loop iterations of one split-variant invocation, an over-estimate
- * (inner loops over the heads counted as loops). */
-static uint64_t split_iterations(const sdpa_cfg *c, const split_shape *s)
-{
-    uint64_t du = (uint64_t)(c->d + 3) / 4, dvu = (uint64_t)(c->dv + 3) / 4;
-    uint64_t kpt = (uint64_t)ceil_div64(s->ck, TILE_LOCAL), kg = TILE_LOCAL / (uint64_t)s->lanes;
-    uint64_t vpt = ((uint64_t)s->ck + kg - 1) / kg, na = (uint64_t)s->gb * (s->v8 ? 2 : 1);
-    uint64_t merge = (s->nsplit + 1) * (1 + (uint64_t)s->gb * dvu / TILE_LOCAL) * 2;
-    return (uint64_t)s->gb * du / TILE_LOCAL + 1 + kpt * du * (s->gb + 1) + 16 +
-           kpt * (s->gb + 2) + vpt * (na + 3) + na * (kg + 2) + merge + 64;
-}
-
-/* The split variant: sdpa_split, fused (one dispatch that merges in its last
- * group per head block) where the device binds 5 storage blocks, else its
- * partials merged by sdpa_combine. */
 static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
-                             const glc__target *tg, char *err, size_t len)
+                             const glc__target *tg, uint64_t nused, int out_tensor, char *err,
+                             size_t len)
 {
-    const glc__sdpa_tune *tu = &tg->sdpa_tune;
-    int64_t group = c->hq / c->hkv, keys = keys_needed(c, 0), cmin, ct_least;
-    uint64_t target = tu->groups ? tu->groups : SPLIT_GROUPS;
-    uint64_t budget = glc__loop_budget(tg), pbase = 0;
-    uint32_t shared = tg->limits.max_shared_bytes;
-    int fused = tg->limits.max_ssbo_blocks >= 5 && tg->limits.max_ssbo_bindings >= 5;
-    int units, k8, normalize;
-    split_shape s;
+    int64_t group = c->hq / c->hkv;
+    int gb = group < SPLIT_MAX_HEADS ? (int)group : SPLIT_MAX_HEADS, rg = gb, units, lanes;
+    uint32_t budget = tg->limits.max_shared_bytes;
+    uint64_t nhb;
     glc__dispatch_plan *d;
-    memset(&s, 0, sizeof s);
-    s.ct = pow2_at_least(tu->chunk_max ? tu->chunk_max : SPLIT_CHUNK_MAX);
-    s.ct = s.ct < 64 ? 64 : s.ct > 1024 ? 1024 : s.ct;
-    /* chunks no finer than the scratch holds (a tuned chunk_max may ask) */
-    ct_least = pow2_at_least(ceil_div64(c->kv_len, decode_max_splits(c->kv_len)));
-    if (s.ct < ct_least)
-        s.ct = ct_least;
-    cmin = pow2_at_least(tu->chunk_min ? tu->chunk_min : SPLIT_CHUNK_MIN);
-    s.gb = tu->heads && tu->heads < SPLIT_MAX_HEADS ? (int)tu->heads : SPLIT_MAX_HEADS;
-    if (s.gb > group)
-        s.gb = (int)group;
-    s.rg = s.gb;
-    for (;;) {
-        split_chunks(c, &s, keys, target, cmin < s.ct ? cmin : s.ct);
-        /* few keys: a group per query head rather than per kv head, or the
-         * GPU runs a handful of groups (8 for 8 kv heads) */
-        if (!tu->heads && s.gb > 1 &&
-            (uint64_t)c->hkv * s.nhb * s.nsplit < target / 2) {
-            s.gb = s.rg = 1;
-            continue;
-        }
-        if (split_bytes(c, &s) <= shared)
-            break;
-        if (s.rg > 1)
-            s.rg--;
-        else if (s.gb > 1)
-            s.gb = s.rg = s.gb - 1;
-        else if (s.ct > 64 && s.ct / 2 >= ct_least)
-            s.ct /= 2;
+    /* few keys: a group per query head rather than per kv head, or the
+     * GPU runs a handful of groups (8 for 8 kv heads and one chunk) */
+    if ((uint64_t)c->hkv * nused * (uint64_t)ceil_div64(group, gb) < SPLIT_MIN_GROUPS)
+        gb = rg = 1;
+    while (split_bytes(c, gb, rg) > budget) {
+        if (rg > 1)
+            rg--;
+        else if (gb > 1)
+            gb = rg = gb - 1;
         else
             return glc__op_error(err, len, "sdpa_decode",
                                  "head dim %lld needs more than the %u bytes of shared memory "
                                  "of this device",
-                                 (long long)c->d, shared);
+                                 (long long)c->d, budget);
     }
-    k8 = a->t[1].dtype == GLC_DTYPE_F16 && c->d % 8 == 0;
-    s.v8 = a->t[2].dtype == GLC_DTYPE_F16 && c->dv % 8 == 0;
-    units = (int)((c->dv + 3) / 4) / (s.v8 ? 2 : 1);
-    for (s.lanes = 1; s.lanes < units; s.lanes *= 2)
+    nhb = (uint64_t)ceil_div64(group, gb);
+    units = (int)((c->dv + 3) / 4);
+    for (lanes = 1; lanes < units; lanes *= 2)
         ;
-    if (budget && split_iterations(c, &s) > budget)
-        return glc__op_error(err, len, "sdpa_decode",
-                             "%lld keys in %llu chunks with head dims %lld and %lld: more than "
-                             "this device runs in one shader invocation (%u loop iterations "
-                             "in all)",
-                             (long long)keys, (unsigned long long)s.nsplit, (long long)c->d,
-                             (long long)c->dv, tg->limits.max_loop_iterations);
-    normalize = s.nsplit == 1;
-    if (fused) {
-        /* the merge counters, one per head block (at most Hq, whatever the
-         * variables): state the plan keeps zero (ops.h) */
-        pbase = ((uint64_t)c->hq + 3) / 4 * 4;
-        p->state_bytes = 4 * (size_t)pbase;
-    }
     d = glc__plan_dispatch(p, "sdpa_split", TILE_LOCAL, 1);
-    d->groups = (uint64_t)c->hkv * s.nhb * s.nsplit;
+    d->groups = (uint64_t)c->hkv * nhb * nused;
     common_defines(d, a, c, 1);
-    glc__define_int(d, "GB", s.gb);
-    glc__define_int(d, "RG", s.rg);
-    glc__define_int(d, "CT", s.ck); /* sized for the chunk: fewer registers a thread */
-    glc__define_int(d, "LANES", s.lanes);
-    glc__define_int(d, "K8", k8);
-    glc__define_int(d, "V8", s.v8);
-    glc__define_int(d, "FUSED", fused && !normalize);
-    /* loads in flight: many on GPUs (latency), few on llvmpipe (its
-     * compile time grows with the unrolled loads; tests only) */
-    glc__define_int(d, "VBV", tg->is_llvmpipe ? 4 : 8);
-    glc__define_int(d, "MB", tg->is_llvmpipe ? 2 : 8);
-    /* K rows in registers before q arrives: 16 16-byte loads a thread */
-    glc__define_int(d, "KPRE", !tg->is_llvmpipe && ceil_div64(s.ck, TILE_LOCAL) *
-                                   ((c->d + 3) / 4 / (k8 ? 2 : 1)) <= 16);
-    if (strlen(d->defines) + 1 >= sizeof d->defines)
-        return glc__op_error(err, len, "sdpa_decode", "internal: kernel defines overflow");
-    bind_qkv(d, !normalize && !fused ? GLC__SCRATCH : 3);
+    glc__define_int(d, "GB", gb);
+    glc__define_int(d, "RG", rg);
+    glc__define_int(d, "CHUNK", SDPA_CHUNK);
+    glc__define_int(d, "LANES", lanes);
+    bind_qkv(d, out_tensor);
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HQ, (uint32_t)c->hq);
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_GROUP, (uint32_t)group);
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HKV, (uint32_t)c->hkv);
-    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_KEYS, (uint32_t)keys);
-    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NSPLIT, (uint32_t)s.nsplit);
-    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HEAD_BLOCKS, (uint32_t)s.nhb);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_KEYS, (uint32_t)keys_needed(c, 0));
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NSPLIT, (uint32_t)nused);
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HEAD_BLOCKS, (uint32_t)nhb);
     glc__plan_paramf_at(d, GLC__KP_SDPA_SPLIT_QSCALE, (float)(c->scale * LOG2E));
-    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NORMALIZE, (uint32_t)normalize);
-    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_CHUNK, (uint32_t)s.ck);
-    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_PBASE, (uint32_t)pbase);
-    if (normalize)
-        return GLC_OK;
-    if (!fused) {
-        d->bind[3].size = 4 * (size_t)c->hq * s.nsplit * (size_t)(c->dv + 2);
-        return plan_combine(p, a, c, tg, s.nsplit, err, len);
-    }
-    glc__plan_bind(d, GLC__SCRATCH, GLC_READ_WRITE);
-    d->bind[4].size = 4 * ((size_t)pbase + (size_t)c->hq * s.nsplit * (size_t)(c->dv + 2));
+    glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NORMALIZE, nused == 1);
+    if (out_tensor == GLC__SCRATCH)
+        d->bind[3].size = 4 * (size_t)c->hq * nused * (size_t)(c->dv + 2);
     return GLC_OK;
 }
 
@@ -576,15 +427,14 @@ static glc_status decode_plan(const glc__op_args *a, const glc__target *tg, glc_
     glc_status st = sdpa_check(&tmp, "sdpa_decode", &c, err, len);
     if (st != GLC_OK)
         return st;
-    p->scratch_bytes = 4 * (size_t)glc_sdpa_decode_scratch(c.hq, c.dv, c.kv_len);
-    if (!tg->is_llvmpipe || tg->sdpa_tune.split)
-        return plan_split(p, a, &c, tg, err, len);
-    /* llvmpipe: the rows variant, an invocation per (head, chunk of
-     * SDPA_CHUNK keys), merged by sdpa_combine; one chunk writes out */
     nused = (uint64_t)ceil_div64(keys_needed(&c, 0), SDPA_CHUNK);
+    p->scratch_bytes = 4 * (size_t)glc_sdpa_decode_scratch(c.hq, c.dv, c.kv_len);
+    /* one chunk: no partials to merge, the first dispatch writes out */
     if (nused == 1)
-        return plan_rows(p, a, &c, tg, 0, SDPA_CHUNK, 1, 3, err, len);
-    st = plan_rows(p, a, &c, tg, 1, SDPA_CHUNK, nused, GLC__SCRATCH, err, len);
+        return tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 0, SDPA_CHUNK, 1, 3, err, len)
+                               : plan_split(p, a, &c, tg, 1, 3, err, len);
+    st = tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 1, SDPA_CHUNK, nused, GLC__SCRATCH, err, len)
+                         : plan_split(p, a, &c, tg, nused, GLC__SCRATCH, err, len);
     if (st != GLC_OK)
         return st;
     return plan_combine(p, a, &c, tg, nused, err, len);

@@ -17,7 +17,5 @@ void glc__target_of(glc_device *dev, glc__target *tg);
 
 /* For benchmarks only: the variant overrides later plans take (NULL: none). */
 void glc__device_tune(glc_device *dev, const glc__tune *t);
-/* For benchmarks and tests: sdpa_decode's split-variant overrides (NULL: none). */
-void glc__device_tune_sdpa(glc_device *dev, const glc__sdpa_tune *t);
 
 #endif

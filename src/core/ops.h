@@ -196,7 +196,7 @@ typedef struct glc__bind_plan {
 
 typedef struct glc__dispatch_plan {
     const char *kernel;  /* glsl/<kernel>.comp */
-    char defines[256];
+    char defines[192];
     uint32_t local_size;
     uint64_t groups;
     int nbind;
@@ -209,13 +209,6 @@ typedef struct glc__op_plan {
     int ndisp;
     glc__dispatch_plan disp[GLC__OP_MAX_DISPATCH];
     size_t scratch_bytes;
-    /* The scratch's first state_bytes (<= scratch_bytes) hold state the
-     * kernels find zero when the op starts and leave zero when it ends
-     * (sdpa_decode's merge counters): eager ops clear them before the
-     * op's dispatches; compiled plans give such a scratch bytes of its own
-     * (no other step reuses them), zeroed when the plan is made, so a run
-     * needs no clearing. The same at every variable value. */
-    size_t state_bytes;
 } glc__op_plan;
 
 /* Shape overrides of the mat-vec variants, for the benchmark that sweeps
@@ -228,15 +221,6 @@ typedef struct glc__tune {
     uint32_t rn, unroll, slots, cu;
 } glc__tune;
 
-/* The same for sdpa_decode's split variant (op_attention.c), set through
- * glc__device_tune_sdpa: split 1 runs it on llvmpipe too (tests: CI has no
- * GPU); groups: the work groups it aims at; chunk_min / chunk_max: the
- * fewest / most keys a group takes (powers of two; chunk_max sizes the
- * kernel's arrays); heads: query heads a group (1 to 8). */
-typedef struct glc__sdpa_tune {
-    uint32_t split, groups, chunk_min, chunk_max, heads;
-} glc__sdpa_tune;
-
 /* What a plan may depend on: the device's limits and features. */
 typedef struct glc__target {
     glc_device_limits limits;
@@ -244,7 +228,6 @@ typedef struct glc__target {
     int is_llvmpipe;     /* some variants are chosen by measurement per driver */
     int matmul;          /* GLC__MATMUL_* (env.h): a dense matmul variant forced by GLC_MATMUL */
     glc__tune tune;
-    glc__sdpa_tune sdpa_tune;
 } glc__target;
 
 typedef struct glc__op_desc {

@@ -48,7 +48,6 @@ struct glc_device {
     long live_objects;           /* buffers, kernels, sessions not destroyed */
     int skip_restore;            /* test hook: show the state test can fail */
     glc__tune tune;              /* benchmark hook (glc__device_tune) */
-    glc__sdpa_tune sdpa_tune;    /* benchmark and test hook (glc__device_tune_sdpa) */
     int depth;                   /* glc__enter brackets open (calls nest) */
     /* GLC_DEVICE_DEBUG: GL errors the application had pending when the
      * outermost bracket opened; they are its, not ours, and are raised

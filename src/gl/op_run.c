@@ -96,7 +96,6 @@ void glc__target_of(glc_device *dev, glc__target *tg)
     tg->is_llvmpipe = strstr(dev->renderer, "llvmpipe") != NULL;
     tg->matmul = dev->env.matmul;
     tg->tune = dev->tune;
-    tg->sdpa_tune = dev->sdpa_tune;
 }
 
 /* The benchmark hook: later plans take t's overrides (ops.h). */
@@ -105,13 +104,6 @@ void glc__device_tune(glc_device *dev, const glc__tune *t)
     memset(&dev->tune, 0, sizeof dev->tune);
     if (t)
         dev->tune = *t;
-}
-
-void glc__device_tune_sdpa(glc_device *dev, const glc__sdpa_tune *t)
-{
-    memset(&dev->sdpa_tune, 0, sizeof dev->sdpa_tune);
-    if (t)
-        dev->sdpa_tune = *t;
 }
 
 /* Scratch for an op whose API takes none (a split reduction's partials):
@@ -148,7 +140,7 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     glc__target tg;
     glc__tensor given[GLC__OP_MAX_TENSORS];
     char err[512], sa[96], sb[96], what[16];
-    glc_kernel *kernels[GLC__OP_MAX_DISPATCH], *fill = NULL;
+    glc_kernel *kernels[GLC__OP_MAX_DISPATCH];
     glc__glstate gs;
     glc_view own;
     glc_status st;
@@ -200,8 +192,6 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     for (j = 0; j < plan.ndisp && st == GLC_OK; j++)
         st = glc__kernel_get(dev, plan.disp[j].kernel, plan.disp[j].defines,
                              plan.disp[j].local_size, &kernels[j]);
-    if (plan.state_bytes && st == GLC_OK)
-        st = glc__kernel_get(dev, "fill", "", 64, &fill);
     glc__leave(dev, &gs);
     if (st != GLC_OK)
         return st;
@@ -209,28 +199,6 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
         if ((st = session_scratch(s, plan.scratch_bytes, &own)) != GLC_OK)
             return st;
         scratch = &own;
-    }
-    if (plan.state_bytes) { /* the op's state starts zero (ops.h) */
-        uint32_t fp[GLC__KP_FILL_END_] = {0};
-        glc_binding b;
-        glc_dispatch_desc d;
-        fp[GLC__KP_FILL_N] = (uint32_t)(plan.state_bytes / 4);
-        memset(&b, 0, sizeof b);
-        b.buffer = scratch->buffer;
-        b.offset = scratch->offset;
-        b.size = (plan.state_bytes + 3) & ~(size_t)3;
-        b.access = GLC_WRITE;
-        b.kind = GLC_BIND_STORAGE;
-        memset(&d, 0, sizeof d);
-        d.kernel = fill;
-        d.groups = (fp[GLC__KP_FILL_N] + 63) / 64;
-        d.bindings = &b;
-        d.binding_count = 1;
-        d.params = fp;
-        d.param_count = GLC__KP_FILL_END_;
-        d.label = desc->name;
-        if ((st = glc_session_dispatch(s, &d)) != GLC_OK)
-            return st;
     }
     for (j = 0; j < plan.ndisp; j++) {
         const glc__dispatch_plan *dp = &plan.disp[j];

@@ -297,30 +297,6 @@ static glc_status make_io(glc_plan *p)
 /* A plan of g compiled with flags. from: the plan whose graph g is (a
  * clone's source: fused already, so its fusion count is taken, not redone),
  * or NULL. Runs inside glc__enter (compile_entered). */
-/* The state ops keep in their scratch from run to run (ops.h: state_bytes)
- * starts zero: buffers are made with undefined contents. */
-static glc_status zero_state(glc_plan *p)
-{
-    size_t i, most = 0;
-    void *zeros;
-    glc_status st = GLC_OK;
-    for (i = 0; i < p->prog.nsteps; i++)
-        if (p->prog.step[i].plan.state_bytes > most)
-            most = p->prog.step[i].plan.state_bytes;
-    if (!most)
-        return GLC_OK;
-    if (!(zeros = glc__calloc(1, most)))
-        return glc__fail(p->dev, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
-    for (i = 0; i < p->prog.nsteps && st == GLC_OK; i++) {
-        const glc__place *pl = &p->prog.scratch[i];
-        size_t n = p->prog.step[i].plan.state_bytes;
-        if (n && pl->region == GLC__REGION_ARENA)
-            st = glc_buffer_write(p->buf[pl->buffer], pl->offset, n, zeros);
-    }
-    glc__free(zeros);
-    return st;
-}
-
 static glc_status compile_plan(const glc_graph *g, uint32_t flags, const glc_plan *from,
                                glc_plan **out)
 {
@@ -366,10 +342,6 @@ static glc_status compile_plan(const glc_graph *g, uint32_t flags, const glc_pla
             glc_plan_destroy(p);
             return st;
         }
-    }
-    if ((st = zero_state(p)) != GLC_OK) {
-        glc_plan_destroy(p);
-        return st;
     }
     if ((st = rebuild(p)) != GLC_OK) {
         glc_plan_destroy(p);
