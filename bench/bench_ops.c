@@ -730,35 +730,22 @@ int main(int argc, char **argv)
                         row_bw("mv chain", size, el, by);
                 }
     }
-    if (only && want("sdpa chain")) { /* decode attention in a chain, by variant */
+    if (want("sdpa chain")) { /* decode attention in a chain (GPU time) */
         static const struct { int64_t kv, hq, hkv, d; glc_dtype ct; } sc[] = {
             {128, 32, 8, 64, GLC_DTYPE_F16},   {192, 32, 8, 64, GLC_DTYPE_F16},
             {1024, 32, 8, 64, GLC_DTYPE_F16},  {4096, 32, 8, 64, GLC_DTYPE_F16},
             {8192, 32, 8, 128, GLC_DTYPE_F32}, {8192, 32, 8, 64, GLC_DTYPE_F16}};
-        static const uint32_t var[][5] = {{0, 0, 0, 0, 0},    {0, 128, 0, 0, 0},
-                                          {0, 512, 0, 0, 0},  {0, 1024, 0, 0, 0},
-                                          {0, 0, 16, 0, 0},   {0, 0, 64, 0, 0},
-                                          {0, 0, 0, 128, 0},  {0, 0, 0, 512, 0},
-                                          {0, 0, 0, 0, 2},    {0, 0, 0, 0, 8}};
-        size_t j, r;
-        for (j = 0; j < sizeof sc / sizeof sc[0]; j++)
-            for (r = 0; r < sizeof var / sizeof var[0]; r++) {
-                glc__sdpa_tune tu = {var[r][0], var[r][1], var[r][2], var[r][3], var[r][4]};
-                double by = 0, el;
-                glc__device_tune_sdpa(dev, &tu);
-                el = sdpa_chain(sc[j].kv, sc[j].hq, sc[j].hkv, sc[j].d, sc[j].ct, &by);
-                glc__device_tune_sdpa(dev, NULL);
-                snprintf(size, sizeof size,
-                         "kv %lld, %lld/%lld heads, d %lld, %s cache; groups %u chunk %u..%u "
-                         "heads %u",
-                         (long long)sc[j].kv, (long long)sc[j].hq, (long long)sc[j].hkv,
-                         (long long)sc[j].d, glc_dtype_name(sc[j].ct), tu.groups, tu.chunk_min,
-                         tu.chunk_max, tu.heads);
-                if (el < 0)
-                    printf("| sdpa chain | %s | failed: %s | | |\n", size, glc_device_errmsg(dev));
-                else
-                    row_bw("sdpa chain", size, el, by);
-            }
+        size_t j;
+        for (j = 0; j < sizeof sc / sizeof sc[0] && gpu; j++) {
+            double by = 0, el = sdpa_chain(sc[j].kv, sc[j].hq, sc[j].hkv, sc[j].d, sc[j].ct, &by);
+            snprintf(size, sizeof size, "kv %lld, %lld/%lld heads, d %lld, %s cache",
+                     (long long)sc[j].kv, (long long)sc[j].hq, (long long)sc[j].hkv,
+                     (long long)sc[j].d, glc_dtype_name(sc[j].ct));
+            if (el < 0)
+                printf("| sdpa chain | %s | failed: %s | | |\n", size, glc_device_errmsg(dev));
+            else
+                row_bw("sdpa chain", size, el, by);
+        }
     }
     if (only && want("mv sweep")) { /* long: only when asked for */
         /* the 1b mat-vecs under each variant shape (glc__tune): which the
