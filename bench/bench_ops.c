@@ -704,15 +704,13 @@ int main(int argc, char **argv)
             {"wo", 2048, 2048}, {"w1+w3 / 2048 x 16384", 16384, 2048},
             {"w1 / w2", 8192, 2048}, {"qkv / 2048 x 3072", 3072, 2048}};
         static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0};
-        static const uint32_t var[][4] = {{0, 0, 0, 0}, {1, 8, 8, 0}, {1, 4, 4, 0}, {1, 4, 16, 0},
-                                          {1, 16, 8, 0}, {2, 0, 4, 2}, {2, 0, 4, 4},
-                                          {4, 0, 4, 2}, {4, 0, 4, 4}, {2, 0, 8, 4},
-                                          {1, 0, 4, 4}, {1, 0, 8, 8}};
+        static const uint32_t var[][3] = {{0, 0, 0}, {1, 8, 8}, {1, 4, 4}, {1, 4, 16},
+                                          {2, 0, 4}, {4, 0, 4}, {2, 0, 8}, {1, 0, 4}};
         size_t j, t, r;
         for (t = 0; t < sizeof wt / sizeof wt[0]; t++)
             for (j = 0; j < sizeof mv / sizeof mv[0]; j++)
                 for (r = 0; r < sizeof var / sizeof var[0]; r++) {
-                    glc__tune tu = {var[r][0], var[r][1], var[r][2], var[r][3]};
+                    glc__tune tu = {var[r][0], var[r][1], var[r][2]};
                     double by = 0, el, pu[2] = {0, 0};
                     if (r && (wt[t] == GLC_DTYPE_F16) != (var[r][1] != 0))
                         continue; /* unroll is matvec's (f16) */
@@ -720,10 +718,10 @@ int main(int argc, char **argv)
                     el = mv_chain(wt[t], mv[j].n, mv[j].k, &by, pu);
                     glc__device_tune(dev, NULL);
                     snprintf(size, sizeof size,
-                             "%s %lld x %lld %s, rn %u unroll %u slots %u cu %u (profiled: %.1f, "
+                             "%s %lld x %lld %s, rn %u unroll %u slots %u (profiled: %.1f, "
                              "%.1f us)",
                              mv[j].name, (long long)mv[j].n, (long long)mv[j].k,
-                             glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots, tu.cu, pu[0], pu[1]);
+                             glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots, pu[0], pu[1]);
                     if (el < 0)
                         printf("| mv chain | %s | failed: %s | | |\n", size, glc_device_errmsg(dev));
                     else
@@ -775,7 +773,7 @@ int main(int argc, char **argv)
                 for (r = 0; r < 4; r++)
                     for (u = q ? 3 : 1; u < 4; u++)
                         for (sl = 1; sl < 4; sl++) {
-                            glc__tune tu = {vals[r], q ? 0 : vals[u], vals[sl], 0};
+                            glc__tune tu = {vals[r], q ? 0 : vals[u], vals[sl]};
                             glc__device_tune(dev, &tu);
                             snprintf(size, sizeof size, "%s %s rn %u unroll %u slots %u",
                                      mv[j].name, glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots);

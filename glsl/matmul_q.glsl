@@ -58,9 +58,6 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 #ifndef KCH
 #define KCH 0
 #endif
-#ifndef CU
-#define CU 1
-#endif
 #define SPLIT (SLOTS > 0)
 
 #if AVEC
@@ -71,8 +68,8 @@ layout(std430, binding = 0) readonly buffer A { float a1[]; };
 
 const float MAGIC = 8388608.0; // 2^23: uintBitsToFloat(0x4B000000 | n) == MAGIC + n
 
-uint raw[CU * RN][NW]; // per loaded chunk u and row r: slot u * RN + r
-float wsc[CU * RN], wbi[CU * RN];
+uint raw[RN][NW];
+float wsc[RN], wbi[RN];
 float acc[RN][CM];
 uint wrow[RN], arow[CM];
 uint cbeg, cend; // this tile's chunks of K
@@ -121,14 +118,12 @@ vec4 load_a(uint row, uint k)
 }
 
 // Defined by the kernel. The raw words, scale and bias of chunk c of
-// weight row w into slot r (u * RN + the row's index in the tile, for the
-// u-th of the CU chunks loaded together):
+// weight row w into slot r:
 #if QUANT
 void load_chunk(int r, uint w, uint c);
 #endif
 // Weights k .. k+3 (k = 32 c + 4 q) of slot r: exact integers for the
-// quantized formats (scaled per chunk), values for f32 / f16 (of the
-// tile's row r % RN):
+// quantized formats (scaled per chunk), values for f32 / f16:
 vec4 weights(int r, int q, uint k);
 // Stores v, the sum for out row `row`, column n (no K split):
 void put(uint row, uint n, float v);
@@ -156,23 +151,14 @@ void accumulate(uint first, uint step)
         nss[m] = 0.0;
 #endif
 #endif
-    for (uint c0 = cbeg + first; c0 < cend; c0 += step * uint(CU)) {
-#if QUANT
-        // the raw words of CU chunks first: their loads in flight together
-        for (int u = 0; u < CU; u++)
-            if (c0 + uint(u) * step < cend)
-                for (int r = 0; r < RN; r++)
-                    load_chunk(u * RN + r, wrow[r], c0 + uint(u) * step);
-#endif
-    for (int u = 0; u < CU; u++) {
-        uint c = c0 + uint(u) * step;
-        if (c >= cend)
-            break;
+    for (uint c = cbeg + first; c < cend; c += step) {
 #if QUANT
         float dq[RN][CM];
-        for (int r = 0; r < RN; r++)
+        for (int r = 0; r < RN; r++) {
+            load_chunk(r, wrow[r], c);
             for (int m = 0; m < CM; m++)
                 dq[r][m] = 0.0;
+        }
 #endif
 #if NEED_ASUM
         float asum[CM];
@@ -200,7 +186,7 @@ void accumulate(uint first, uint step)
             }
 #if HAS_W
             for (int r = 0; r < RN; r++) {
-                vec4 wv = weights(u * RN + r, q, k);
+                vec4 wv = weights(r, q, k);
                 for (int m = 0; m < CM; m++) {
 #if QUANT
                     dq[r][m] += dot(wv, av[m]);
@@ -215,14 +201,13 @@ void accumulate(uint first, uint step)
         for (int r = 0; r < RN; r++)
             for (int m = 0; m < CM; m++) {
 #if SCALED
-                acc[r][m] += wsc[u * RN + r] * dq[r][m];
+                acc[r][m] += wsc[r] * dq[r][m];
 #endif
 #if NEED_ASUM
-                acc[r][m] += wbi[u * RN + r] * asum[m];
+                acc[r][m] += wbi[r] * asum[m];
 #endif
             }
 #endif
-    }
     }
 }
 

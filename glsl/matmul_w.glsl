@@ -71,12 +71,12 @@ float w_at(uint i)
 vec4 weights(int r, int q, uint k)
 {
 #if AVEC && WF == GLC_T_F32
-    return w4[wrow[r % RN] * glc_p[P_WSTRIDE] + (k >> 2)];
+    return w4[wrow[r] * glc_p[P_WSTRIDE] + (k >> 2)];
 #elif AVEC
-    uvec2 u = w2[wrow[r % RN] * glc_p[P_WSTRIDE] + (k >> 2)];
+    uvec2 u = w2[wrow[r] * glc_p[P_WSTRIDE] + (k >> 2)];
     return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
 #else
-    uint K = glc_p[P_K], i = wrow[r % RN] * K + k;
+    uint K = glc_p[P_K], i = wrow[r] * K + k;
     return vec4(w_at(i), k + 1u < K ? w_at(i + 1u) : 0.0, k + 2u < K ? w_at(i + 2u) : 0.0,
                 k + 3u < K ? w_at(i + 3u) : 0.0);
 #endif

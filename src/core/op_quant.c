@@ -184,7 +184,7 @@ static glc_status expert_infer(glc__op_args *a, char *err, size_t len)
 typedef struct variant {
     int split;
     uint32_t local, slots;
-    int rn, cm, cu;
+    int rn, cm;
 } variant;
 
 static int cm_for(int64_t rows)
@@ -212,7 +212,6 @@ static variant choose(const glc__target *tg, int64_t rows, int64_t n)
             v.rn = (int)tg->tune.rn;
         v.local = v.slots * f->subgroup_size;
         v.cm = cm_for(rows);
-        v.cu = tg->tune.cu ? (int)tg->tune.cu : 1;
     } else {
         v.local = ROW_LOCAL < max_local ? ROW_LOCAL : max_local;
         v.slots = v.local;
@@ -236,8 +235,6 @@ static glc__dispatch_plan *begin(glc__op_plan *p, const char *kernel, const vari
         glc__define_int(d, "WF", wf);
     glc__define_int(d, "RN", v->rn);
     glc__define_int(d, "CM", v->cm);
-    if (v->cu > 1)
-        glc__define_int(d, "CU", v->cu);
     if (v->split)
         glc__define_int(d, "SLOTS", v->slots);
     if (k % 4)

@@ -215,10 +215,9 @@ typedef struct glc__op_plan {
  * them (bench/bench_ops.c through glc__device_tune); 0 keeps the planner's
  * value. Nothing in the library sets them. rn: weight rows a subgroup
  * owns; unroll: matvec's 16-byte loads a lane has in flight per row;
- * slots: subgroups a group; cu: matmul_q's chunks a lane loads before it
- * computes them. */
+ * slots: subgroups a group. */
 typedef struct glc__tune {
-    uint32_t rn, unroll, slots, cu;
+    uint32_t rn, unroll, slots;
 } glc__tune;
 
 /* What a plan may depend on: the device's limits and features. */
