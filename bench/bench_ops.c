@@ -193,6 +193,26 @@ typedef struct ctx {
 
 static glc_status r_add(glc_session *s, void *p) { ctx *c = p; return glc_op_add(s, c->a, c->b, c->c); }
 
+/* A decode mat-vec's operands: 1 x k in X times [n, k]^T weights of type t
+ * (filled into W) into Z. The weights' bytes, or -1 when they do not fit
+ * W or the row is not wanted. */
+static double mv_setup(ctx *c, glc_buffer *X, glc_buffer *W, glc_buffer *Z, glc_dtype t,
+                       int64_t n, int64_t k, int wanted)
+{
+    double wbytes = t == GLC_DTYPE_Q8_0   ? n * k / 32 * 34.0
+                    : t == GLC_DTYPE_Q4_0 ? n * k / 32 * 18.0
+                                          : (double)n * k * glc_dtype_size(t);
+    if (wbytes > (double)glc_buffer_size(W) || !wanted)
+        return -1;
+    fill_weights(W, t, n * k);
+    c->a = v1(X, GLC_DTYPE_F32, 2, 1, k, 1, 1);
+    c->b = v1(W, t, 2, n, k, 1, 1);
+    c->c = v1(Z, GLC_DTYPE_F32, 2, 1, n, 1, 1);
+    c->d.buffer = NULL;
+    c->mm.transpose_b = 1;
+    return wbytes;
+}
+
 /* The dispatch chain (issue 13): CHAIN adds of a small vector, each
  * reading the previous one's output (a barrier each: the decode's kind of
  * chain) or each writing its own range (no barrier between them). */
@@ -703,17 +723,9 @@ int main(int argc, char **argv)
         for (j = 0; j < sizeof mv / sizeof mv[0]; j++)
             for (t = 0; t < sizeof wt / sizeof wt[0]; t++) {
                 int q = wt[t] == GLC_DTYPE_Q8_0 || wt[t] == GLC_DTYPE_Q4_0;
-                double wbytes = wt[t] == GLC_DTYPE_Q8_0   ? mv[j].n * mv[j].k / 32 * 34.0
-                                : wt[t] == GLC_DTYPE_Q4_0 ? mv[j].n * mv[j].k / 32 * 18.0
-                                                          : (double)mv[j].n * mv[j].k * glc_dtype_size(wt[t]);
-                if (wbytes > (double)glc_buffer_size(Wm) || !want("decode mat-vec"))
+                double wbytes = mv_setup(&c, X, Wm, Z, wt[t], mv[j].n, mv[j].k, want("decode mat-vec"));
+                if (wbytes < 0)
                     continue;
-                fill_weights(Wm, wt[t], mv[j].n * mv[j].k);
-                c.a = v1(X, GLC_DTYPE_F32, 2, 1, mv[j].k, 1, 1);
-                c.b = v1(Wm, wt[t], 2, mv[j].n, mv[j].k, 1, 1);
-                c.c = v1(Z, GLC_DTYPE_F32, 2, 1, mv[j].n, 1, 1);
-                c.d.buffer = NULL;
-                c.mm.transpose_b = 1;
                 snprintf(size, sizeof size, "%s %lld x %lld, %s", mv[j].name, (long long)mv[j].n,
                          (long long)mv[j].k, glc_dtype_name(wt[t]));
                 row_bw("decode mat-vec", size, time_op(q ? r_matmul_q : r_matmul, &c, reps),
@@ -790,17 +802,9 @@ int main(int argc, char **argv)
         for (t = 0; t < sizeof wt / sizeof wt[0]; t++)
             for (j = 0; j < sizeof mv / sizeof mv[0]; j++) {
                 int q = wt[t] != GLC_DTYPE_F16;
-                double wbytes = wt[t] == GLC_DTYPE_Q8_0   ? mv[j].n * mv[j].k / 32 * 34.0
-                                : wt[t] == GLC_DTYPE_Q4_0 ? mv[j].n * mv[j].k / 32 * 18.0
-                                                          : mv[j].n * mv[j].k * 2.0;
-                if (wbytes > (double)glc_buffer_size(Wm))
+                double wbytes = mv_setup(&c, X, Wm, Z, wt[t], mv[j].n, mv[j].k, 1);
+                if (wbytes < 0)
                     continue;
-                fill_weights(Wm, wt[t], mv[j].n * mv[j].k);
-                c.a = v1(X, GLC_DTYPE_F32, 2, 1, mv[j].k, 1, 1);
-                c.b = v1(Wm, wt[t], 2, mv[j].n, mv[j].k, 1, 1);
-                c.c = v1(Z, GLC_DTYPE_F32, 2, 1, mv[j].n, 1, 1);
-                c.d.buffer = NULL;
-                c.mm.transpose_b = 1;
                 for (r = 0; r < 4; r++)
                     for (u = q ? 3 : 1; u < 4; u++)
                         for (sl = 1; sl < 4; sl++) {

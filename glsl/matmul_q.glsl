@@ -211,6 +211,16 @@ void accumulate(uint first, uint step)
     }
 }
 
+// A lane's partial sum made the tile's (SPLIT: summed over the subgroup)
+float total(float v)
+{
+#if SPLIT
+    return subgroupAdd(v);
+#else
+    return v;
+#endif
+}
+
 // Writes acc (reduced over the subgroup under SPLIT) for out rows
 // orow[m] (m < mcount) and columns n0 + r (< N).
 void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
@@ -218,28 +228,17 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
     uint N = glc_p[P_N] / uint(RN / RO); // out's columns
 #ifdef NORM
     float nsc[CM]; // 1 / rms of each row
-    for (int m = 0; m < CM; m++) {
-        float t = nss[m];
-#if SPLIT
-        t = subgroupAdd(t);
-#endif
-        nsc[m] = inversesqrt(t / float(glc_p[P_K]) + float(NORM_EPS));
-    }
+    for (int m = 0; m < CM; m++)
+        nsc[m] = inversesqrt(total(nss[m]) / float(glc_p[P_K]) + float(NORM_EPS));
 #endif
     for (int r = 0; r < RO; r++)
         for (int m = 0; m < CM; m++) {
-            float v = zero ? 0.0 : acc[r][m];
-#if SPLIT
-            v = subgroupAdd(v);
-#endif
+            float v = total(zero ? 0.0 : acc[r][m]);
 #ifdef NORM
             v *= nsc[m];
 #endif
 #ifdef GLU_OUT
-            float u = zero ? 0.0 : acc[RO + r][m];
-#if SPLIT
-            u = subgroupAdd(u);
-#endif
+            float u = total(zero ? 0.0 : acc[RO + r][m]);
 #ifdef NORM
             u *= nsc[m];
 #endif

@@ -242,8 +242,9 @@ static void test_fusion_residual_norm(void **state)
     pl[1] = residual_plan(dev, GLC_COMPILE_NO_FUSE);
     assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
     assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
-    assert_int_equal(fi.fused, 2);
-    assert_int_equal(pi.dispatches - fi.dispatches, 2);
+    /* add_norm, and mm_res where a shader binds 5 storage blocks */
+    assert_int_equal(fi.fused, 1 + (tu_ssbo_blocks(dev) >= 5));
+    assert_int_equal(pi.dispatches - fi.dispatches, fi.fused);
     ot_fill(&seed, w, D, 0.5f, 1.5f);
     ot_fill(&seed, m, D * D, -0.2f, 0.2f);
     for (i = 0; i < 2; i++) {
@@ -310,7 +311,7 @@ static void test_fusion_qkv(void **state)
     (void)state;
     for (c = 0; c < 6; c++) {
         int64_t tmax = c % 2 ? T : 1, k;
-        int quant = c >= 4, bias = c / 2 == 1 || c == 5, i, j, t;
+        int quant = c >= 4, bias = c / 2 == 1 || c == 5, i, j, t, packs;
         glc_plan *pl[2];
         glc_plan_info fi, pi;
         uint64_t seed = 300 + (uint64_t)c;
@@ -319,7 +320,9 @@ static void test_fusion_qkv(void **state)
         pl[1] = qkv_plan(dev, tmax, quant, bias, GLC_COMPILE_NO_FUSE);
         assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
         assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
-        if (fi.fused != 1 || pi.dispatches - fi.dispatches != 2)
+        /* packed where k and v (after tmax x 24 and x 32 floats) start aligned */
+        packs = tu_aligned(dev, (size_t)tmax * 24 * 4) && tu_aligned(dev, (size_t)tmax * 32 * 4);
+        if ((int)fi.fused != packs || (int)(pi.dispatches - fi.dispatches) != 2 * packs)
             fail_msg("qkv case %d: fused %u, %u -> %u dispatches", c, fi.fused, pi.dispatches,
                      fi.dispatches);
         for (i = 0; i < 3; i++) {
@@ -374,8 +377,7 @@ static void test_fusion_qkv_share(void **state)
     static const int64_t nn[3] = {24, 8, 8};
     tu_log log;
     glc_device *dev = tu_device(&log);
-    glc_plan *src = qkv_plan(dev, T, 0, 0, 0), *dst = qkv_plan(dev, 1, 0, 0, 0);
-    glc_plan *plain = qkv_plan(dev, T, 0, 0, GLC_COMPILE_NO_FUSE);
+    glc_plan *src, *dst, *plain;
     uint64_t seed = 9;
     float x[D], q[2][24];
     glc_plan_input in = {"x", x, D};
@@ -383,6 +385,14 @@ static void test_fusion_qkv_share(void **state)
     glc_plan_var v = {"T", 1};
     int i;
     (void)state;
+    if (!tu_aligned(dev, 24 * 4) || !tu_aligned(dev, 32 * 4) || !tu_aligned(dev, T * 24 * 4) ||
+        !tu_aligned(dev, T * 32 * 4)) { /* nothing packs on this device: nothing to share */
+        glc_device_destroy(dev);
+        skip();
+    }
+    src = qkv_plan(dev, T, 0, 0, 0);
+    dst = qkv_plan(dev, 1, 0, 0, 0);
+    plain = qkv_plan(dev, T, 0, 0, GLC_COMPILE_NO_FUSE);
     for (i = 0; i < 3; i++) {
         float w[24 * D];
         ot_fill(&seed, w, (size_t)(nn[i] * D), -1, 1);
@@ -776,10 +786,10 @@ static void test_fusion_reshape_boundary(void **state)
 }
 
 /* The SwiGLU block with a variable row count (x [T,8], T 1..8, w1/w3
- * [4,8], w2 [3,4]): the fused plan (w1 | w3 packed, the product folded
- * into the w2 matmul) at every T against a double-precision reference and
+ * [4,8], w2 [3,4]): the fused plan (w1 | w3 packed, its SwiGLU epilogue
+ * writing the product) at every T against a double-precision reference and
  * the unfused plan. The pack keeps its segments where they are at the
- * maximum, so the gated input's halves stay 8 rows apart at any T. */
+ * maximum, so the halves stay 8 rows apart at any T. */
 static glc_plan *glu_var_plan(glc_device *dev, uint32_t flags)
 {
     glc_graph *g;
@@ -815,7 +825,10 @@ static void test_fusion_glu_var_rows(void **state)
     pl[0] = glu_var_plan(dev, 0);
     pl[1] = glu_var_plan(dev, GLC_COMPILE_NO_FUSE);
     assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
-    if (fi.fused != 3 || fi.dispatches != 2) /* swiglu, qkv (w1 | w3), glu */
+    /* swiglu, qkv (w1 | w3: packed where w3's 8 x 4 floats after w1 start
+     * aligned), glu_out; else swiglu alone */
+    if (tu_aligned(dev, 8 * 4 * 4) ? fi.fused != 3 || fi.dispatches != 2
+                                   : fi.fused != 1 || fi.dispatches != 4)
         fail_msg("glu var rows: fused %u, %u dispatches", fi.fused, fi.dispatches);
     ot_fill(&seed, w1, 32, -0.5f, 0.5f);
     ot_fill(&seed, w3, 32, -0.5f, 0.5f);

@@ -71,6 +71,24 @@ static inline glc_device *tu_device(tu_log *log)
     return tu_device_desc(&d);
 }
 
+/* What decides whether a fusion can fire on dev (the ES 3.1 minimum
+ * limits, GLC_LIMITS=min, stop some): a part of a packed value may start
+ * `bytes` in only on the binding alignment (the qkv pass); a fused
+ * residual takes a 5th storage block (mm_res). */
+static inline int tu_aligned(glc_device *dev, size_t bytes)
+{
+    glc_device_info in;
+    assert_int_equal(glc_device_get_info(dev, &in), GLC_OK);
+    return bytes % in.limits.ssbo_offset_alignment == 0;
+}
+
+static inline uint32_t tu_ssbo_blocks(glc_device *dev)
+{
+    glc_device_info in;
+    assert_int_equal(glc_device_get_info(dev, &in), GLC_OK);
+    return in.limits.max_ssbo_blocks;
+}
+
 #define tu_assert_contains(hay, needle)                                                  \
     do {                                                                                 \
         if (!strstr((hay), (needle)))                                                    \
