@@ -162,6 +162,11 @@ $(BUILD)/tests/%: tests/%.c tests/testutil.h $(REF_OBJ) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref $< -o $@ $(REF_OBJ) $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
 
+# The strict-GLSL check compiles the decoder's plans (examples/llama.c).
+$(BUILD)/tests/test_glsl_strict: tests/test_glsl_strict.c examples/llama.c examples/llama.h tests/testutil.h $(REF_OBJ) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref -Iexamples $< examples/llama.c -o $@ $(REF_OBJ) $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
+
 # The public header, compiled three ways.
 # (the C11 build links the shared library: it checks the exported symbols)
 $(BUILD)/tests/test_header_c11: tests/test_header.c include/glcompute.h $(SHARED)

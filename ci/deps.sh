@@ -4,10 +4,12 @@
 # command and fails. `--ci` adds clang (CI builds with gcc and clang) and
 # libclang-rt-14-dev (its ASan/UBSan runtimes and libFuzzer, only
 # recommended by clang, so not pulled in with --no-install-recommends).
+# glslang-tools: tests/test_glsl_strict checks the GPU kernels' sources with
+# Khronos' GLSL front end (stricter than Mesa).
 # `--bench` adds the benchmarks' references. `make check` and `make demo`
 # run this first (`make bench` with --bench).
 set -u
-pkgs="libegl-dev libgles-dev libgbm-dev mesa-common-dev libcmocka-dev libegl-mesa0 libgl1-mesa-dri pkg-config"
+pkgs="libegl-dev libgles-dev libgbm-dev mesa-common-dev libcmocka-dev libegl-mesa0 libgl1-mesa-dri pkg-config glslang-tools"
 [ "${1:-}" = "--ci" ] && pkgs="$pkgs clang libclang-rt-14-dev"
 # `--bench` adds OpenBLAS: the SGEMM reference glc-bench-ops measures on llvmpipe's cores.
 [ "${1:-}" = "--bench" ] && pkgs="$pkgs libopenblas0-pthread"

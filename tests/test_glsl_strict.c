@@ -1,0 +1,278 @@
+/*
+ * The kernels as a GPU gets them, through a strict GLSL ES 3.10 front end.
+ * Mesa accepts some sources that NVIDIA's compiler refuses (an int times a
+ * uint, 2026-11-27), and the GPU-only variants (matvec, split matmul_q,
+ * sdpa_split, the tiled matmul) are never compiled by llvmpipe. So a fake
+ * device with an NVIDIA-like target (subgroups of 32, 48 KiB of shared
+ * memory, 1024 invocations, no loop cap) compiles the decoder's plans
+ * (examples/llama.c, tiny config: f32, f16, q8_0 and q4_0 weights, f32 and
+ * f16 caches, prefill and decode), recording every source it is handed,
+ * and each distinct source goes through glslangValidator (Khronos'
+ * reference front end). Skipped when glslangValidator is missing
+ * (ci/deps.sh installs glslang-tools). A source with that int * uint is
+ * shown to fail the check.
+ */
+#include "testutil.h"
+
+#include "device.h"
+#include "llama.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_SRC 256
+
+static char *sources[MAX_SRC];
+static int nsrc;
+static GLuint next_name = 1;
+static unsigned char mapped[1 << 16];
+
+static GLenum GL_APIENTRY f_GetError(void) { return GL_NO_ERROR; }
+static void GL_APIENTRY f_GenBuffers(GLsizei n, GLuint *b) { while (n--) *b++ = next_name++; }
+static void GL_APIENTRY f_Buffers(GLsizei n, const GLuint *b) { (void)n; (void)b; }
+static void GL_APIENTRY f_BindBuffer(GLenum t, GLuint b) { (void)t; (void)b; }
+static void GL_APIENTRY f_BufferData(GLenum t, GLsizeiptr s, const void *d, GLenum u)
+{
+    (void)t; (void)s; (void)d; (void)u;
+}
+static void GL_APIENTRY f_BufferSubData(GLenum t, GLintptr o, GLsizeiptr s, const void *d)
+{
+    (void)t; (void)o; (void)s; (void)d;
+}
+static void *GL_APIENTRY f_MapBufferRange(GLenum t, GLintptr o, GLsizeiptr l, GLbitfield a)
+{
+    (void)t; (void)o; (void)l; (void)a;
+    return mapped;
+}
+static GLboolean GL_APIENTRY f_UnmapBuffer(GLenum t) { (void)t; return GL_TRUE; }
+static GLuint GL_APIENTRY f_Create(void) { return next_name++; }
+static GLuint GL_APIENTRY f_CreateShader(GLenum t) { (void)t; return next_name++; }
+/* the source, recorded once (the parts joined) */
+static void GL_APIENTRY f_ShaderSource(GLuint s, GLsizei c, const GLchar *const *str,
+                                       const GLint *l)
+{
+    size_t total = 1, used = 0;
+    char *all;
+    int i;
+    (void)s;
+    for (i = 0; i < c; i++)
+        total += l && l[i] >= 0 ? (size_t)l[i] : strlen(str[i]);
+    all = malloc(total);
+    assert_non_null(all);
+    for (i = 0; i < c; i++) {
+        size_t n = l && l[i] >= 0 ? (size_t)l[i] : strlen(str[i]);
+        memcpy(all + used, str[i], n);
+        used += n;
+    }
+    all[used] = '\0';
+    for (i = 0; i < nsrc; i++)
+        if (strcmp(sources[i], all) == 0) {
+            free(all);
+            return;
+        }
+    assert_true(nsrc < MAX_SRC);
+    sources[nsrc++] = all;
+}
+static void GL_APIENTRY f_Name(GLuint s) { (void)s; }
+static void GL_APIENTRY f_GetShaderiv(GLuint s, GLenum p, GLint *v) { (void)s; (void)p; *v = GL_TRUE; }
+static void GL_APIENTRY f_Attach(GLuint p, GLuint s) { (void)p; (void)s; }
+static void GL_APIENTRY f_GetProgramiv(GLuint p, GLenum n, GLint *v) { (void)p; (void)n; *v = GL_TRUE; }
+static GLint GL_APIENTRY f_GetUniformLocation(GLuint p, const GLchar *n)
+{
+    (void)p;
+    return strcmp(n, "glc_p") == 0 ? 0 : 1;
+}
+static void GL_APIENTRY f_Uniform1ui(GLint l, GLuint v) { (void)l; (void)v; }
+static void GL_APIENTRY f_Uniform1uiv(GLint l, GLsizei c, const GLuint *v) { (void)l; (void)c; (void)v; }
+static void GL_APIENTRY f_BindBufferRange(GLenum t, GLuint i, GLuint b, GLintptr o, GLsizeiptr s)
+{
+    (void)t; (void)i; (void)b; (void)o; (void)s;
+}
+static void GL_APIENTRY f_Dispatch(GLuint x, GLuint y, GLuint z) { (void)x; (void)y; (void)z; }
+static void GL_APIENTRY f_DispatchIndirect(GLintptr o) { (void)o; }
+static void GL_APIENTRY f_Barrier(GLbitfield b) { (void)b; }
+static void GL_APIENTRY f_Flush(void) {}
+static GLsync GL_APIENTRY f_FenceSync(GLenum c, GLbitfield f)
+{
+    (void)c; (void)f;
+    return (GLsync)mapped;
+}
+static GLenum GL_APIENTRY f_ClientWaitSync(GLsync s, GLbitfield f, GLuint64 t)
+{
+    (void)s; (void)f; (void)t;
+    return GL_ALREADY_SIGNALED;
+}
+static void GL_APIENTRY f_DeleteSync(GLsync s) { (void)s; }
+static void GL_APIENTRY f_CopyBufferSubData(GLenum a, GLenum b, GLintptr c, GLintptr d, GLsizeiptr e)
+{
+    (void)a; (void)b; (void)c; (void)d; (void)e;
+}
+
+/* A device over the fake GL with an NVIDIA H100's limits and features
+ * (README's platform table), so plans pick the GPU variants. */
+static glc_device *gpu_like_device(void)
+{
+    glc__gl gl;
+    glc_device_limits lim;
+    glc_device *dev;
+    memset(&gl, 0, sizeof gl);
+    gl.glGetError = f_GetError;
+    gl.glGenBuffers = f_GenBuffers;
+    gl.glDeleteBuffers = f_Buffers;
+    gl.glBindBuffer = f_BindBuffer;
+    gl.glBufferData = f_BufferData;
+    gl.glBufferSubData = f_BufferSubData;
+    gl.glMapBufferRange = f_MapBufferRange;
+    gl.glUnmapBuffer = f_UnmapBuffer;
+    gl.glCreateShader = f_CreateShader;
+    gl.glShaderSource = f_ShaderSource;
+    gl.glCompileShader = f_Name;
+    gl.glDeleteShader = f_Name;
+    gl.glGetShaderiv = f_GetShaderiv;
+    gl.glCreateProgram = f_Create;
+    gl.glAttachShader = f_Attach;
+    gl.glDetachShader = f_Attach;
+    gl.glLinkProgram = f_Name;
+    gl.glGetProgramiv = f_GetProgramiv;
+    gl.glDeleteProgram = f_Name;
+    gl.glUseProgram = f_Name;
+    gl.glGetUniformLocation = f_GetUniformLocation;
+    gl.glUniform1ui = f_Uniform1ui;
+    gl.glUniform1uiv = f_Uniform1uiv;
+    gl.glBindBufferRange = f_BindBufferRange;
+    gl.glDispatchCompute = f_Dispatch;
+    gl.glDispatchComputeIndirect = f_DispatchIndirect;
+    gl.glMemoryBarrier = f_Barrier;
+    gl.glFlush = f_Flush;
+    gl.glFenceSync = f_FenceSync;
+    gl.glClientWaitSync = f_ClientWaitSync;
+    gl.glDeleteSync = f_DeleteSync;
+    gl.glCopyBufferSubData = f_CopyBufferSubData;
+    memset(&lim, 0, sizeof lim);
+    lim.max_group_count[0] = 2147483647u;
+    lim.max_group_count[1] = lim.max_group_count[2] = 65535;
+    lim.max_group_size[0] = lim.max_group_size[1] = 1024;
+    lim.max_group_size[2] = 64;
+    lim.max_invocations = 1024;
+    lim.max_shared_bytes = 49152;
+    lim.max_ssbo_size = 2147483647u;
+    lim.max_uniform_block_size = 65536;
+    lim.max_ssbo_blocks = 16;
+    lim.max_ssbo_bindings = 16;
+    lim.ssbo_offset_alignment = 16;
+    lim.max_loop_iterations = 0;
+    assert_int_equal(glc__device_create_fake(&gl, &lim, &dev), GLC_OK);
+    dev->info.features.subgroup = 1;
+    dev->info.features.subgroup_size = 32;
+    dev->info.features.subgroup_ops = 0x1u | 0x4u; /* basic, arithmetic */
+    return dev;
+}
+
+static int have_validator(void)
+{
+    return system("command -v glslangValidator >/dev/null 2>&1") == 0;
+}
+
+/* glslangValidator's verdict on src: 1 accepted; else 0 with its output
+ * (the first lines) in msg. */
+static int validates(const char *src, char *msg, size_t len)
+{
+    char dir[] = "/tmp/glc-strict-XXXXXX", path[64], cmd[160];
+    FILE *f;
+    size_t got;
+    int rc;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/k.comp", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(src, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "glslangValidator %s > %s/out 2>&1", path, dir);
+    rc = system(cmd);
+    snprintf(path, sizeof path, "%s/out", dir);
+    f = fopen(path, "r");
+    got = f ? fread(msg, 1, len - 1, f) : 0;
+    msg[got] = '\0';
+    if (f)
+        fclose(f);
+    remove(path);
+    snprintf(path, sizeof path, "%s/k.comp", dir);
+    remove(path);
+    rmdir(dir);
+    return rc == 0;
+}
+
+static void test_decoder_kernels_strict(void **state)
+{
+    static const glc_dtype wt[] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0};
+    static const glc_dtype ct[] = {GLC_DTYPE_F32, GLC_DTYPE_F16};
+    glc_device *dev;
+    char msg[2048];
+    int w, c, dec, i, bad = 0, gpu_only = 0;
+    (void)state;
+    if (!have_validator()) {
+        fprintf(stderr, "glslangValidator missing (ci/deps.sh installs glslang-tools): skipping\n");
+        skip();
+    }
+    dev = gpu_like_device();
+    for (w = 0; w < 4; w++)
+        for (c = 0; c < 2; c++)
+            for (dec = 0; dec < 2; dec++) {
+                llama_cfg cfg;
+                glc_plan *p = NULL;
+                assert_true(llama_config("tiny", &cfg));
+                cfg.wdtype = wt[w];
+                cfg.cache = ct[c];
+                if (llama_plan(dev, &cfg, dec, 16, 0, &p) != GLC_OK)
+                    fail_msg("plan (%s weights, %s cache, %s): %s", glc_dtype_name(wt[w]),
+                             glc_dtype_name(ct[c]), dec ? "decode" : "prefill",
+                             glc_device_errmsg(dev));
+                glc_plan_destroy(p);
+            }
+    glc_device_destroy(dev);
+    assert_true(nsrc > 10);
+    for (i = 0; i < nsrc; i++) {
+        /* the GPU variants are there: subgroup kernels llvmpipe never builds */
+        gpu_only += strstr(sources[i], "subgroupAdd") != NULL;
+        if (!validates(sources[i], msg, sizeof msg)) {
+            bad++;
+            fprintf(stderr, "kernel source %d refused:\n%s\n", i, msg);
+        }
+    }
+    assert_true(gpu_only > 0);
+    if (bad)
+        fail_msg("%d of %d kernel sources refused by glslangValidator", bad, nsrc);
+    for (i = 0; i < nsrc; i++)
+        free(sources[i]);
+    nsrc = 0;
+}
+
+/* The check catches what it exists for: matvec's SwiGLU store with the int
+ * row index times the uint width, as it was before 5d3a2d7. */
+static void test_catches_int_times_uint(void **state)
+{
+    const char *good = "#version 310 es\nlayout(local_size_x = 1) in;\n"
+                       "layout(std430, binding = 0) buffer O { float o[]; };\n"
+                       "void main() { uint N = 4u; for (int m = 0; m < 2; m++) o[uint(m) * N] = 1.0; }\n";
+    const char *bad = "#version 310 es\nlayout(local_size_x = 1) in;\n"
+                      "layout(std430, binding = 0) buffer O { float o[]; };\n"
+                      "void main() { uint N = 4u; for (int m = 0; m < 2; m++) o[m * N] = 1.0; }\n";
+    char msg[2048];
+    (void)state;
+    if (!have_validator())
+        skip();
+    assert_true(validates(good, msg, sizeof msg));
+    assert_false(validates(bad, msg, sizeof msg));
+    tu_assert_contains(msg, "wrong operand types");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decoder_kernels_strict),
+        cmocka_unit_test(test_catches_int_times_uint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
