@@ -158,12 +158,12 @@ $(BUILD)/tests/ref/%.o: tests/ref/%.c $(wildcard tests/ref/*.h) include/glcomput
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref -c $< -o $@
 
 # Tests link the static library, so they can reach internal (glc__) symbols.
-$(BUILD)/tests/%: tests/%.c tests/testutil.h $(REF_OBJ) $(STATIC)
+$(BUILD)/tests/%: tests/%.c tests/testutil.h tests/fakegl.h $(REF_OBJ) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref $< -o $@ $(REF_OBJ) $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
 
 # The strict-GLSL check compiles the decoder's plans (examples/llama.c).
-$(BUILD)/tests/test_glsl_strict: tests/test_glsl_strict.c examples/llama.c examples/llama.h tests/testutil.h $(REF_OBJ) $(STATIC)
+$(BUILD)/tests/test_glsl_strict: tests/test_glsl_strict.c examples/llama.c examples/llama.h tests/testutil.h tests/fakegl.h $(REF_OBJ) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref -Iexamples $< examples/llama.c -o $@ $(REF_OBJ) $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
 

@@ -15,6 +15,7 @@
 #include "testutil.h"
 
 #include "device.h"
+#include "fakegl.h"
 #include "llama.h"
 
 #include <stdio.h>
@@ -26,29 +27,6 @@
 
 static char *sources[MAX_SRC];
 static int nsrc;
-static GLuint next_name = 1;
-static unsigned char mapped[1 << 16];
-
-static GLenum GL_APIENTRY f_GetError(void) { return GL_NO_ERROR; }
-static void GL_APIENTRY f_GenBuffers(GLsizei n, GLuint *b) { while (n--) *b++ = next_name++; }
-static void GL_APIENTRY f_Buffers(GLsizei n, const GLuint *b) { (void)n; (void)b; }
-static void GL_APIENTRY f_BindBuffer(GLenum t, GLuint b) { (void)t; (void)b; }
-static void GL_APIENTRY f_BufferData(GLenum t, GLsizeiptr s, const void *d, GLenum u)
-{
-    (void)t; (void)s; (void)d; (void)u;
-}
-static void GL_APIENTRY f_BufferSubData(GLenum t, GLintptr o, GLsizeiptr s, const void *d)
-{
-    (void)t; (void)o; (void)s; (void)d;
-}
-static void *GL_APIENTRY f_MapBufferRange(GLenum t, GLintptr o, GLsizeiptr l, GLbitfield a)
-{
-    (void)t; (void)o; (void)l; (void)a;
-    return mapped;
-}
-static GLboolean GL_APIENTRY f_UnmapBuffer(GLenum t) { (void)t; return GL_TRUE; }
-static GLuint GL_APIENTRY f_Create(void) { return next_name++; }
-static GLuint GL_APIENTRY f_CreateShader(GLenum t) { (void)t; return next_name++; }
 /* the source, recorded once (the parts joined) */
 static void GL_APIENTRY f_ShaderSource(GLuint s, GLsizei c, const GLchar *const *str,
                                        const GLint *l)
@@ -75,40 +53,6 @@ static void GL_APIENTRY f_ShaderSource(GLuint s, GLsizei c, const GLchar *const 
     assert_true(nsrc < MAX_SRC);
     sources[nsrc++] = all;
 }
-static void GL_APIENTRY f_Name(GLuint s) { (void)s; }
-static void GL_APIENTRY f_GetShaderiv(GLuint s, GLenum p, GLint *v) { (void)s; (void)p; *v = GL_TRUE; }
-static void GL_APIENTRY f_Attach(GLuint p, GLuint s) { (void)p; (void)s; }
-static void GL_APIENTRY f_GetProgramiv(GLuint p, GLenum n, GLint *v) { (void)p; (void)n; *v = GL_TRUE; }
-static GLint GL_APIENTRY f_GetUniformLocation(GLuint p, const GLchar *n)
-{
-    (void)p;
-    return strcmp(n, "glc_p") == 0 ? 0 : 1;
-}
-static void GL_APIENTRY f_Uniform1ui(GLint l, GLuint v) { (void)l; (void)v; }
-static void GL_APIENTRY f_Uniform1uiv(GLint l, GLsizei c, const GLuint *v) { (void)l; (void)c; (void)v; }
-static void GL_APIENTRY f_BindBufferRange(GLenum t, GLuint i, GLuint b, GLintptr o, GLsizeiptr s)
-{
-    (void)t; (void)i; (void)b; (void)o; (void)s;
-}
-static void GL_APIENTRY f_Dispatch(GLuint x, GLuint y, GLuint z) { (void)x; (void)y; (void)z; }
-static void GL_APIENTRY f_DispatchIndirect(GLintptr o) { (void)o; }
-static void GL_APIENTRY f_Barrier(GLbitfield b) { (void)b; }
-static void GL_APIENTRY f_Flush(void) {}
-static GLsync GL_APIENTRY f_FenceSync(GLenum c, GLbitfield f)
-{
-    (void)c; (void)f;
-    return (GLsync)mapped;
-}
-static GLenum GL_APIENTRY f_ClientWaitSync(GLsync s, GLbitfield f, GLuint64 t)
-{
-    (void)s; (void)f; (void)t;
-    return GL_ALREADY_SIGNALED;
-}
-static void GL_APIENTRY f_DeleteSync(GLsync s) { (void)s; }
-static void GL_APIENTRY f_CopyBufferSubData(GLenum a, GLenum b, GLintptr c, GLintptr d, GLsizeiptr e)
-{
-    (void)a; (void)b; (void)c; (void)d; (void)e;
-}
 
 /* A device over the fake GL with an NVIDIA H100's limits and features
  * (README's platform table), so plans pick the GPU variants. */
@@ -117,39 +61,8 @@ static glc_device *gpu_like_device(void)
     glc__gl gl;
     glc_device_limits lim;
     glc_device *dev;
-    memset(&gl, 0, sizeof gl);
-    gl.glGetError = f_GetError;
-    gl.glGenBuffers = f_GenBuffers;
-    gl.glDeleteBuffers = f_Buffers;
-    gl.glBindBuffer = f_BindBuffer;
-    gl.glBufferData = f_BufferData;
-    gl.glBufferSubData = f_BufferSubData;
-    gl.glMapBufferRange = f_MapBufferRange;
-    gl.glUnmapBuffer = f_UnmapBuffer;
-    gl.glCreateShader = f_CreateShader;
+    fakegl_fill(&gl);
     gl.glShaderSource = f_ShaderSource;
-    gl.glCompileShader = f_Name;
-    gl.glDeleteShader = f_Name;
-    gl.glGetShaderiv = f_GetShaderiv;
-    gl.glCreateProgram = f_Create;
-    gl.glAttachShader = f_Attach;
-    gl.glDetachShader = f_Attach;
-    gl.glLinkProgram = f_Name;
-    gl.glGetProgramiv = f_GetProgramiv;
-    gl.glDeleteProgram = f_Name;
-    gl.glUseProgram = f_Name;
-    gl.glGetUniformLocation = f_GetUniformLocation;
-    gl.glUniform1ui = f_Uniform1ui;
-    gl.glUniform1uiv = f_Uniform1uiv;
-    gl.glBindBufferRange = f_BindBufferRange;
-    gl.glDispatchCompute = f_Dispatch;
-    gl.glDispatchComputeIndirect = f_DispatchIndirect;
-    gl.glMemoryBarrier = f_Barrier;
-    gl.glFlush = f_Flush;
-    gl.glFenceSync = f_FenceSync;
-    gl.glClientWaitSync = f_ClientWaitSync;
-    gl.glDeleteSync = f_DeleteSync;
-    gl.glCopyBufferSubData = f_CopyBufferSubData;
     memset(&lim, 0, sizeof lim);
     lim.max_group_count[0] = 2147483647u;
     lim.max_group_count[1] = lim.max_group_count[2] = 65535;
