@@ -24,7 +24,14 @@
  * and mm.norm_eps: the product reads rms_norm(a row, w_n) in a's place
  * (tensors a, b, bias, residual or none, w_n, out). Decode shapes: the
  * matvec and direct kernels (NORM), each invocation or subgroup computing
- * the norm of the rows it reads; K % 4 == 0, shared transposed b.
+ * the norm of the rows it reads (from the values it loads anyway); K % 4
+ * == 0, shared transposed b.
+ * A fused SwiGLU epilogue (fuse.c's glu_out, mm.glu_out its activation,
+ * mm.glu_up_first the halves' order): b's N rows are a gate half and an
+ * up half, out [.., M, N / 2] = act(gate + bias) * (up + bias), a
+ * subgroup or invocation summing a gate row and its partner. Decode
+ * shapes: matvec, direct (never tiled), matmul_q; past the loop cap the
+ * product is plain and ksum applies it.
  * a F32 [.., M, K]; b F32/F16/BF16 [N, K] (transpose_b) or [K, N], or with
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch

@@ -16,6 +16,9 @@
  *   without subgroups.
  * CM grows with M (1, 2, 4, 8), so prefill reuses each dequantized chunk
  * across up to 8 rows of a instead of paying the decode cost per row.
+ * matmul_q takes the dense matmul's fused epilogues and prologue (residual,
+ * rms_norm, SwiGLU: op_matmul.c); with the SwiGLU epilogue a tile holds
+ * twice the weight rows (gates, then their up rows).
  *
  * matmul_affine binds a, w, scales, biases, out (+ bias): 5 or 6 SSBOs. On
  * a device with fewer SSBO blocks per shader (the ES 3.1 minimum is 4) it
