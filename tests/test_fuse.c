@@ -926,6 +926,141 @@ static void test_binding_past_memory_refused(void **state)
     glc_device_destroy(dev);
 }
 
+/* rows_first: get_rows(rms_norm(x, w), ids) [-> matmul] becomes
+ * rms_norm(get_rows(x, ids), w) (then the matmul's prologue, mm_norm, up
+ * to 8 rows): x [T, D] with T fixed or a variable run at every value, ids
+ * random in [0, T) each run, with and without the norm's weight and the
+ * matmul, 1 to 12 rows; left alone when the norm has another reader or the
+ * ids are made after the norm. Fused, NO_FUSE and a double reference agree. */
+typedef struct rfcase {
+    int64_t tmax, nids;
+    int weight, mm, extra; /* extra 1: the norm is an output too; 2: ids from an argmax after it */
+    int fires;
+} rfcase;
+
+static glc_plan *rows_plan(glc_device *dev, const rfcase *c, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_matmul_desc nt = {1};
+    glc_compile_desc cd;
+    int64_t xs[2], is[1], zs[2];
+    glc_tensor x, n, ids, y;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    xs[0] = c->tmax == 1 ? 1 : glc_graph_var(g, "T", 1, c->tmax);
+    xs[1] = D;
+    is[0] = c->nids;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    n = glc_rms_norm(g, x, c->weight ? param(g, "w", GLC_DTYPE_F32, 1, D, 0) : glc_none(), 1e-5f);
+    if (c->extra == 2) { /* ids made after the norm: row-wise argmax of z [nids, T] */
+        zs[0] = c->nids;
+        zs[1] = xs[0];
+        ids = glc_argmax(g, glc_graph_input(g, "z", GLC_DTYPE_F32, 2, zs));
+    } else {
+        ids = glc_graph_input(g, "ids", GLC_DTYPE_I32, 1, is);
+    }
+    y = glc_get_rows(g, n, ids);
+    if (c->mm)
+        y = glc_matmul(g, y, param(g, "m", GLC_DTYPE_F32, 2, 5, D), glc_none(), &nt);
+    glc_graph_output(g, "y", y);
+    if (c->extra == 1)
+        glc_graph_output(g, "n", n);
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static void test_fusion_rows_first(void **state)
+{
+    static const rfcase cases[] = {
+        {1, 1, 1, 1, 0, 1}, {9, 1, 1, 1, 0, 1}, {9, 3, 0, 0, 0, 1},
+        {5, 12, 1, 1, 0, 1}, {4, 2, 1, 0, 0, 1}, {6, 2, 1, 1, 1, 0}, {6, 2, 1, 1, 2, 0},
+    };
+    glc_device *dev = tu_device(NULL);
+    size_t ci;
+    (void)state;
+    for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const rfcase *c = &cases[ci];
+        int64_t ny = c->mm ? 5 : D, t, i, j, q;
+        glc_plan *pl[2];
+        glc_plan_info fi, pi;
+        uint64_t seed = 500 + ci;
+        float x[12 * D], w[D], m[5 * D], z[12 * 12], y[3][12 * D], nout[12 * D];
+        int32_t ids[12];
+        int p, expect;
+        pl[0] = rows_plan(dev, c, 0);
+        pl[1] = rows_plan(dev, c, GLC_COMPILE_NO_FUSE);
+        assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+        assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
+        /* the swap, and mm_norm after it (up to 8 rows; 6 storage blocks) */
+        expect = c->fires + (c->fires && c->mm && c->nids <= 8 && tu_ssbo_blocks(dev) >= 6);
+        if ((int)fi.fused != expect || (int)(pi.dispatches - fi.dispatches) != expect - c->fires)
+            fail_msg("rows_first case %zu: fused %u (expected %d), %u -> %u dispatches", ci,
+                     fi.fused, expect, pi.dispatches, fi.dispatches);
+        ot_fill(&seed, w, D, 0.5f, 1.5f);
+        ot_fill(&seed, m, 5 * D, -1, 1);
+        for (p = 0; p < 2; p++) {
+            if (c->weight)
+                assert_int_equal(glc_plan_set_param(pl[p], "w", w, D), GLC_OK);
+            if (c->mm)
+                assert_int_equal(glc_plan_set_param(pl[p], "m", m, 5 * D), GLC_OK);
+        }
+        for (t = c->tmax; t >= 1; t--) {
+            glc_plan_var v = {"T", t};
+            ot_fill(&seed, x, (size_t)(t * D), -2, 2);
+            ot_fill(&seed, z, (size_t)(c->nids * t), -1, 1);
+            for (i = 0; i < c->nids; i++) {
+                ids[i] = (int32_t)(tu_rand(&seed) % (uint64_t)t);
+                if (c->extra == 2) { /* the argmax of z's row i */
+                    ids[i] = 0;
+                    for (j = 1; j < t; j++)
+                        if (z[i * t + j] > z[i * t + ids[i]])
+                            ids[i] = (int32_t)j;
+                }
+            }
+            for (p = 0; p < 2; p++) {
+                glc_plan_input in[2] = {{"x", x, (size_t)(t * D)},
+                                        {c->extra == 2 ? "z" : "ids", NULL, 0}};
+                glc_plan_output out[2] = {{"y", y[p], (size_t)(c->nids * ny)},
+                                          {"n", nout, (size_t)(t * D)}};
+                in[1].data = c->extra == 2 ? (const void *)z : (const void *)ids;
+                in[1].count = c->extra == 2 ? (size_t)(c->nids * t) : (size_t)c->nids;
+                assert_int_equal(glc_plan_run_with_vars(pl[p], &v, c->tmax > 1, in, 2, out,
+                                                        c->extra == 1 ? 2 : 1),
+                                 GLC_OK);
+            }
+            for (i = 0; i < c->nids; i++) { /* the reference: the picked rows, normed */
+                const float *row = x + ids[i] * D;
+                double ss = 0, sc, nr[D];
+                for (q = 0; q < D; q++)
+                    ss += (double)row[q] * row[q];
+                sc = 1.0 / sqrt(ss / D + 1e-5);
+                for (q = 0; q < D; q++)
+                    nr[q] = row[q] * sc * (c->weight ? w[q] : 1.0);
+                for (j = 0; j < ny; j++) {
+                    double s = 0;
+                    if (!c->mm) {
+                        y[2][i * ny + j] = (float)nr[j];
+                        continue;
+                    }
+                    for (q = 0; q < D; q++)
+                        s += nr[q] * m[j * D + q];
+                    y[2][i * ny + j] = (float)s;
+                }
+            }
+            ot_check("rows_first: fused vs unfused", y[0], y[1], (size_t)(c->nids * ny), 1e-10);
+            ot_check("rows_first: fused vs reference", y[0], y[2], (size_t)(c->nids * ny), 1e-9);
+            if (c->tmax == 1)
+                break;
+        }
+        glc_plan_destroy(pl[0]);
+        glc_plan_destroy(pl[1]);
+    }
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -940,6 +1075,7 @@ int main(void)
         cmocka_unit_test(test_fusion_reshape_boundary),
         cmocka_unit_test(test_fusion_glu_var_rows),
         cmocka_unit_test(test_binding_past_memory_refused),
+        cmocka_unit_test(test_fusion_rows_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

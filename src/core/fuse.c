@@ -33,6 +33,8 @@
  *  - glu:       matmul(act(gate) * up) where gate | up is such a pack (w1 | w3)
  *                                                       -> the matmul reads
  *               the pack and gates its input as it loads it (decode shapes)
+ *  - rows_first: get_rows(rms_norm(x, w), ids)          -> rms_norm(get_rows(x,
+ *               ids), w): the norm of the picked rows only (then mm_norm's)
  *  - mm_norm (last): matmul[_q](rms_norm(x, w), W) at decode shapes (<= 8 rows,
  *               K <= 8192) where the norm has no other reader (after qkv
  *               and glu: the packed projections are its one reader)
@@ -626,6 +628,64 @@ static void glu(fctx *c, glc__gnode *m)
     replace(c, m, &cand);
 }
 
+/* get_rows(rms_norm(x, w), ids) -> rms_norm(get_rows(x, ids), w): a norm
+ * of each row commutes with picking rows, and after the swap it reads only
+ * the rows picked (a prompt's last row for its logits) and, one to a few
+ * of them, becomes the next matmul's prologue (mm_norm, after this). x f32
+ * [R, D] (R may be a variable), both results f32; ids made before the norm
+ * (graph order stays topological). The get_rows node takes the norm's
+ * place, the norm the get_rows'. */
+static void rows_first(fctx *c, size_t gi)
+{
+    glc_graph *g = c->g;
+    glc__gnode *gr = &g->n[gi], *r, cg, cn, keep_r, keep_g;
+    glc__op_args ag, an;
+    glc__tensor ot;
+    int32_t in[2], sel, nt0 = (int32_t)g->nt;
+    size_t ri;
+    char err[256];
+    if (gr->dead || gr->args.op != GLC__OP_GET_ROWS || gr->odt != GLC_DTYPE_F32 ||
+        !(r = single_use_producer(c, gr->tensor[0], GLC__OP_RMS_NORM)) ||
+        r->odt != GLC_DTYPE_F32 || g->t[r->tensor[0]].dtype != GLC_DTYPE_F32 ||
+        g->t[r->tensor[0]].rank != 2 || g->t[gr->tensor[1]].producer >= (int32_t)(r - g->n))
+        return;
+    ri = (size_t)(r - g->n);
+    glc__graph_tensor_at(g, out_of(gr), NULL, &ot);
+    sel = glc__graph_add_tensor(g, GLC__T_VALUE, NULL, GLC_DTYPE_F32, g->t[out_of(gr)].rank,
+                                g->t[out_of(gr)].shape);
+    if (sel < 0)
+        return;
+    r = &g->n[ri]; /* (adding a tensor leaves the nodes where they are) */
+    gr = &g->n[gi];
+    in[0] = r->tensor[0];
+    in[1] = gr->tensor[1];
+    cg = make(GLC__OP_GET_ROWS, in, 2, sel, GLC_DTYPE_F32, gr);
+    in[0] = sel;
+    in[1] = r->tensor[1];
+    cn = make(GLC__OP_RMS_NORM, in, 2, out_of(gr), GLC_DTYPE_F32, r);
+    keep_r = *r;
+    keep_g = *gr;
+    *r = cg;
+    *gr = cn;
+    if (glc__graph_node_args(g, ri, NULL, &ag, err, sizeof err) != GLC_OK ||
+        glc__graph_node_args(g, gi, NULL, &an, err, sizeof err) != GLC_OK ||
+        !glc__same_shape(&an.t[an.nin], &ot) || !holds_over_vars(c, ri, 0) ||
+        !holds_over_vars(c, gi, 1)) {
+        *r = keep_r;
+        *gr = keep_g;
+        while ((int32_t)g->nt > nt0)
+            glc__free(g->t[--g->nt].name);
+        return;
+    }
+    r->args = ag;
+    gr->args = an;
+    g->t[sel].producer = (int32_t)ri;
+    g->t[out_of(gr)].producer = (int32_t)gi;
+    g->t[keep_r.tensor[keep_r.args.nin]].producer = -1; /* the whole table's norm: gone */
+    c->fused++;
+    count_uses(c);
+}
+
 /* matmul(rms_norm(x, w), W) -> matmul(x, W, .., w) with the norm as its
  * prologue (op_matmul.c, op_quant.c: NORM). A dense transposed matmul with
  * no gated input, or a matmul_q; the norm's weight f32 [K]; decode shapes only, where the norm's
@@ -811,6 +871,8 @@ glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, int *fuse
         glu(&c, &g->n[i]);
     for (i = 0; i < g->nn; i++)
         rope_qkv(&c, &g->n[i]);
+    for (i = 0; i < g->nn; i++)
+        rows_first(&c, i);
     for (i = 0; i < g->nn; i++)
         mm_norm(&c, &g->n[i]);
     glc__free(c.uses);
