@@ -642,6 +642,7 @@ static void rows_first(fctx *c, size_t gi)
     glc__op_args ag, an;
     glc__tensor ot;
     int32_t in[2], sel, nt0 = (int32_t)g->nt;
+    int64_t shape[GLC_MAX_DIMS];
     size_t ri;
     char err[256];
     if (gr->dead || gr->args.op != GLC__OP_GET_ROWS || gr->odt != GLC_DTYPE_F32 ||
@@ -651,8 +652,8 @@ static void rows_first(fctx *c, size_t gi)
         return;
     ri = (size_t)(r - g->n);
     glc__graph_tensor_at(g, out_of(gr), NULL, &ot);
-    sel = glc__graph_add_tensor(g, GLC__T_VALUE, NULL, GLC_DTYPE_F32, g->t[out_of(gr)].rank,
-                                g->t[out_of(gr)].shape);
+    memcpy(shape, g->t[out_of(gr)].shape, sizeof shape); /* adding a tensor may move g->t */
+    sel = glc__graph_add_tensor(g, GLC__T_VALUE, NULL, GLC_DTYPE_F32, g->t[out_of(gr)].rank, shape);
     if (sel < 0)
         return;
     r = &g->n[ri]; /* (adding a tensor leaves the nodes where they are) */
