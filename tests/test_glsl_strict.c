@@ -7,7 +7,8 @@
  * memory, 1024 invocations, no loop cap), and one with the ES 3.1 minimum
  * limits, compile the decoder's plans (examples/llama.c, tiny and 1b
  * configs: f32, f16, q8_0 and q4_0 weights, f32 and f16 caches, prefill
- * and decode), recording every source they are handed,
+ * and decode) and every case of the op table (tests/ref/opcases.c, but
+ * the large ones), recording every source they are handed,
  * and each distinct source goes through glslangValidator (Khronos'
  * reference front end). Skipped when glslangValidator is missing
  * (ci/deps.sh installs glslang-tools). A source with that int * uint is
@@ -18,13 +19,14 @@
 #include "device.h"
 #include "fakegl.h"
 #include "llama.h"
+#include "optable.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_SRC 256
+#define MAX_SRC 2048
 
 static char *sources[MAX_SRC];
 static int nsrc;
@@ -104,21 +106,24 @@ static int have_validator(void)
     return system("command -v glslangValidator >/dev/null 2>&1") == 0;
 }
 
-/* glslangValidator's verdict on src: 1 accepted; else 0 with its output
- * (the first lines) in msg. */
-static int validates(const char *src, char *msg, size_t len)
+/* glslangValidator's verdict on srcs[0 .. n) in one run: 1 when it takes
+ * them all; else 0 with its output (the first of it: file names, errors)
+ * in msg. */
+static int validates_all(char *const *srcs, int n, char *msg, size_t len)
 {
     char dir[] = "/tmp/glc-strict-XXXXXX", path[64], cmd[160];
     FILE *f;
     size_t got;
-    int rc;
+    int rc, i;
     assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/k.comp", dir);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(src, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "glslangValidator %s > %s/out 2>&1", path, dir);
+    for (i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/k%04d.comp", dir, i);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(srcs[i], f);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "glslangValidator %s/*.comp > %s/out 2>&1", dir, dir);
     rc = system(cmd);
     snprintf(path, sizeof path, "%s/out", dir);
     f = fopen(path, "r");
@@ -127,19 +132,73 @@ static int validates(const char *src, char *msg, size_t len)
     if (f)
         fclose(f);
     remove(path);
-    snprintf(path, sizeof path, "%s/k.comp", dir);
-    remove(path);
+    for (i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/k%04d.comp", dir, i);
+        remove(path);
+    }
     rmdir(dir);
     return rc == 0;
 }
 
-static void test_decoder_kernels_strict(void **state)
+static int validates(const char *src, char *msg, size_t len)
+{
+    char *one = (char *)src;
+    return validates_all(&one, 1, msg, len);
+}
+
+/* The decoder's plans (tiny and 1b; every weight and cache type; prefill
+ * and decode) made on dev. */
+static void plan_decoder(glc_device *dev, int gpu)
 {
     static const glc_dtype wt[] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0};
     static const glc_dtype ct[] = {GLC_DTYPE_F32, GLC_DTYPE_F16};
     static const char *const config[] = {"tiny", "1b"};
-    char msg[2048];
-    int gpu, n, w, c, dec, i, bad = 0, gpu_only = 0;
+    int n, w, c, dec;
+    for (n = 0; n < 2; n++)
+        for (w = 0; w < 4; w++)
+            for (c = 0; c < 2; c++)
+                for (dec = 0; dec < 2; dec++) {
+                    llama_cfg cfg;
+                    glc_plan *p = NULL;
+                    assert_true(llama_config(config[n], &cfg));
+                    cfg.wdtype = wt[w];
+                    cfg.cache = ct[c];
+                    if (!gpu && n && wt[w] == GLC_DTYPE_F32)
+                        continue; /* a 262 MB embedding: one SSBO of 128 MiB cannot hold it
+                                   * (split params: issue 16) */
+                    if (llama_plan(dev, &cfg, dec, n ? 128 : 16, 0, &p) != GLC_OK)
+                        fail_msg("plan (%s, %s weights, %s cache, %s, %s target): %s", config[n],
+                                 glc_dtype_name(wt[w]), glc_dtype_name(ct[c]),
+                                 dec ? "decode" : "prefill", gpu ? "GPU" : "minimum",
+                                 glc_device_errmsg(dev));
+                    glc_plan_destroy(p);
+                }
+}
+
+/* Every case of the op table (tests/ref/opcases.c: hand-written, but the
+ * large ones, and generated) planned on dev. */
+static void plan_op_table(glc_device *dev, int gpu)
+{
+    size_t n, ngen, i;
+    const oc_case *cases = oc_cases(&n);
+    oc_case *gen = malloc(OC_NGEN * sizeof *gen);
+    assert_non_null(gen);
+    ngen = oc_generate(gen);
+    for (i = 0; i < n + ngen; i++) {
+        const oc_case *c = i < n ? &cases[i] : &gen[i - n];
+        if (c->flags & C_BIG)
+            continue;
+        if (oc_compile_graph(dev, c, 0x5eed0000u + i) != GLC_OK)
+            fail_msg("op case %zu (%s target): %s", i, gpu ? "GPU" : "minimum",
+                     glc_device_errmsg(dev));
+    }
+    free(gen);
+}
+
+static void test_kernels_strict(void **state)
+{
+    static char msg[65536];
+    int gpu, i, gpu_only = 0;
     (void)state;
     if (!have_validator()) {
         fprintf(stderr, "glslangValidator missing (ci/deps.sh installs glslang-tools): skipping\n");
@@ -147,40 +206,17 @@ static void test_decoder_kernels_strict(void **state)
     }
     for (gpu = 1; gpu >= 0; gpu--) {
         glc_device *dev = fake_target(gpu);
-        for (n = 0; n < 2; n++)
-            for (w = 0; w < 4; w++)
-                for (c = 0; c < 2; c++)
-                    for (dec = 0; dec < 2; dec++) {
-                        llama_cfg cfg;
-                        glc_plan *p = NULL;
-                        assert_true(llama_config(config[n], &cfg));
-                        cfg.wdtype = wt[w];
-                        cfg.cache = ct[c];
-                        if (!gpu && n && wt[w] == GLC_DTYPE_F32)
-                            continue; /* a 262 MB embedding: one SSBO of 128 MiB cannot hold it
-                                       * (split params: issue 16) */
-                        if (llama_plan(dev, &cfg, dec, n ? 128 : 16, 0, &p) != GLC_OK)
-                            fail_msg("plan (%s, %s weights, %s cache, %s, %s target): %s",
-                                     config[n], glc_dtype_name(wt[w]), glc_dtype_name(ct[c]),
-                                     dec ? "decode" : "prefill", gpu ? "GPU" : "minimum",
-                                     glc_device_errmsg(dev));
-                        glc_plan_destroy(p);
-                    }
+        plan_decoder(dev, gpu);
+        plan_op_table(dev, gpu);
         glc_device_destroy(dev);
     }
     assert_true(nsrc > 10);
-    for (i = 0; i < nsrc; i++) {
-        /* the GPU variants are there: subgroup kernels llvmpipe never builds */
+    for (i = 0; i < nsrc; i++) /* the GPU variants are there: subgroup kernels llvmpipe never builds */
         gpu_only += strstr(sources[i], "subgroupAdd") != NULL;
-        if (!validates(sources[i], msg, sizeof msg)) {
-            bad++;
-            fprintf(stderr, "kernel source %d refused:\n%s\n", i, msg);
-        }
-    }
     printf("glslangValidator: %d kernel sources, %d with subgroup sums\n", nsrc, gpu_only);
     assert_true(gpu_only > 0);
-    if (bad)
-        fail_msg("%d of %d kernel sources refused by glslangValidator", bad, nsrc);
+    if (!validates_all(sources, nsrc, msg, sizeof msg))
+        fail_msg("glslangValidator refused kernel sources (k<i>.comp is source i):\n%s", msg);
     for (i = 0; i < nsrc; i++)
         free(sources[i]);
     nsrc = 0;
@@ -208,7 +244,7 @@ static void test_catches_int_times_uint(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_decoder_kernels_strict),
+        cmocka_unit_test(test_kernels_strict),
         cmocka_unit_test(test_catches_int_times_uint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -984,36 +984,30 @@ static void from_bytes(glc_dtype dt, const void *in, size_t n, float *v)
 
 int oc_ran[OC_COUNT];
 
-void oc_run_graph(glc_device *dev, const oc_case *c, uint64_t seed, const char *label)
+/* Case c's graph (operand i named in<i>: an input, a param, or in place a
+ * handle), its output "out", compiled on dev into *p; the output's dtype
+ * in *odt. GLC_OK, or the compile's status. */
+static glc_status compile_case(glc_device *dev, const oc_case *c, const oc_data *d,
+                               const char *what, glc_plan **p, glc_dtype *odt)
 {
-    oc_data d;
     glc_graph *g;
-    glc_plan *p;
     glc_tensor t[MAXIN], r;
-    glc_plan_input pin[MAXIN];
-    void *ibuf[MAXIN];
-    char names[MAXIN][8], what[256];
-    int i, nin = 0, inplace = oc_ops[c->op].inplace, rank;
+    char name[8];
+    int i, inplace = oc_ops[c->op].inplace, rank;
     int64_t shape[GLC_MAX_DIMS];
-    glc_dtype odt;
-    size_t n, es;
-    uint32_t *got;
-    float *gotf;
-    describe(c, what, sizeof what, label, "plan");
-    prepare(c, &d, seed);
+    glc_status st;
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
     for (i = 0; i < MAXIN; i++) {
-        oc_operand *o = &d.in[i];
-        snprintf(names[i], sizeof names[i], "in%d", i);
-        ibuf[i] = NULL;
+        const oc_operand *o = &d->in[i];
+        snprintf(name, sizeof name, "in%d", i);
         if (!o->rank)
             t[i] = glc_none();
         else if (inplace && i == 2)
-            t[i] = glc_graph_handle(g, names[i], o->dt, o->rank, o->shape);
+            t[i] = glc_graph_handle(g, name, o->dt, o->rank, o->shape);
         else if (o->raw || o->param)
-            t[i] = glc_graph_param(g, names[i], o->dt, o->rank, o->shape);
+            t[i] = glc_graph_param(g, name, o->dt, o->rank, o->shape);
         else
-            t[i] = glc_graph_input(g, names[i], o->dt, o->rank, o->shape);
+            t[i] = glc_graph_input(g, name, o->dt, o->rank, o->shape);
     }
     r = oc_ops[c->op].graph(g, c, t);
     /* a plan needs an output: in place, a copy of the state after the write */
@@ -1021,12 +1015,49 @@ void oc_run_graph(glc_device *dev, const oc_case *c, uint64_t seed, const char *
     if (glc_graph_status(g) != GLC_OK)
         fail_msg("%s: builder: %s", what, glc_graph_errmsg(g));
     rank = glc_tensor_shape(g, r, shape);
-    odt = glc_tensor_dtype(g, r);
-    assert_int_equal(rank, d.orank);
-    assert_memory_equal(shape, d.oshape, (size_t)rank * sizeof *shape);
-    if (glc_graph_compile(g, NULL, &p) != GLC_OK)
-        fail_msg("%s: compile: %s", what, glc_device_errmsg(dev));
+    *odt = glc_tensor_dtype(g, r);
+    assert_int_equal(rank, d->orank);
+    assert_memory_equal(shape, d->oshape, (size_t)rank * sizeof *shape);
+    st = glc_graph_compile(g, NULL, p);
     glc_graph_destroy(g);
+    return st;
+}
+
+glc_status oc_compile_graph(glc_device *dev, const oc_case *c, uint64_t seed)
+{
+    oc_data d;
+    glc_plan *p = NULL;
+    glc_dtype odt;
+    char what[256];
+    glc_status st;
+    describe(c, what, sizeof what, "compile only", "plan");
+    prepare(c, &d, seed);
+    st = compile_case(dev, c, &d, what, &p, &odt);
+    glc_plan_destroy(p);
+    release(&d);
+    return st;
+}
+
+void oc_run_graph(glc_device *dev, const oc_case *c, uint64_t seed, const char *label)
+{
+    oc_data d;
+    glc_plan *p;
+    glc_plan_input pin[MAXIN];
+    void *ibuf[MAXIN];
+    char names[MAXIN][8], what[256];
+    int i, nin = 0, inplace = oc_ops[c->op].inplace;
+    glc_dtype odt;
+    size_t n, es;
+    uint32_t *got;
+    float *gotf;
+    describe(c, what, sizeof what, label, "plan");
+    prepare(c, &d, seed);
+    if (compile_case(dev, c, &d, what, &p, &odt) != GLC_OK)
+        fail_msg("%s: compile: %s", what, glc_device_errmsg(dev));
+    for (i = 0; i < MAXIN; i++) {
+        snprintf(names[i], sizeof names[i], "in%d", i);
+        ibuf[i] = NULL;
+    }
     for (i = 0; i < MAXIN; i++) {
         oc_operand *o = &d.in[i];
         size_t k = numel(o->rank, o->shape);

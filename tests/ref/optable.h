@@ -95,5 +95,14 @@ extern int oc_ran[OC_COUNT];
  * without an eager entry point (reshape) is skipped by oc_run_eager. */
 void oc_run_eager(glc_device *dev, const oc_case *c, uint64_t seed, const char *label);
 void oc_run_graph(glc_device *dev, const oc_case *c, uint64_t seed, const char *label);
+/* Builds case c's graph and compiles its plan on dev, nothing run or
+ * checked (GLC_OK, or the compile's status with dev's message). */
+glc_status oc_compile_graph(glc_device *dev, const oc_case *c, uint64_t seed);
+
+/* The case table (opcases.c): the hand-written cases, and the generated
+ * ones written to out (room for OC_NGEN), their count returned. */
+#define OC_NGEN 1024
+const oc_case *oc_cases(size_t *n);
+size_t oc_generate(oc_case *out);
 
 #endif
