@@ -32,12 +32,6 @@
 #include "glcompute.h"
 #include "optable.h"
 
-#define F32 GLC_DTYPE_F32
-#define F16 GLC_DTYPE_F16
-#define BF16 GLC_DTYPE_BF16
-#define I32 GLC_DTYPE_I32
-#define Q8 GLC_DTYPE_Q8_0
-#define Q4 GLC_DTYPE_Q4_0
 
 /* ---- the tests ---- */
 

@@ -21,12 +21,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#define F32 GLC_DTYPE_F32
-#define F16 GLC_DTYPE_F16
-#define BF16 GLC_DTYPE_BF16
-#define I32 GLC_DTYPE_I32
-#define Q8 GLC_DTYPE_Q8_0
-#define Q4 GLC_DTYPE_Q4_0
 
 static size_t numel(int rank, const int64_t *shape)
 {

@@ -8,8 +8,10 @@
  * words). NaN and infinities must come out where the reference has them;
  * the rest is within the case's NMSE (0: exact).
  *
- * tests/test_ops.c holds the table; per-op tests run cases of their own on
- * devices they set up (narrowed limits, forced variants). Public API only.
+ * tests/ref/opcases.c holds the table (test_ops runs it every way,
+ * test_glsl_strict plans it for other targets); per-op tests run cases of
+ * their own on devices they set up (narrowed limits, forced variants).
+ * Public API only.
  */
 #ifndef GLC_OPTABLE_H
 #define GLC_OPTABLE_H
@@ -26,6 +28,14 @@ enum {
     OC_MATMUL_EXPERT, OC_SDPA, OC_SDPA_DECODE, OC_GET_ROWS, OC_SET_ROWS, OC_COPY, OC_CONCAT,
     OC_SLICE, OC_RESHAPE, OC_COUNT
 };
+
+/* dtype short names for case lines */
+#define F32 GLC_DTYPE_F32
+#define F16 GLC_DTYPE_F16
+#define BF16 GLC_DTYPE_BF16
+#define I32 GLC_DTYPE_I32
+#define Q8 GLC_DTYPE_Q8_0
+#define Q4 GLC_DTYPE_Q4_0
 
 /* case flags */
 #define C_NANINF 1u    /* NaN, +Inf, -Inf among the first input's values */
