@@ -317,6 +317,23 @@ static void plan_chain(int64_t len, int width)
     free(out);
 }
 
+/* Seconds a run of p, the best of 5 batches of `runs` pipelined runs
+ * (calls on a fresh GPU machine varied up to 2.5x; the best is the least
+ * disturbed). */
+static double pipelined_best(glc_plan *p, int runs, const void *const *ins, void *const *outs)
+{
+    double best = 0, t0, t;
+    int k;
+    for (k = 0; k < 5; k++) {
+        t0 = now_s();
+        glc_plan_run_pipelined(p, runs, ins, outs);
+        t = (now_s() - t0) / runs;
+        if (k == 0 || t < best)
+            best = t;
+    }
+    return best;
+}
+
 /* A chain of MV_LEN dependent mat-vecs as a compiled plan, replayed with
  * the runs pipelined, so the time is the GPU's: x [1, k] times W [n, k]^T,
  * then times V [k, n]^T (alternately; V = W when square), each reading the
@@ -342,7 +359,7 @@ static double mv_chain(glc_dtype t, int64_t n, int64_t k, double *bytes, double 
     float *in = calloc((size_t)k, 4), *out = calloc((size_t)k * (size_t)runs, 4);
     const void *ins[16];
     void *outs[16];
-    double t0, el = -1;
+    double el = -1;
     if (!wh || (!sq && !vh) || !in || !out || glc_graph_create(dev, &g) != GLC_OK)
         goto done;
     for (i = 0; i < k; i++)
@@ -378,9 +395,7 @@ static double mv_chain(glc_dtype t, int64_t n, int64_t k, double *bytes, double 
     }
     if (glc_plan_run_pipelined(p, runs, ins, outs) != GLC_OK) /* warm-up */
         goto done;
-    t0 = now_s();
-    glc_plan_run_pipelined(p, runs, ins, outs);
-    el = (now_s() - t0) / runs / (sq ? MV_LEN : MV_LEN / 2);
+    el = pipelined_best(p, runs, ins, outs) / (sq ? MV_LEN : MV_LEN / 2);
     memcpy(result, out, (size_t)k * 4); /* run 0's output: [1, k] */
     *bytes = (double)wb * (sq ? 1 : 2);
     /* each dispatch timed on the GPU (every one inflated by the queries):
@@ -420,7 +435,7 @@ static double sdpa_chain(int64_t kv, int64_t hq, int64_t hkv, int64_t d, glc_dty
     float *in = calloc((size_t)(hq * d), 4), *out = calloc((size_t)(hq * d) * (size_t)runs, 4);
     const void *ins[16];
     void *outs[16];
-    double t0, el = -1;
+    double el = -1;
     memset(&sd, 0, sizeof sd);
     sd.q_offset = -1;
     if (!kh || !in || !out || glc_graph_create(dev, &g) != GLC_OK)
@@ -447,9 +462,7 @@ static double sdpa_chain(int64_t kv, int64_t hq, int64_t hkv, int64_t d, glc_dty
     }
     if (glc_plan_run_pipelined(p, runs, ins, outs) != GLC_OK) /* warm-up */
         goto done;
-    t0 = now_s();
-    glc_plan_run_pipelined(p, runs, ins, outs);
-    el = (now_s() - t0) / runs / MV_LEN;
+    el = pipelined_best(p, runs, ins, outs) / MV_LEN;
     *bytes = 2.0 * (double)cb;
 done:
     glc_plan_destroy(p);
