@@ -36,10 +36,10 @@ for t in "$@"; do
     printf '%s\n' "$out"
     p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n1)
     f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -n1)
-    s=$(printf '%s\n' "$out" | grep -c '^\[  SKIPPED \]')
+    s=$(printf '%s\n' "$out" | sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' | tail -n1)
     passed=$((passed + ${p:-0}))
     failed=$((failed + ${f:-0}))
-    skipped=$((skipped + s))
+    skipped=$((skipped + ${s:-0}))
     if [ "$rc" -ne 0 ] && [ -z "$f" ]; then
         echo "!! $t exited with status $rc without a cmocka summary"
         crashed=$((crashed + 1))
