@@ -192,9 +192,11 @@ VALIDATED := $(addprefix GLC_VALIDATE=1:$(BUILD)/,tests/test_plan tests/test_pla
 
 # The plan and fusion tests once more on the ES 3.1 minimum limits
 # (GLC_LIMITS=min: 4 storage blocks, a wide binding alignment), where
-# some fusions cannot fire: their expectations follow the device.
+# some fusions cannot fire and buffer offsets must be 256-aligned: the
+# expectations follow the device.
 LIMITED := $(addprefix GLC_LIMITS=min:$(BUILD)/,tests/test_plan tests/test_plan_exec tests/test_fuse \
-           tests/test_fuse_random tests/test_fuse_res tests/test_fuse_glu tests/test_fuse_rope)
+           tests/test_fuse_random tests/test_fuse_res tests/test_fuse_glu tests/test_fuse_rope \
+           tests/test_device tests/test_adopt tests/test_op_quant)
 
 # tests/cli.sh: the examples and tools with good and bad arguments.
 run-tests: all $(TESTS)
