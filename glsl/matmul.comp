@@ -473,9 +473,10 @@ void main()
     for (int r = 0; r < RM; r++) {
         uint row = m0 + uint(r);
 #ifdef NORM
-        acc[r] *= inversesqrt(nss[r] / float(K) + float(NORM_EPS));
+        float nscale = inversesqrt(nss[r] / float(K) + float(NORM_EPS));
+        acc[r] *= nscale;
 #ifdef GLU_OUT
-        accu[r] *= inversesqrt(nss[r] / float(K) + float(NORM_EPS));
+        accu[r] *= nscale;
 #endif
 #endif
 #ifdef GLU_OUT

@@ -48,6 +48,10 @@ static const gcase cases[] = {
     {GLC_DTYPE_F16, 1, 4096, 8, GLC_UNARY_GELU, 0, 1, 0, 1, 600, 0, 1},
     {GLC_DTYPE_Q8_0, 2, 8192, 6, GLC_UNARY_SILU, 1, 1, 1, 0, 2000, 0, 1},
     {GLC_DTYPE_Q4_0, 1, 8192, 4, GLC_UNARY_SILU, 0, 0, 0, 0, 2000, 0, 1},
+    /* caps where the plain product fits one pass but the epilogue's twice the
+     * rows does not: a K split all the same, so ksum applies it */
+    {GLC_DTYPE_F32, 1, 4000, 8, GLC_UNARY_SILU, 1, 0, 0, 0, 1700, 0, 1},
+    {GLC_DTYPE_Q8_0, 3, 4096, 4, GLC_UNARY_GELU, 0, 1, 1, 0, 2400, 0, 1},
     /* left apart: prefill rows, the gate read elsewhere, halves of two widths */
     {GLC_DTYPE_F32, 12, 16, 4, GLC_UNARY_SILU, 0, 0, 0, 0, 0, 0, 0},
     {GLC_DTYPE_Q8_0, 16, 32, 4, GLC_UNARY_SILU, 0, 0, 0, 1, 0, 0, 0},

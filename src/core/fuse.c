@@ -586,7 +586,6 @@ static void glu_out(fctx *c, size_t ui)
     g->n[ui].dead = 1;
     c->fused++;
     count_uses(c);
-    return;
 }
 
 /* matmul(act(gate) * up, W) where gate and up are the two halves of one

@@ -300,7 +300,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     int glu = a->mm.glu != 0;
     int64_t alast = x->shape[x->rank - 1], k = glu ? alast / 2 : alast;
     int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1], nout = n;
-    int64_t m, batches = 1, inner = 1;
+    int64_t m, batches = 1, inner = 1, kcost;
     uint32_t s_hi = 0, s_lo = 0;
     uint64_t tm, tn;
     glc__dispatch_plan *d;
@@ -362,11 +362,15 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     if (v == V_MATVEC)
         return glc__op_MATMUL_Q_desc.plan(a, tg, p, err, len);
 
+    /* the K loop's cost a step: the SwiGLU epilogue's 8 columns twice the 4 */
+    kcost = v != V_DIRECT ? 24 : (m == 1 ? 1 : 2) * (a->mm.glu_out ? 2 : 1);
     if (v == V_DIRECT) {
         int rm = m == 1 ? 1 : 4;
         uint32_t local = DIRECT_LOCAL;
-        /* the SwiGLU epilogue here, or (K split) in ksum after a plain product */
-        if (a->mm.glu_out && k_parts(a, tg, 4, m == 1 ? 2 : 4) == 1) /* 8 columns: twice the cost */
+        /* the SwiGLU epilogue here when K is whole; else a plain product in
+         * parts (as many as the epilogue's cost would need: 2 at least) and
+         * ksum applies it */
+        if (a->mm.glu_out && k_parts(a, tg, 4, kcost) == 1)
             nout = n / 2;
         tm = (uint64_t)((m + rm - 1) / rm);
         tn = (uint64_t)((nout + 3) / 4);
@@ -415,9 +419,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     if (nout != n)
         return GLC_OK; /* the epilogue: K whole (k_parts) */
-    return k_split(a, tg, p, v == V_DIRECT ? 4 : 16, v != V_DIRECT ? 24 : m == 1 ? 1 : 2,
-                   tm * tn * (uint64_t)batches, (uint64_t)batches * (uint64_t)m * (uint64_t)n, n,
-                   err, len);
+    return k_split(a, tg, p, v == V_DIRECT ? 4 : 16, kcost, tm * tn * (uint64_t)batches,
+                   (uint64_t)batches * (uint64_t)m * (uint64_t)n, n, err, len);
 }
 
 /* The loop cap (glc__loop_budget): the K loop of matmul.comp runs K / step
@@ -489,10 +492,8 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
     d = glc__plan_dispatch(p, "ksum", KSUM_LOCAL, glu_out ? total / 2 : total);
     if (act)
         glc__define_int(d, "ACT", act);
-    if (glu_out) { /* the SwiGLU epilogue: an output from two columns of the product */
+    if (glu_out) /* the SwiGLU epilogue: an output from two columns of the product */
         glc__define_glu_out(d, a);
-        act = 1; /* its param */
-    }
     glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
     glc__plan_bind(d, out, GLC_WRITE);
     glc__plan_bind(d, bias >= 0 ? bias : GLC__SCRATCH, GLC_READ);
@@ -507,7 +508,7 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
     glc__plan_param_at(d, GLC__KP_KSUM_N, (uint32_t)n);
     glc__plan_param_at(d, GLC__KP_KSUM_S, parts);
     glc__plan_param_at(d, GLC__KP_KSUM_FLAGS, bias >= 0 ? 1u : 0u);
-    glc__plan_paramf_at(d, GLC__KP_KSUM_ACT_PARAM, act ? a->mm.act_param : 0.0f);
+    glc__plan_paramf_at(d, GLC__KP_KSUM_ACT_PARAM, act || glu_out ? a->mm.act_param : 0.0f);
     if (seg)
         glc__plan_segments(d, a, GLC__KP_KSUM_S1);
     return GLC_OK;

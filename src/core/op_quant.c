@@ -373,20 +373,22 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     glc__dispatch_plan *d;
     qsplit q;
     glc_status st;
+    int64_t chunks = (k + 31) / 32;
     int glu_out;
-    if ((st = plan_cap(tg, &v, glc__ops[a->op]->name, (k + 31) / 32, 0, &q, err, len)) != GLC_OK)
+    /* the SwiGLU epilogue: a tile's gate rows and their up rows, twice the
+     * weight rows, as costly as twice the chunks. Where that needs a K split,
+     * the product is plain, in at least 2 parts, and ksum applies it. */
+    if ((st = plan_cap(tg, &v, glc__ops[a->op]->name, a->mm.glu_out ? 2 * chunks : chunks, 0, &q,
+                       err, len)) != GLC_OK)
         return st;
-    /* the SwiGLU epilogue: a tile's gate rows and their up rows (twice the
-     * weight rows); with K parts, a plain product and ksum's epilogue */
     glu_out = a->mm.glu_out && q.parts == 1;
-    if (glu_out && glc__loop_budget(tg)) { /* twice the rows a tile: as if K were twice as long */
-        qsplit q2;
-        glu_out = plan_cap(tg, &v, glc__ops[a->op]->name, (k + 31) / 32 * 2, 0, &q2, err, len) ==
-                      GLC_OK &&
-                  q2.parts == 1;
-    }
     if (glu_out)
         v.rn *= 2;
+    else if (a->mm.glu_out) { /* the parts of the chunks themselves, 2 at least */
+        if (q.kch > (uint32_t)((chunks + 1) / 2))
+            q.kch = (uint32_t)((chunks + 1) / 2);
+        q.parts = (uint32_t)((chunks + q.kch - 1) / q.kch);
+    }
     tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k, mtiles, tiles,
               q_stride(w->dtype, k));
