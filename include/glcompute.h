@@ -821,7 +821,13 @@ GLC_API glc_status glc_plan_share(glc_plan *dst, const glc_plan *src, unsigned w
 GLC_API glc_status glc_plan_clone(const glc_plan *src, glc_plan **out);
 
 /* Variables: a plan is compiled for their maxima and runs at any values
- * within their bounds, no recompile. Values stay until set again. */
+ * within their bounds, no recompile. Values stay until set again.
+ * Errors (the plan keeps its values): GLC_ERR_INVALID_ARG for an unknown
+ * name; GLC_ERR_BOUNDS for a value outside its bounds; values at which an
+ * op of the graph does not hold get its rule's status (GLC_ERR_BOUNDS for a
+ * range, as a slice past a dim they shrink; GLC_ERR_INVALID_ARG for the
+ * rest); GLC_ERR_UNSUPPORTED when a step would need more scratch than was
+ * planned at the maxima. */
 typedef struct glc_plan_var {
     const char *name;
     int64_t value;

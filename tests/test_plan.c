@@ -242,6 +242,41 @@ static void test_vars(void **state)
     glc_device_destroy(dev);
 }
 
+/* Values at which an op stops holding (a slice of rows [2, 3) when T
+ * drops to 1; the fuzzer found it) are refused with the rule's status and
+ * message, and the plan keeps running at its values. */
+static void test_vars_op_refuses(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_graph *g;
+    glc_plan *p;
+    int64_t xs[2];
+    float x[8 * 4], y[4];
+    glc_plan_var small = {"T", 1}, four = {"T", 4};
+    int i;
+    (void)state;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    xs[0] = glc_graph_var(g, "T", 1, 8);
+    xs[1] = 4;
+    glc_graph_output(g, "y", glc_slice(g, glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs), 0, 2, 1));
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    assert_int_equal(glc_plan_set_vars(p, &four, 1), GLC_OK);
+    assert_int_equal(glc_plan_set_vars(p, &small, 1), GLC_ERR_BOUNDS);
+    tu_assert_contains(glc_device_errmsg(dev), "slice");
+    for (i = 0; i < 8 * 4; i++)
+        x[i] = (float)i;
+    {
+        glc_plan_input in = {"x", x, 4 * 4};
+        glc_plan_output out = {"y", y, 4};
+        assert_int_equal(glc_plan_run(p, &in, 1, &out, 1), GLC_OK); /* still at T = 4 */
+    }
+    for (i = 0; i < 4; i++)
+        assert_true(y[i] == (float)(8 + i));
+    glc_plan_destroy(p);
+    glc_device_destroy(dev);
+}
+
 /* After two warm-up runs, a run allocates nothing: every allocation would
  * fail from the first on. */
 static void test_runs_allocate_nothing(void **state)
@@ -612,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_clone_keeps_options),
         cmocka_unit_test(test_arena_at_bound),
         cmocka_unit_test(test_trace_barriers),
+        cmocka_unit_test(test_vars_op_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
