@@ -30,7 +30,9 @@
  * Tensors are picked from the ones made so far by index; dims are small
  * numbers, multiples of 32, variables (also undeclared ones) or extremes.
  * Graphs whose tensors would take more than LIMIT_BYTES are built but not
- * compiled, so no input allocates much.
+ * compiled, so no input allocates much; graphs whose run would take more
+ * than about WORK_LIMIT multiply-adds are compiled but not run, so none
+ * takes llvmpipe long.
  *
  * `fuzz_graph -write_seeds=DIR` writes a seed corpus (an attention block
  * in every mode, a small graph around each builder) and exits;
@@ -372,6 +374,41 @@ static int small_enough(const glc_graph *g)
         }
     }
     return 1;
+}
+
+/* 1 when a run costs llvmpipe little: about WORK_LIMIT multiply-adds in
+ * all, at the variables' maxima. Tensors under LIMIT_BYTES still allow an
+ * attention or a product of minutes (CI's fuzz run timed out on an sdpa
+ * over a long sequence, LP_NUM_THREADS=0); such graphs are compiled and
+ * checked, not run. */
+#define WORK_LIMIT ((double)(1 << 26))
+static int cheap_to_run(const glc_graph *g)
+{
+    double work = 0;
+    size_t i;
+    for (i = 0; i < g->nn; i++) {
+        glc__op_args a;
+        char err[128];
+        double out;
+        if (glc__graph_node_args(g, i, NULL, &a, err, sizeof err) != GLC_OK)
+            continue;
+        out = (double)glc__numel(&a.t[a.nin]);
+        switch (a.op) {
+        case GLC__OP_SDPA:
+        case GLC__OP_SDPA_DECODE: /* each output: every key, over the head dim */
+            work += out * (double)a.t[1].shape[0] * (double)a.t[0].shape[a.t[0].rank - 1];
+            break;
+        case GLC__OP_MATMUL:
+        case GLC__OP_MATMUL_Q:
+        case GLC__OP_MATMUL_AFFINE:
+        case GLC__OP_MATMUL_EXPERT: /* each output: K of a */
+            work += out * (double)a.t[0].shape[a.t[0].rank - 1];
+            break;
+        default:
+            work += out + (double)glc__numel(&a.t[0]);
+        }
+    }
+    return work <= WORK_LIMIT;
 }
 
 static void check_program(const glc__program *p)
@@ -738,7 +775,7 @@ static void compile_full(state *s, int run, int injecting)
     }
     CHECK_ST(st, st == GLC_OK || injecting);
     stats.full++;
-    if (run) {
+    if (run && cheap_to_run(s->g)) {
         stats.ran++;
         run_plan(s, p, injecting);
     }
