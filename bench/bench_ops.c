@@ -337,39 +337,55 @@ static double pipelined_best(glc_plan *p, int runs, const void *const *ins, void
 /* A chain of MV_LEN dependent mat-vecs as a compiled plan, replayed with
  * the runs pipelined, so the time is the GPU's: x [1, k] times W [n, k]^T,
  * then times V [k, n]^T (alternately; V = W when square), each reading the
- * last one's output as a decode step does. Seconds per mat-vec pair
- * averaged (one matvec when square), or a negative value on failure. */
+ * last one's output as a decode step does. mv_make builds one (under the
+ * device's tune, glc__device_tune), mv_time gives seconds per mat-vec pair
+ * (one mat-vec when square), best of its batches. */
 #define MV_LEN 16
-static double mv_chain(glc_dtype t, int64_t n, int64_t k, double *bytes, double prof_us[2],
-                       float *result)
+#define MV_RUNS 16
+typedef struct mv_plan {
+    glc_plan *p;
+    int sq;
+    int64_t k;
+    double bytes; /* weight bytes per pair */
+    float *in, *out;
+    const void *ins[MV_RUNS];
+    void *outs[MV_RUNS];
+} mv_plan;
+
+static void mv_free(mv_plan *c)
 {
-    glc_plan_dispatch_time e[MV_LEN];
-    glc_plan_profile prof;
-    glc_plan_slice sl[1];
+    glc_plan_destroy(c->p);
+    free(c->in);
+    free(c->out);
+    memset(c, 0, sizeof *c);
+}
+
+static int mv_make(mv_plan *c, glc_dtype t, int64_t n, int64_t k)
+{
     glc_graph *g;
-    glc_plan *p = NULL;
     glc_compile_desc cd = {0};
     glc_matmul_desc nt = {1};
     int64_t ws[2] = {n, k}, vs[2] = {k, n}, xs[2] = {1, k};
-    int q = t == GLC_DTYPE_Q8_0 || t == GLC_DTYPE_Q4_0, sq = n == k, i, runs = 16;
+    int q = t == GLC_DTYPE_Q8_0 || t == GLC_DTYPE_Q4_0, i, ok = 0;
     glc_tensor x, mats[8];
     size_t wb, vb = 0;
-    unsigned char *wh = weight_bytes(t, n * k, 1.0f / sqrtf((float)k), &wb);
-    unsigned char *vh = sq ? NULL : weight_bytes(t, n * k, 1.0f / sqrtf((float)n), &vb);
-    float *in = calloc((size_t)k, 4), *out = calloc((size_t)k * (size_t)runs, 4);
-    const void *ins[16];
-    void *outs[16];
-    double el = -1;
-    if (!wh || (!sq && !vh) || !in || !out || glc_graph_create(dev, &g) != GLC_OK)
+    unsigned char *wh = weight_bytes(t, n * k, 1.0f / sqrtf((float)k), &wb), *vh;
+    memset(c, 0, sizeof *c);
+    c->sq = n == k;
+    c->k = k;
+    vh = c->sq ? NULL : weight_bytes(t, n * k, 1.0f / sqrtf((float)n), &vb);
+    c->in = calloc((size_t)k, 4);
+    c->out = calloc((size_t)k * MV_RUNS, 4);
+    if (!wh || (!c->sq && !vh) || !c->in || !c->out || glc_graph_create(dev, &g) != GLC_OK)
         goto done;
     for (i = 0; i < k; i++)
-        in[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
+        c->in[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
     x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
     /* 8 matrices of their own (each step's weights come from memory, not
      * from the L2 cache the last steps filled, as in a decode) */
     for (i = 0; i < 8; i++) { /* step i takes mats[i % 8]: w, v alternately unless square */
         char name[16];
-        int odd = !sq && i % 2;
+        int odd = !c->sq && i % 2;
         snprintf(name, sizeof name, "%c%d", odd ? 'v' : 'w', i);
         mats[i] = glc_graph_param(g, name, t, 2, odd ? vs : ws);
     }
@@ -377,43 +393,53 @@ static double mv_chain(glc_dtype t, int64_t n, int64_t k, double *bytes, double 
         x = q ? glc_matmul_q(g, x, mats[i % 8], glc_none())
               : glc_matmul(g, x, mats[i % 8], glc_none(), &nt);
     glc_graph_output(g, "y", x);
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK) {
-        glc_graph_destroy(g);
-        goto done;
-    }
+    i = glc_graph_compile(g, &cd, &c->p) == GLC_OK;
     glc_graph_destroy(g);
+    if (!i)
+        goto done;
     for (i = 0; i < 8; i++) {
         char name[16];
-        int odd = !sq && i % 2;
+        int odd = !c->sq && i % 2;
         snprintf(name, sizeof name, "%c%d", odd ? 'v' : 'w', i);
-        if (glc_plan_set_param_typed(p, name, odd ? vh : wh, odd ? vb : wb, t) != GLC_OK)
+        if (glc_plan_set_param_typed(c->p, name, odd ? vh : wh, odd ? vb : wb, t) != GLC_OK)
             goto done;
     }
-    for (i = 0; i < runs; i++) {
-        ins[i] = in;
-        outs[i] = out + (size_t)i * (size_t)k;
+    for (i = 0; i < MV_RUNS; i++) {
+        c->ins[i] = c->in;
+        c->outs[i] = c->out + (size_t)i * (size_t)k;
     }
-    if (glc_plan_run_pipelined(p, runs, ins, outs) != GLC_OK) /* warm-up */
+    if (glc_plan_run_pipelined(c->p, MV_RUNS, c->ins, c->outs) != GLC_OK) /* warm-up */
         goto done;
-    el = pipelined_best(p, runs, ins, outs) / (sq ? MV_LEN : MV_LEN / 2);
-    memcpy(result, out, (size_t)k * 4); /* run 0's output: [1, k] */
-    *bytes = (double)wb * (sq ? 1 : 2);
-    /* each dispatch timed on the GPU (every one inflated by the queries):
-     * the W and the V products apart */
+    c->bytes = (double)wb * (c->sq ? 1 : 2);
+    ok = 1;
+done:
+    free(wh);
+    free(vh);
+    if (!ok)
+        mv_free(c);
+    return ok;
+}
+
+static double mv_time(mv_plan *c)
+{
+    return pipelined_best(c->p, MV_RUNS, c->ins, c->outs) / (c->sq ? MV_LEN : MV_LEN / 2);
+}
+
+/* Each dispatch timed on the GPU (every one inflated by the queries): the
+ * W and the V products apart, us. */
+static void mv_profile(mv_plan *c, double prof_us[2])
+{
+    glc_plan_dispatch_time e[MV_LEN];
+    glc_plan_profile prof;
+    glc_plan_slice sl[1];
+    int i;
     memset(&prof, 0, sizeof prof);
     prof.entries = e;
     prof.capacity = MV_LEN;
     prof_us[0] = prof_us[1] = 0;
-    if (glc_plan_run_profiled(p, ins, sl, &prof) == GLC_OK && prof.count == MV_LEN)
+    if (glc_plan_run_profiled(c->p, c->ins, sl, &prof) == GLC_OK && prof.count == MV_LEN)
         for (i = 0; i < MV_LEN; i++)
             prof_us[i % 2] += prof.entries[i].gpu_ns / 1e3 / (MV_LEN / 2);
-done:
-    glc_plan_destroy(p);
-    free(wh);
-    free(vh);
-    free(in);
-    free(out);
-    return el;
 }
 
 /* A chain of MV_LEN decode attentions as a pipelined plan (GPU time): q
@@ -751,38 +777,65 @@ int main(int argc, char **argv)
             {"wo", 2048, 2048}, {"w1+w3 / 2048 x 16384", 16384, 2048},
             {"w1 / w2", 8192, 2048}, {"qkv / 2048 x 3072", 3072, 2048}};
         static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0};
-        static const uint32_t var[][3] = {{0, 0, 0}, {1, 8, 8}, {1, 2, 8}, {1, 4, 4},
-                                          {2, 4, 8}, {2, 0, 4}, {4, 0, 4}, {2, 0, 8}};
-        size_t j, t, r;
+        /* rn, unroll, slots (glc__tune), then 1: f16 rows only (matvec's
+         * unroll), 2: quantized rows only (matmul_q's split variant) */
+        static const uint32_t var[][4] = {{0, 0, 0, 0}, {1, 8, 8, 1}, {1, 2, 8, 1}, {1, 4, 4, 1},
+                                          {2, 4, 8, 1}, {2, 0, 4, 2}, {4, 0, 4, 2}, {2, 0, 8, 2},
+                                          {1, 0, 4, 2}};
+        enum { NV = sizeof var / sizeof var[0], ROUNDS = 3 };
+        static mv_plan mp[NV];
+        static float ref0[16384];
+        double best[NV];
+        size_t j, t, r, round;
         for (t = 0; t < sizeof wt / sizeof wt[0]; t++)
-            for (j = 0; j < sizeof mv / sizeof mv[0]; j++)
-                for (r = 0; r < sizeof var / sizeof var[0]; r++) {
+            for (j = 0; j < sizeof mv / sizeof mv[0]; j++) {
+                /* every variant built, then timed in interleaved rounds (the
+                 * best of each): a drift of the GPU's clocks hits them all */
+                for (r = 0; r < NV; r++) {
                     glc__tune tu = {var[r][0], var[r][1], var[r][2]};
-                    double by = 0, el, pu[2] = {0, 0}, num = 0, den = 0;
-                    static float ref0[16384], got[16384];
-                    int64_t e;
-                    if (r && (wt[t] == GLC_DTYPE_F16) != (var[r][1] != 0))
-                        continue; /* unroll is matvec's (f16), 0 matmul_q's */
+                    memset(&mp[r], 0, sizeof mp[r]);
+                    if (r && (wt[t] == GLC_DTYPE_F16) != (var[r][3] == 1))
+                        continue;
                     glc__device_tune(dev, &tu);
-                    el = mv_chain(wt[t], mv[j].n, mv[j].k, &by, pu, r ? got : ref0);
-                    for (e = 0; r && e < mv[j].k; e++) { /* against the default variant */
-                        num += ((double)got[e] - ref0[e]) * ((double)got[e] - ref0[e]);
+                    if (!mv_make(&mp[r], wt[t], mv[j].n, mv[j].k))
+                        printf("| mv chain | %s %s variant %zu | failed: %s | | |\n", mv[j].name,
+                               glc_dtype_name(wt[t]), r, glc_device_errmsg(dev));
+                    glc__device_tune(dev, NULL);
+                }
+                for (round = 0; round < ROUNDS; round++)
+                    for (r = 0; r < NV; r++)
+                        if (mp[r].p) {
+                            double el = mv_time(&mp[r]);
+                            if (round == 0 || el < best[r])
+                                best[r] = el;
+                        }
+                for (r = 0; r < NV; r++) {
+                    double pu[2], num = 0, den = 0;
+                    int64_t e;
+                    if (!mp[r].p)
+                        continue;
+                    mv_profile(&mp[r], pu);
+                    if (r == 0)
+                        memcpy(ref0, mp[0].out, (size_t)mv[j].k * 4); /* run 0's: [1, k] */
+                    for (e = 0; r && mp[0].p && e < mv[j].k; e++) { /* against the default */
+                        double dv = (double)mp[r].out[e] - ref0[e];
+                        num += dv * dv;
                         den += (double)ref0[e] * ref0[e];
                     }
-                    if (r && el >= 0 && !(num <= 1e-8 * den))
+                    if (r && mp[0].p && !(num <= 1e-8 * den))
                         printf("| mv chain | MISMATCH against the default: nmse %g | | | |\n",
                                den > 0 ? num / den : num);
-                    glc__device_tune(dev, NULL);
                     snprintf(size, sizeof size,
                              "%s %lld x %lld %s, rn %u unroll %u slots %u (profiled: %.1f, "
                              "%.1f us)",
                              mv[j].name, (long long)mv[j].n, (long long)mv[j].k,
-                             glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots, pu[0], pu[1]);
-                    if (el < 0)
-                        printf("| mv chain | %s | failed: %s | | |\n", size, glc_device_errmsg(dev));
-                    else
-                        row_bw("mv chain", size, el, by);
+                             glc_dtype_name(wt[t]), var[r][0], var[r][1], var[r][2], pu[0],
+                             pu[1]);
+                    row_bw("mv chain", size, best[r], mp[r].bytes);
                 }
+                for (r = 0; r < NV; r++)
+                    mv_free(&mp[r]);
+            }
     }
     if (want("sdpa chain")) { /* decode attention in a chain (GPU time) */
         static const struct { int64_t kv, hq, hkv, d; glc_dtype ct; } sc[] = {

@@ -78,6 +78,14 @@ float glc_act(float v, int op, float param)
     return v;
 }
 
+// Unsigned integers below 2^23 minus offset, as floats, exactly: the
+// exponent trick (uintBitsToFloat(0x4B000000 | n) == 2^23 + n) in place of
+// an int -> float conversion (the quantized weights' decoding).
+vec4 glc_exact_float4(uvec4 b, float offset)
+{
+    return uintBitsToFloat(b | 0x4B000000u) - (8388608.0 + offset);
+}
+
 #ifdef GLU_OUT
 // The SwiGLU epilogue of a matmul whose weight rows are two halves: the
 // output from the sums (biases added) of a row of the first half, f, and

@@ -83,9 +83,9 @@ vec4 weights(int r, int q, uint k)
 {
 #if BITS == 4
     uint s = uint(q & 1) * 16u;
-    return bits_to_vec((uvec4(raw[r][q >> 1]) >> uvec4(s, s + 4u, s + 8u, s + 12u)) & 0xFu, 0.0);
+    return glc_exact_float4((uvec4(raw[r][q >> 1]) >> uvec4(s, s + 4u, s + 8u, s + 12u)) & 0xFu, 0.0);
 #else
-    return bits_to_vec((uvec4(raw[r][q]) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu, 0.0);
+    return glc_exact_float4((uvec4(raw[r][q]) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu, 0.0);
 #endif
 }
 

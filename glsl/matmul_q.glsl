@@ -66,19 +66,12 @@ layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
 layout(std430, binding = 0) readonly buffer A { float a1[]; };
 #endif
 
-const float MAGIC = 8388608.0; // 2^23: uintBitsToFloat(0x4B000000 | n) == MAGIC + n
-
 uint raw[RN][NW];
 float wsc[RN], wbi[RN];
 float acc[RN][CM];
 uint wrow[RN], arow[CM];
 uint cbeg, cend; // this tile's chunks of K
 uint part0;      // KCH: where its part's partial products start in out
-
-vec4 bits_to_vec(uvec4 b, float offset)
-{
-    return uintBitsToFloat(b | 0x4B000000u) - (MAGIC + offset);
-}
 
 #ifdef NORM
 // a fused rms_norm prologue (matmul_q only, AVEC): NORM the binding of its

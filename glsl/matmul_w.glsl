@@ -49,9 +49,9 @@ void load_chunk(int r, uint w, uint c)
 vec4 weights(int r, int q, uint k)
 {
 #if WF == GLC_T_Q8_0
-    return bits_to_vec(glc_q8_0_lanes(raw[r][q]), float(GLC_Q8_0_BIAS));
+    return glc_exact_float4(glc_q8_0_lanes(raw[r][q]), float(GLC_Q8_0_BIAS));
 #else
-    return bits_to_vec(glc_q4_0_lanes(raw[r][q & 3], q < 4 ? 0u : 4u), float(GLC_Q4_0_BIAS));
+    return glc_exact_float4(glc_q4_0_lanes(raw[r][q & 3], q < 4 ? 0u : 4u), float(GLC_Q4_0_BIAS));
 #endif
 }
 

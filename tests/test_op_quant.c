@@ -184,6 +184,32 @@ static void test_q_blocks(void **state)
     on_both(block_cases, 0);
 }
 
+/* ---- decode shapes ----
+ * Up to 8 rows of a (the decode; GPUs with subgroups run the split
+ * variant, a subgroup per tile of RN weight rows): seeded shapes over
+ * block counts a row may have (1, 2, 3 .. past a subgroup's lanes, odd and
+ * even, so rows start at every 2-byte alignment), rows of W in any number,
+ * each row count of a, both formats, with and without bias. */
+static void decode_cases(glc_device *dev, uint64_t seed)
+{
+    static const int blocks[] = {1, 2, 3, 5, 8, 11, 33, 64, 129, 256};
+    size_t i;
+    for (i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+        glc_dtype dt = (seed + i) % 2 ? GLC_DTYPE_Q4_0 : GLC_DTYPE_Q8_0;
+        int64_t m = 1 + (int64_t)(tu_rand(&seed) % 8), n = 1 + (int64_t)(tu_rand(&seed) % 97);
+        run_q(dev, &seed, dt, 1, m, n, 32 * blocks[i], (int)(i % 2));
+    }
+    run_q(dev, &seed, GLC_DTYPE_Q4_0, 1, 1, 3072, 2048, 1); /* the 1b decoder's QKV */
+    run_q(dev, &seed, GLC_DTYPE_Q8_0, 1, 1, 8195, 96, 0);   /* many rows, odd */
+    run_q(dev, &seed, GLC_DTYPE_Q8_0, 2, 2, 515, 512, 0);   /* rank 3 a: 4 rows */
+}
+
+static void test_q_decode(void **state)
+{
+    (void)state;
+    on_both(decode_cases, 71);
+}
+
 /* ---- matmul_affine ---- */
 
 static void run_affine(glc_device *dev, uint64_t *seed, int bits, int group, glc_dtype tsc,
@@ -522,6 +548,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_q_blocks),
+        cmocka_unit_test(test_q_decode),
         cmocka_unit_test(test_grid_folding),
         cmocka_unit_test(test_loop_cap),
         cmocka_unit_test(test_loop_cap_forced),
