@@ -5,7 +5,8 @@
 // written a word at a time; the word a row shares with its neighbour is
 // written half by half with atomics.
 // bindings: 0 x (read), 1 out (written), BW weight and BB bias (norms, read;
-//           defined only when present), BR the residual r (add_rms_norm);
+//           defined only when present and read by the pass), BR the residual
+//           r (add_rms_norm, but its merge pass), BP the partials (SEGS 1, 2);
 //           all uint-backed floats, argmax out is i32/u32
 // params:   0 rows, 1 n (row length),
 //           2 Tq, 3 offp, 4 offn: softmax keeps keys j < q + 1 + offp - offn
@@ -21,7 +22,10 @@
 //           1 each team writes its segment's partial (two words) to BP,
 //           2 the partials are merged: sum, mean, argmax a team per row that
 //           writes out; softmax and the norms a team per (row, segment) that
-//           merges its row's partials and writes its segment
+//           merges its row's partials and writes its segment (SUMO:
+//           add_rms_norm's row x + r read back from out, where pass 1 wrote
+//           it, instead of x and r), 3 a layer_norm's bias BB added to out
+//           in place, a team per (row, segment) (a device with 4 SSBOs)
 // local size: GLC_LOCAL_SIZE_X, a multiple of TS (<= 1024)
 //
 // barrier() stays outside control flow and no return precedes it (GLSL ES
@@ -44,6 +48,8 @@ layout(std430, binding = BB) readonly buffer Bias { uint bias[]; };
 // (the sum h), and the norm goes to out at pair offset NOFF.
 #ifdef BR
 layout(std430, binding = BR) readonly buffer R { uint rr[]; };
+#endif
+#if defined(BR) || defined(SUMO)
 #define NOFF glc_p[P_NOFF]
 #else
 #define NOFF 0u
@@ -52,7 +58,7 @@ layout(std430, binding = BR) readonly buffer R { uint rr[]; };
 #ifndef SEGS
 #define SEGS 0
 #endif
-#if SEGS > 0
+#if SEGS == 1 || SEGS == 2
 // partial of (row, segment) t: words 2t and 2t + 1
 layout(std430, binding = BP) buffer P { uint part[]; };
 #endif
@@ -166,9 +172,24 @@ bvec2 pair_ok(uint p, uint e0, uint lim)
     return bvec2(2u * p - e0 < lim, 2u * p + 1u - e0 < lim);
 }
 
+// out's pair p (TO), 0 where not ok
+vec2 load_out_pair(uint p, bvec2 ok)
+{
+#if TO == GLC_T_F32
+    return vec2(ok.x ? uintBitsToFloat(o[2u * p]) : 0.0, ok.y ? uintBitsToFloat(o[2u * p + 1u]) : 0.0);
+#else
+    uint v = o[p];
+    vec2 r = TO == GLC_T_F16 ? unpackHalf2x16(v)
+                             : vec2(uintBitsToFloat(v << 16), uintBitsToFloat(v & 0xffff0000u));
+    return vec2(ok.x ? r.x : 0.0, ok.y ? r.y : 0.0);
+#endif
+}
+
 vec2 load_pair(uint p, bvec2 ok)
 {
-#if TX == GLC_T_F32
+#ifdef SUMO
+    return load_out_pair(p, ok); // add_rms_norm's merge pass: x + r, as the partials pass wrote it
+#elif TX == GLC_T_F32
 #ifdef BR
     return vec2(ok.x ? uintBitsToFloat(x[2u * p]) + uintBitsToFloat(rr[2u * p]) : 0.0,
                 ok.y ? uintBitsToFloat(x[2u * p + 1u]) + uintBitsToFloat(rr[2u * p + 1u]) : 0.0);
@@ -370,6 +391,13 @@ void main()
             bvec2 ok = pair_ok(p, e0, n);
             store_pair(p + NOFF, affine((v[k] - mean) * r, 2u * p - e0, ok), ok);
         }
+    }
+#elif SEGS == 3
+    // a layer_norm's bias, added to its segment in place
+    for (uint c = cb + lane; c < ce; c += uint(TS)) {
+        uint p = p0 + c;
+        bvec2 ok = pair_ok(p, e0, n);
+        store_pair(p, affine(load_out_pair(p, ok), 2u * p - e0, ok), ok);
     }
 #else
     // layer_norm sums x - x[row start]: no cancellation when |mean| >> std

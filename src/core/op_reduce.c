@@ -223,14 +223,20 @@ static row_cfg choose(const glc__target *tg, int64_t n, int cache)
 #define LOOP_OVERHEAD 64
 
 /* One reduce.comp dispatch over `teams` teams; segs: 0 whole rows, 1 the
- * segments' partials into the scratch, 2 their merge (see the kernel). */
+ * segments' partials into the scratch, 2 their merge, 3 a layer_norm's
+ * bias added in place (see the kernel). A pass binds only what it reads
+ * and writes: the partials pass no weight or bias; add_rms_norm's merge
+ * pass reads the row x + r back from out, where the partials pass wrote
+ * it, not x and r; with `bias_apart` the merge pass leaves the bias to
+ * pass 3. So no pass binds more than 4 SSBOs, the ES 3.1 minimum. */
 static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *a, int kop,
                                            const row_cfg *c, uint64_t teams, int segs,
-                                           uint32_t segp, uint32_t nseg)
+                                           uint32_t segp, uint32_t nseg, int bias_apart)
 {
     const glc__tensor *x = &a->t[0], *o = &a->t[a->nin];
     int64_t rows, n;
     int bind = 2, res = a->op == GLC__OP_ADD_RMS_NORM, wi = res ? 2 : 1;
+    int norm = kop == GLC__R_RMS_NORM || kop == GLC__R_LAYER_NORM;
     glc__dispatch_plan *d;
     row_dims(x, &rows, &n);
     d = glc__plan_dispatch(p, "reduce", c->local, teams * c->ts);
@@ -240,23 +246,28 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
     glc__define_int(d, "TS", c->ts);
     glc__define_int(d, "PER", c->per);
     glc__plan_bind(d, 0, GLC_READ);
-    glc__plan_bind(d, a->nin, GLC_WRITE);
-    if ((kop == GLC__R_RMS_NORM || kop == GLC__R_LAYER_NORM) && a->t[wi].present) {
+    glc__plan_bind(d, a->nin, segs == 3 || (segs == 2 && res) ? GLC_READ_WRITE : GLC_WRITE);
+    if (norm && a->t[wi].present && (segs == 0 || segs == 2)) {
         glc__define_t(d, "TW", a->t[wi].dtype);
         glc__define_int(d, "BW", bind++);
         glc__plan_bind(d, wi, GLC_READ);
     }
-    if (res) { /* the residual r: out holds x + r, then the norm at noff */
+    if (res && segs < 2) { /* the residual r: out holds x + r, then the norm at noff */
         glc__define_int(d, "BR", bind++);
         glc__plan_bind(d, 1, GLC_READ);
     }
-    if (kop == GLC__R_LAYER_NORM && a->t[2].present) {
+    if (res && segs == 2)
+        glc__define(d, "SUMO", "1");
+    if (kop == GLC__R_LAYER_NORM && a->t[2].present && (segs == 0 || segs == 3 ||
+                                                        (segs == 2 && !bias_apart))) {
         glc__define_t(d, "TB", a->t[2].dtype);
         glc__define_int(d, "BB", bind++);
         glc__plan_bind(d, 2, GLC_READ);
     }
     if (segs) {
         glc__define_int(d, "SEGS", segs);
+    }
+    if (segs == 1 || segs == 2) {
         glc__define_int(d, "BP", bind++);
         glc__plan_bind(d, GLC__SCRATCH, segs == 1 ? GLC_WRITE : GLC_READ);
     }
@@ -299,7 +310,7 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
     const glc__tensor *x = &a->t[0];
     int64_t rows, n;
     uint64_t budget = glc__loop_budget(tg), pairs, seg_iters, segp, nseg;
-    int kop, loops;
+    int kop, loops, bias_apart;
     row_cfg c;
     row_dims(x, &rows, &n);
     switch (a->op) {
@@ -319,7 +330,7 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
     pairs = (uint64_t)n / 2 + 2;
     if (!budget || c.per ||
         loops * ((pairs + c.ts - 1) / c.ts) + LOOP_OVERHEAD <= budget) {
-        reduce_dispatch(p, a, kop, &c, (uint64_t)rows, 0, 0, 0);
+        reduce_dispatch(p, a, kop, &c, (uint64_t)rows, 0, 0, 0, 0);
         return GLC_OK;
     }
     /* Too long for one invocation: segments of segp pairs, a team each, and
@@ -335,9 +346,16 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
                              (long long)n, tg->limits.max_loop_iterations,
                              (unsigned long long)nseg);
     p->scratch_bytes = (size_t)rows * (size_t)nseg * 8;
-    reduce_dispatch(p, a, kop, &c, (uint64_t)rows * nseg, 1, (uint32_t)segp, (uint32_t)nseg);
+    /* a layer_norm with weight and bias: x, out, both and the partials are 5
+     * SSBOs; on a device with fewer its bias goes in a pass of its own */
+    bias_apart = kop == GLC__R_LAYER_NORM && a->t[1].present && a->t[2].present &&
+                 tg->limits.max_ssbo_blocks < 5;
+    reduce_dispatch(p, a, kop, &c, (uint64_t)rows * nseg, 1, (uint32_t)segp, (uint32_t)nseg, 0);
     reduce_dispatch(p, a, kop, &c, kop <= GLC__R_LAYER_NORM ? (uint64_t)rows * nseg : (uint64_t)rows, 2,
-                    (uint32_t)segp, (uint32_t)nseg);
+                    (uint32_t)segp, (uint32_t)nseg, bias_apart);
+    if (bias_apart)
+        reduce_dispatch(p, a, kop, &c, (uint64_t)rows * nseg, 3, (uint32_t)segp, (uint32_t)nseg,
+                        0);
     return GLC_OK;
 }
 
