@@ -187,7 +187,7 @@ check: deps
 # Every plan the suite builds is run once more with GLC_VALIDATE=1: the
 # oracle checks each emitted stream for a missing barrier.
 VALIDATED := $(addprefix GLC_VALIDATE=1:$(BUILD)/,tests/test_plan tests/test_plan_exec tests/test_fuse \
-             tests/test_fuse_random tests/test_fuse_res \
+             tests/test_fuse_random tests/test_fuse_res tests/test_schedule \
              examples/hello examples/transformer)
 
 # The plan and fusion tests once more on the ES 3.1 minimum limits
@@ -196,7 +196,8 @@ VALIDATED := $(addprefix GLC_VALIDATE=1:$(BUILD)/,tests/test_plan tests/test_pla
 # expectations follow the device.
 LIMITED := $(addprefix GLC_LIMITS=min:$(BUILD)/,tests/test_plan tests/test_plan_exec tests/test_fuse \
            tests/test_fuse_random tests/test_fuse_res tests/test_fuse_glu tests/test_fuse_rope \
-           tests/test_device tests/test_adopt tests/test_op_quant tests/test_op_reduce)
+           tests/test_device tests/test_adopt tests/test_op_quant tests/test_op_reduce \
+           tests/test_schedule)
 
 # tests/cli.sh: the examples and tools with good and bad arguments.
 run-tests: all $(TESTS)

@@ -438,12 +438,16 @@ int main(int argc, char **argv)
     qsort(times, (size_t)o.decode, sizeof *times, cmp_double);
     {
         double med = o.decode ? times[o.decode / 2] : 0;
-        printf("prefill: %d tokens in %.2f ms (%.1f tokens/s); %u dispatches, %u barriers\n",
-               o.prompt, t_pre * 1e3, o.prompt / t_pre, pi.dispatches, pi.barriers);
+        printf("prefill: %d tokens in %.2f ms (%.1f tokens/s); %u dispatches, %u barriers (the ops' "
+               "DAG needs %u)\n",
+               o.prompt, t_pre * 1e3, o.prompt / t_pre, pi.dispatches, pi.barriers,
+               pi.min_barriers);
         printf("decode: %d tokens, %.3f ms per token (median; %.1f tokens/s)\n", o.decode,
                med * 1e3, med > 0 ? 1.0 / med : 0);
-        printf("per token: %u dispatches, %u barriers (GLC_BARRIERS=always: %u), %u patterns fused\n",
-               di.dispatches, di.barriers, di.dispatches ? di.dispatches - 1 : 0, di.fused);
+        printf("per token: %u dispatches, %u barriers (GLC_BARRIERS=always: %u; the ops' DAG "
+               "needs %u), %u patterns fused\n",
+               di.dispatches, di.barriers, di.dispatches ? di.dispatches - 1 : 0, di.min_barriers,
+               di.fused);
         printf("memory: decode arena %.2f MB vs liveness bound %.2f MB (%.3fx); prefill %.2f MB vs "
                "%.2f MB (%.3fx); params %.1f MB\n",
                di.arena_bytes / 1e6, di.liveness_bound / 1e6,

@@ -742,7 +742,13 @@ typedef struct glc_plan glc_plan;
 
 /* glc_compile_desc.flags */
 enum glc_compile_flags {
-    GLC_COMPILE_NO_FUSE = 1u << 0 /* keep every op its own dispatch (bisecting, comparing) */
+    GLC_COMPILE_NO_FUSE = 1u << 0, /* keep every op its own dispatch (bisecting, comparing) */
+    /* Memory before overlap: reuse bytes as soon as a tensor's last reader
+     * ran, which may put a barrier between ops the data lets run together.
+     * Default: ops go in levels of their dependency DAG and bytes are
+     * reused only across a barrier the data needs anyway, so the plan has
+     * the fewest barriers the graph allows (glc_plan_info.min_barriers). */
+    GLC_COMPILE_MEMORY_TIGHT = 1u << 1
 };
 typedef struct glc_compile_desc {
     uint32_t flags; /* GLC_COMPILE_* bits; others reserved (0) */
@@ -844,9 +850,17 @@ typedef struct glc_plan_info {
     uint32_t steps;                /* ops after fusion and dead-code removal */
     uint32_t fused;                /* patterns the fusion passes rewrote */
     size_t arena_bytes;            /* all arena buffers */
-    size_t liveness_bound;         /* max bytes live at once: what any plan needs */
+    size_t liveness_bound;         /* max bytes live at once under the plan's memory
+                                    * policy: what any placement of it needs */
     size_t params_bytes;
     int arena_buffers;
+    /* The ops' dependency DAG: its levels (intervals between barriers) and
+     * min_barriers = levels - 1, the longest dependency path, the fewest
+     * barriers between ops any order allows (an op of several dispatches
+     * adds its own). The liveness bounds with lifetimes counted in ops
+     * (GLC_COMPILE_MEMORY_TIGHT's) and in levels (the default's). */
+    uint32_t levels, min_barriers;
+    size_t liveness_bound_ops, liveness_bound_levels;
 } glc_plan_info;
 GLC_API glc_status glc_plan_stats(const glc_plan *p, glc_plan_info *out);
 

@@ -81,7 +81,169 @@ static glc_status plan_step(glc__program *p, glc__cstep *s, const int64_t *vals,
     return GLC_OK;
 }
 
+/* ---- schedule ----
+ * Steps go in levels of their dependency DAG (a step's level is one more
+ * than the highest of the earlier steps it conflicts with: both touch
+ * overlapping bytes of one tensor, by alias roots, and either writes, as
+ * the plans' bindings say), stably sorted by level. Every step of a level
+ * depends on one of the level before, so the barriers between levels are
+ * the ones the data needs: levels - 1, the longest dependency path, is the
+ * fewest any order allows. Memory is then planned by level (place_memory):
+ * two tensors share bytes only when one's last level ends before the
+ * other's first, with a barrier between, so reuse adds none. */
+
+typedef struct access_span {
+    int32_t root;
+    size_t begin, end;
+    int write;
+} access_span;
+
+/* The spans step s's dispatches bind, by alias root; returns how many. */
+static int step_spans(const glc__program *p, const glc__cstep *s, access_span *out, int cap)
+{
+    const glc_graph *g = p->g;
+    const glc__gnode *nd = &g->n[s->node];
+    int d, b, n = 0;
+    for (d = 0; d < s->plan.ndisp; d++)
+        for (b = 0; b < s->plan.disp[d].nbind && n < cap; b++) {
+            const glc__bind_plan *bp = &s->plan.disp[d].bind[b];
+            int32_t id;
+            size_t off, bytes;
+            if (bp->tensor == GLC__SCRATCH || (id = nd->tensor[bp->tensor]) < 0)
+                continue;
+            bytes = tensor_bytes_at(g, id, NULL);
+            out[n].root = glc__alias_root(g, id, &off);
+            out[n].begin = off + bp->offset;
+            out[n].end = off + bp->offset + (bp->size ? bp->size : bytes);
+            out[n].write = (bp->access & GLC_WRITE) != 0;
+            n++;
+        }
+    return n;
+}
+
+static int spans_conflict(const access_span *a, int na, const access_span *b, int nb)
+{
+    int i, j;
+    for (i = 0; i < na; i++)
+        for (j = 0; j < nb; j++)
+            if (a[i].root == b[j].root && (a[i].write || b[j].write) && a[i].begin < b[j].end &&
+                b[j].begin < a[i].end)
+                return 1;
+    return 0;
+}
+
+#define STEP_SPANS (GLC__OP_MAX_DISPATCH * GLC__OP_MAX_BIND)
+
+static glc_status schedule_steps(glc__program *p, char *err, size_t len)
+{
+    size_t n = p->nsteps, i, j, k = 0;
+    access_span *sp = glc__malloc((n ? n : 1) * STEP_SPANS * sizeof *sp);
+    int *nsp = glc__malloc((n ? n : 1) * sizeof *nsp);
+    glc__cstep *sorted = glc__malloc((n ? n : 1) * sizeof *sorted);
+    uint32_t lv, top = 0;
+    if (!sp || !nsp || !sorted) {
+        glc__free(sp);
+        glc__free(nsp);
+        glc__free(sorted);
+        return cfail(err, len, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        nsp[i] = step_spans(p, &p->step[i], sp + i * STEP_SPANS, STEP_SPANS);
+        p->step[i].level = 0;
+        for (j = 0; j < i; j++)
+            if (p->step[j].level + 1 > p->step[i].level &&
+                spans_conflict(sp + i * STEP_SPANS, nsp[i], sp + j * STEP_SPANS, nsp[j]))
+                p->step[i].level = p->step[j].level + 1;
+        if (p->step[i].level > top)
+            top = p->step[i].level;
+    }
+    /* the memory-tight policy keeps the order the graph was built in, which
+     * frees values sooner than level by level */
+    for (lv = 0; lv <= top && n && !p->tight; lv++)
+        for (i = 0; i < n; i++)
+            if (p->step[i].level == lv)
+                sorted[k++] = p->step[i];
+    if (!p->tight)
+        memcpy(p->step, sorted, n * sizeof *sorted);
+    p->levels = n ? top + 1 : 0;
+    glc__free(sp);
+    glc__free(nsp);
+    glc__free(sorted);
+    return GLC_OK;
+}
+
 /* ---- memory ---- */
+
+/* Step i's time in lifetimes by level or by step. */
+static int32_t unit_of(const glc__program *p, size_t i, int by_level)
+{
+    return by_level ? (int32_t)p->step[i].level : (int32_t)i;
+}
+
+/* Each tensor's first and last use (-1: none) in levels or steps (steps
+ * in level order but under the memory-tight policy, whose levels are not
+ * sorted: a tensor then spans from its lowest level to its highest).
+ * Outputs live past the last unit (read after the run); a tensor that is
+ * part of another (alias) keeps that one alive. */
+static void lifetimes(const glc__program *p, int by_level, int32_t *first, int32_t *last)
+{
+    const glc_graph *g = p->g;
+    size_t i;
+    int j;
+    for (i = 0; i < g->nt; i++)
+        first[i] = last[i] = -1;
+    for (i = 0; i < p->nsteps; i++) {
+        const glc__gnode *nd = &g->n[p->step[i].node];
+        int32_t u = unit_of(p, i, by_level);
+        for (j = 0; j <= nd->args.nin; j++) {
+            int32_t id = nd->tensor[j];
+            if (id < 0)
+                continue;
+            if (first[id] < 0 || u < first[id])
+                first[id] = u;
+            if (u > last[id])
+                last[id] = u;
+        }
+    }
+    for (i = 0; i < g->nout; i++) {
+        int32_t id = g->out[i].tensor;
+        if (first[id] < 0)
+            first[id] = 0;
+        last[id] = by_level ? (int32_t)p->levels : (int32_t)p->nsteps;
+    }
+    for (i = 0; i < g->nt; i++) {
+        size_t off;
+        int32_t b = g->t[i].alias ? glc__alias_root(g, (int32_t)i, &off) : -1;
+        if (b < 0 || first[i] < 0)
+            continue;
+        if (first[b] < 0 || first[i] < first[b])
+            first[b] = first[i];
+        if (last[i] > last[b])
+            last[b] = last[i];
+    }
+}
+
+/* The most aligned bytes of the arena tensors mt[0..nt) (their sizes and
+ * kinds set) and the steps' scratch live at once, lifetimes by level or
+ * by step; FIXED tensors count throughout: what any placement needs. */
+static size_t liveness(const glc__program *p, const glc__mem_tensor *mt, int by_level,
+                       int32_t *first, int32_t *last)
+{
+    const glc_graph *g = p->g;
+    size_t i, k, best = 0, units = (by_level ? p->levels : p->nsteps) + 1;
+    lifetimes(p, by_level, first, last);
+    for (k = 0; k < units; k++) {
+        size_t live = 0;
+        for (i = 0; i < g->nt + p->nsteps; i++) {
+            int64_t f = i < g->nt ? first[i] : unit_of(p, i - g->nt, by_level);
+            int64_t l = i < g->nt ? last[i] : f;
+            if (mt[i].size && (mt[i].kind == GLC__MEM_FIXED || ((int64_t)k >= f && (int64_t)k <= l)))
+                live += (mt[i].size + p->align - 1) / p->align * p->align;
+        }
+        best = live > best ? live : best;
+    }
+    return best;
+}
 
 static glc_status place_memory(glc__program *p, char *err, size_t len)
 {
@@ -101,36 +263,7 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
         st = cfail(err, len, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
         goto out;
     }
-    for (i = 0; i < g->nt; i++)
-        first[i] = last[i] = -1;
-    for (i = 0; i < p->nsteps; i++) {
-        const glc__gnode *nd = &g->n[p->step[i].node];
-        for (j = 0; j <= nd->args.nin; j++) {
-            int32_t id = nd->tensor[j];
-            if (id < 0)
-                continue;
-            if (first[id] < 0)
-                first[id] = (int32_t)i;
-            last[id] = (int32_t)i;
-        }
-    }
-    for (i = 0; i < g->nout; i++) {
-        int32_t id = g->out[i].tensor;
-        if (first[id] < 0)
-            first[id] = 0;
-        last[id] = (int32_t)p->nsteps; /* read after the run */
-    }
-    /* a tensor that is part of another (alias) keeps that one alive */
-    for (i = 0; i < g->nt; i++) {
-        size_t off;
-        int32_t b = g->t[i].alias ? glc__alias_root(g, (int32_t)i, &off) : -1;
-        if (b < 0 || first[i] < 0)
-            continue;
-        if (first[b] < 0 || first[i] < first[b])
-            first[b] = first[i];
-        if (last[i] > last[b])
-            last[b] = last[i];
-    }
+    lifetimes(p, !p->tight, first, last);
     /* arena tensors: inputs and outputs fixed, values shared; params apart */
     for (i = 0; i < g->nt; i++) {
         const glc__gtensor *t = &g->t[i];
@@ -168,7 +301,7 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
     for (i = 0; i < p->nsteps; i++) {
         glc__mem_tensor *s = &mt[g->nt + i];
         s->size = p->step[i].plan.scratch_bytes;
-        s->first = s->last = (int32_t)i;
+        s->first = s->last = unit_of(p, i, !p->tight);
         s->kind = GLC__MEM_SHARED;
     }
     if ((st = glc__memplan_make(mt, n, p->align, max_buf, &mp, err, len)) != GLC_OK)
@@ -241,6 +374,8 @@ static glc_status place_memory(glc__program *p, char *err, size_t len)
     }
     p->arena_bytes = mp.total;
     p->lower_bound = mp.lower_bound;
+    p->bound_steps = liveness(p, mt, 0, first, last);
+    p->bound_levels = liveness(p, mt, 1, first, last);
     p->params_bytes = params;
     glc__memplan_finish(&mp);
 out:
@@ -413,6 +548,12 @@ static int writes_handle(const glc_graph *g, const glc__gnode *nd)
 glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program *p, char *err,
                         size_t len)
 {
+    return glc__compile_policy(g, tg, 0, p, err, len);
+}
+
+glc_status glc__compile_policy(const glc_graph *g, const glc__target *tg, int tight,
+                               glc__program *p, char *err, size_t len)
+{
     char *live = NULL;
     size_t i, k;
     int j;
@@ -420,6 +561,7 @@ glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program 
     memset(p, 0, sizeof *p);
     p->g = g;
     p->target = *tg;
+    p->tight = tight;
     p->align = tg->limits.ssbo_offset_alignment > 4 ? tg->limits.ssbo_offset_alignment : 4;
     for (j = 0; j < g->nvars; j++)
         p->vals[j] = g->var[j].max;
@@ -459,7 +601,7 @@ glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program 
         if ((st = plan_step(p, s, NULL, err, len)) != GLC_OK)
             goto out;
     }
-    if ((st = place_memory(p, err, len)) != GLC_OK)
+    if ((st = schedule_steps(p, err, len)) != GLC_OK || (st = place_memory(p, err, len)) != GLC_OK)
         goto out;
     st = build_commands(p, err, len);
 out:
@@ -469,8 +611,8 @@ out:
     return st;
 }
 
-glc_status glc__compile_graph(glc_graph *g, const glc__target *tg, int fuse, glc__program *p,
-                              char *err, size_t len)
+glc_status glc__compile_graph(glc_graph *g, const glc__target *tg, int fuse, int tight,
+                              glc__program *p, char *err, size_t len)
 {
     glc_status st;
     int fused = 0;
@@ -479,7 +621,7 @@ glc_status glc__compile_graph(glc_graph *g, const glc__target *tg, int fuse, glc
         memset(p, 0, sizeof *p);
         return cfail(err, len, st, "glc_graph_compile: out of memory");
     }
-    if ((st = glc__compile(g, tg, p, err, len)) == GLC_OK)
+    if ((st = glc__compile_policy(g, tg, tight, p, err, len)) == GLC_OK)
         p->fused = (uint32_t)fused;
     return st;
 }

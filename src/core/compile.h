@@ -65,6 +65,7 @@ typedef struct glc__ccmd {
 
 typedef struct glc__cstep {
     size_t node;         /* graph node */
+    uint32_t level;      /* in the dependency DAG (compile.c's schedule) */
     int vars;            /* 1: a shape or arg follows a variable */
     glc__op_args args;   /* at the current variable values */
     glc__op_plan plan;
@@ -84,6 +85,9 @@ typedef struct glc__program {
     glc__ccmd *cmd;
     size_t ncmd, cmdcap;
     size_t arena_bytes, lower_bound, params_bytes;
+    int tight;           /* memory-tight policy: lifetimes in steps, not levels */
+    uint32_t levels;     /* of the steps' dependency DAG: levels - 1 barriers at least */
+    size_t bound_steps, bound_levels; /* liveness bounds, lifetimes in steps / levels */
     int64_t vals[GLC__GRAPH_MAX_VARS]; /* the variable values of the commands */
     uint32_t barriers;
     uint32_t fused; /* patterns the fusion passes rewrote (glc__compile_graph) */
@@ -95,13 +99,18 @@ typedef struct glc__program {
  * compiles it; p->fused counts the patterns fused. A graph fused already
  * (a clone's source) is compiled with fuse 0 and its count set by the
  * caller. On failure err holds a message. */
-glc_status glc__compile_graph(glc_graph *g, const glc__target *tg, int fuse, glc__program *p,
-                              char *err, size_t errlen);
+glc_status glc__compile_graph(glc_graph *g, const glc__target *tg, int fuse, int tight,
+                              glc__program *p, char *err, size_t errlen);
 
 /* Compiles g for a target (GL-free), no fusion. On failure err holds a
  * message. */
 glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program *p, char *err,
                         size_t errlen);
+/* The same with a memory policy: tight 0 plans memory by dependency level
+ * (no reuse adds a barrier), 1 by step (least memory; reuse may add
+ * barriers). glc__compile is policy 0. */
+glc_status glc__compile_policy(const glc_graph *g, const glc__target *tg, int tight,
+                               glc__program *p, char *err, size_t errlen);
 void glc__program_free(glc__program *p);
 
 /* Plans the steps that follow a variable again for vals (in bounds, checked

@@ -139,10 +139,10 @@ static void dump_dispatch(const glc__listing *v, const dumper *d, size_t i,
     int j;
     if (c->barrier)
         put(d, "barrier: %s (before dispatch %zu)\n", barrier_names(c->barrier, bn, sizeof bn), i);
-    put(d, "dispatch %zu: %s (%s), groups %u = [%u, %u, %u], local %u%s%s\n", i, c->kernel,
-        c->label ? c->label : "", c->total_groups, c->grid[0], c->grid[1], c->grid[2],
-        c->local_size, c->defines[0] ? ", defines " : "",
-        compact_defines(c->defines, defs, sizeof defs));
+    put(d, "dispatch %zu: %s (%s), level %u, groups %u = [%u, %u, %u], local %u%s%s\n", i,
+        c->kernel, c->label ? c->label : "", v->prog->step[v->prog->cmd[i].step].level,
+        c->total_groups, c->grid[0], c->grid[1], c->grid[2], c->local_size,
+        c->defines[0] ? ", defines " : "", compact_defines(c->defines, defs, sizeof defs));
     for (j = 0; j < c->nbind; j++) {
         const glc__listing_bind *b = &c->bind[j];
         if (b->buffer < 0)
@@ -201,11 +201,14 @@ glc_status glc__listing_write(const glc__listing *v, unsigned flags, glc_text_fn
     int b, k;
     d.fn = fn;
     d.user = user;
-    put(&d, "plan: %u steps, %u dispatches, %u barriers\n", info->steps, info->dispatches,
-        info->barriers);
-    put(&d, "memory: arena %zu bytes in %d buffer%s (liveness bound %zu), params %zu bytes\n",
+    put(&d, "plan: %u steps, %u dispatches, %u barriers (the ops' DAG: %u levels, %u at least)\n",
+        info->steps, info->dispatches, info->barriers, info->levels, info->min_barriers);
+    put(&d,
+        "memory: arena %zu bytes in %d buffer%s (liveness bound %zu; lifetimes in ops %zu, in "
+        "levels %zu), params %zu bytes\n",
         info->arena_bytes, info->arena_buffers, info->arena_buffers == 1 ? "" : "s",
-        info->liveness_bound, info->params_bytes);
+        info->liveness_bound, info->liveness_bound_ops, info->liveness_bound_levels,
+        info->params_bytes);
     for (k = 0; k < v->g->nvars; k++)
         put(&d, "var %s = %lld (bounds %lld..%lld)\n", v->g->var[k].name,
             (long long)pr->vals[k], (long long)v->g->var[k].min, (long long)v->g->var[k].max);

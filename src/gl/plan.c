@@ -320,7 +320,8 @@ static glc_status compile_plan(const glc_graph *g, uint32_t flags, const glc_pla
     glc__target_of(dev, &tg);
     err[0] = '\0';
     /* a clone's source graph is fused already: compiled as it is, its count taken */
-    if ((st = glc__compile_graph(p->g, &tg, !from && !(flags & GLC_COMPILE_NO_FUSE), &p->prog,
+    if ((st = glc__compile_graph(p->g, &tg, !from && !(flags & GLC_COMPILE_NO_FUSE),
+                                 (flags & GLC_COMPILE_MEMORY_TIGHT) != 0, &p->prog,
                                  err, sizeof err)) != GLC_OK) {
         glc_plan_destroy(p);
         return glc__fail(dev, st, "%s", err);
@@ -370,9 +371,10 @@ glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_pla
 {
     GLC__ARG(NULL, g);
     GLC__ARG(g->dev, out);
-    if (desc && (desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE))
+    if (desc && (desc->flags & ~(uint32_t)(GLC_COMPILE_NO_FUSE | GLC_COMPILE_MEMORY_TIGHT)))
         return glc__fail(g->dev, GLC_ERR_INVALID_ARG, "glc_graph_compile: flags 0x%x are reserved",
-                         desc->flags & ~(uint32_t)GLC_COMPILE_NO_FUSE);
+                         desc->flags &
+                             ~(uint32_t)(GLC_COMPILE_NO_FUSE | GLC_COMPILE_MEMORY_TIGHT));
     if (g->status != GLC_OK)
         return glc__fail(g->dev, g->status, "%s", g->errmsg);
     return compile_entered(g, desc ? desc->flags : 0, NULL, out);
@@ -614,6 +616,10 @@ glc_status glc_plan_stats(const glc_plan *p, glc_plan_info *out)
     out->liveness_bound = p->prog.lower_bound;
     out->params_bytes = p->prog.params_bytes;
     out->arena_buffers = p->prog.narena;
+    out->levels = p->prog.levels;
+    out->min_barriers = p->prog.levels ? p->prog.levels - 1 : 0;
+    out->liveness_bound_ops = p->prog.bound_steps;
+    out->liveness_bound_levels = p->prog.bound_levels;
     return GLC_OK;
 }
 
