@@ -537,22 +537,22 @@ static void test_dump(void **state)
 {
     static text t;
     static const char *const order[] = {
-        "plan: 5 steps, 5 dispatches, 3 barriers\n",
+        "plan: 5 steps, 5 dispatches, 3 barriers (the ops' DAG: 4 levels, 3 at least)\n",
         "input x: [6, 32] f32 at b0[0, 768)\n",
         "param g: [32] f32 at b1[",
         "output y: [6, 32] f32 at b0[",
-        "dispatch 0: reduce (rms_norm), groups ",
+        "dispatch 0: reduce (rms_norm), level 0, groups ",
         "  bind 0: b0[0, 768) read x\n",
         " write t",
-        "dispatch 1: unary (scale), ",
+        "dispatch 1: unary (scale), level 0, ",
         "  bind 0: b0[0, 768) read x\n",
         "write s\n",
         "barrier: storage (before dispatch 2)\n",
-        "dispatch 2: binary (add), ",
+        "dispatch 2: binary (add), level 1, ",
         "barrier: storage (before dispatch 3)\n",
-        "dispatch 3: unary (unary), ",
+        "dispatch 3: unary (unary), level 2, ",
         "barrier: storage (before dispatch 4)\n",
-        "dispatch 4: binary (mul), ",
+        "dispatch 4: binary (mul), level 3, ",
         "write y\n",
     };
     glc_device *dev = tu_device(NULL);
