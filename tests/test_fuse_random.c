@@ -10,7 +10,8 @@
  * and intermediate values made outputs too (which must block a fusion).
  * Half the graphs have a variable row count, run at its maximum, its
  * minimum and values between, so every re-planned fused step is checked
- * too.
+ * too. Both plans' barriers stay within the ops' DAG minimum plus one for
+ * each further dispatch of a multi-dispatch op (compile.c's schedule).
  *
  * GLC_TEST_SEED=<n> picks another seed; each failure names the seed and
  * the graph, and prints the graph's ops.
@@ -631,7 +632,17 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         if (glc_plan_clone(pl[f - 2], &pl[f]) != GLC_OK)
             fail_msg("seed %llu: clone of the %s plan: %s\n%s", (unsigned long long)g_seed,
                      kinds[f - 2], glc_device_errmsg(dev), G->log);
-    assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+    for (f = 1; f >= 0; f--) {
+        /* the schedule adds no barrier: between ops the DAG's minimum, plus
+         * at most one for each further dispatch of an op */
+        assert_int_equal(glc_plan_stats(pl[f], &fi), GLC_OK);
+        if (fi.barriers > fi.min_barriers + (fi.dispatches - fi.steps) ||
+            fi.levels != (fi.steps ? fi.min_barriers + 1 : 0))
+            fail_msg("seed %llu: %s plan: %u barriers, %u dispatches of %u ops, a DAG of %u "
+                     "levels\n%s",
+                     (unsigned long long)g_seed, kinds[f], fi.barriers, fi.dispatches, fi.steps,
+                     fi.levels, G->log);
+    }
     *fused_total += (int)fi.fused;
     note(G, "fused %u patterns\n", fi.fused);
     for (tv = tmax; tv >= 1; tv = tv == tmax && tv > 2 ? (tv + 1) / 2 : tv - 1) {
