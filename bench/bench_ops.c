@@ -254,11 +254,11 @@ static glc_status r_decode(glc_session *s, void *p) { ctx *c = p; return glc_op_
 /* The same chain as a compiled plan: replayed, runs pipelined (the GPU runs
  * one while the next is encoded: the time is the GPU's unless encoding is
  * slower), and once profiled (each dispatch timed on the GPU). */
-static void plan_chain(int64_t len, int width)
+static void plan_chain(int64_t len, int width, uint32_t flags)
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_compile_desc cd = {GLC_COMPILE_NO_FUSE};
+    glc_compile_desc cd = {GLC_COMPILE_NO_FUSE | flags};
     glc_tensor x[8], b, y;
     glc_plan_dispatch_time e[CHAIN + 8];
     glc_plan_profile prof;
@@ -306,11 +306,12 @@ static void plan_chain(int64_t len, int width)
     {
         glc_plan_info pi;
         glc_plan_stats(p, &pi);
-        printf("| dispatch chain | plan of %d adds of %lld f32 in %d interleaved chains (%u "
-               "dispatches, %u barriers), %d runs pipelined | %.2f us a dispatch (GPU-timed one by "
-               "one: %.2f us) | | |\n",
-               CHAIN, (long long)len, width, pi.dispatches, pi.barriers, runs,
-               t * 1e6 / (runs * pi.dispatches), prof.count ? ns / 1e3 / prof.count : 0.0);
+        printf("| dispatch chain | plan of %d adds of %lld f32 in %d interleaved chains%s (%u "
+               "dispatches, %u barriers, arena %zu bytes), %d runs pipelined | %.2f us a dispatch "
+               "(GPU-timed one by one: %.2f us) | | |\n",
+               CHAIN, (long long)len, width, flags ? ", memory-tight" : "", pi.dispatches,
+               pi.barriers, pi.arena_bytes, runs, t * 1e6 / (runs * pi.dispatches),
+               prof.count ? ns / 1e3 / prof.count : 0.0);
     }
     glc_plan_destroy(p);
     free(in);
@@ -332,6 +333,88 @@ static double pipelined_best(glc_plan *p, int runs, const void *const *ins, void
             best = t;
     }
     return best;
+}
+
+/* Wide plans (issue 14), branches the data lets run together:
+ * kind 0, MoE-like: `width` experts, each silu(x W_e^T) V_e^T (f16
+ * weights, x [rows, k]), summed; kind 1: `width` sequences' attention, each
+ * its own q [rows, 8, 64] over its own f16 cache [kv, 8, 64], outputs
+ * summed. Compiled with `flags`, timed as plan_chain's plans (pipelined,
+ * the best of 5 batches). */
+static void plan_wide(int kind, int width, int64_t rows, int64_t k, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_compile_desc cd = {flags};
+    glc_matmul_desc nt = {1};
+    glc_sdpa_desc sd;
+    glc_tensor x, y = {0}, t;
+    int64_t xs[2] = {rows, k}, ws[2] = {k, k}, qs[3] = {rows, 8, 64}, cs[3] = {k, 8, 64};
+    size_t inb = (size_t)(kind ? rows * 512 : rows * k), i;
+    float *in = calloc(inb, 4), *out = calloc(inb * 8, 4);
+    void *wbytes = calloc((size_t)(k * k), 2);
+    const void *ins[8];
+    void *outs[8];
+    glc_plan_info pi;
+    double t1;
+    int e;
+    memset(&sd, 0, sizeof sd);
+    sd.q_offset = -1;
+    if (!in || !out || !wbytes || glc_graph_create(dev, &g) != GLC_OK)
+        goto done;
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, kind ? 3 : 2, kind ? qs : xs);
+    for (e = 0; e < width; e++) {
+        char a[16], b[16];
+        snprintf(a, sizeof a, "a%d", e);
+        snprintf(b, sizeof b, "b%d", e);
+        if (kind == 0) {
+            t = glc_matmul(g, x, glc_graph_param(g, a, GLC_DTYPE_F16, 2, ws), glc_none(), &nt);
+            t = glc_unary(g, GLC_UNARY_SILU, t, 0);
+            t = glc_matmul(g, t, glc_graph_param(g, b, GLC_DTYPE_F16, 2, ws), glc_none(), &nt);
+        } else {
+            t = glc_sdpa(g, glc_scale(g, x, 1.0f + (float)e, 0.0f),
+                         glc_graph_param(g, a, GLC_DTYPE_F16, 3, cs),
+                         glc_graph_param(g, b, GLC_DTYPE_F16, 3, cs), &sd);
+        }
+        y = e ? glc_add(g, y, t) : t;
+    }
+    glc_graph_output(g, "y", y);
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK) {
+        printf("| wide plan | %s | failed: %s | | |\n", kind ? "attention" : "experts",
+               glc_device_errmsg(dev));
+        glc_graph_destroy(g);
+        goto done;
+    }
+    glc_graph_destroy(g);
+    for (e = 0; e < width; e++) {
+        char a[16], b[16];
+        snprintf(a, sizeof a, "a%d", e);
+        snprintf(b, sizeof b, "b%d", e);
+        size_t pb = (size_t)(kind ? k * 512 : k * k) * 2;
+        glc_plan_set_param_typed(p, a, wbytes, pb, GLC_DTYPE_F16);
+        glc_plan_set_param_typed(p, b, wbytes, pb, GLC_DTYPE_F16);
+    }
+    for (i = 0; i < 8; i++) {
+        ins[i] = in;
+        outs[i] = out + i * inb;
+    }
+    if (glc_plan_run_pipelined(p, 8, ins, outs) != GLC_OK) { /* warm-up */
+        printf("| wide plan | %s | failed: %s | | |\n", kind ? "attention" : "experts",
+               glc_device_errmsg(dev));
+        goto done;
+    }
+    t1 = pipelined_best(p, 8, ins, outs);
+    glc_plan_stats(p, &pi);
+    printf("| wide plan | %d %s, %lld rows%s (%u dispatches, %u barriers, the DAG's least %u; arena "
+           "%zu bytes) | %.1f us a run | | |\n",
+           width, kind ? "sequences' attention over 1024 f16 keys, 8 heads of 64" : "experts 1024 x 1024 f16 (up, silu, down)",
+           (long long)rows, flags & GLC_COMPILE_MEMORY_TIGHT ? ", memory-tight" : "",
+           pi.dispatches, pi.barriers, pi.min_barriers, pi.arena_bytes, t1 * 1e6);
+done:
+    glc_plan_destroy(p);
+    free(in);
+    free(out);
+    free(wbytes);
 }
 
 /* A chain of MV_LEN dependent mat-vecs as a compiled plan, replayed with
@@ -668,7 +751,14 @@ int main(int argc, char **argv)
         c.a = v1(X, GLC_DTYPE_F32, 1, n, 1, 1, 1);
         c.b = v1(Y, GLC_DTYPE_F32, 1, n, 1, 1, 1);
         c.c = v1(Z, GLC_DTYPE_F32, 1, n, 1, 1, 1);
-        plan_chain(len, 1);
+        /* 1 to 16 chains built interleaved and joined: with the default
+         * schedule a barrier every width dispatches; memory-tight reuses
+         * bytes op by op and may add barriers between the chains */
+        for (i = 1; i <= (gpu ? 16 : 4); i *= 4) {
+            plan_chain(len, i, 0);
+            if (i > 1)
+                plan_chain(len, i, GLC_COMPILE_MEMORY_TIGHT);
+        }
     }
     if (want("silu"))
 
@@ -835,6 +925,14 @@ int main(int argc, char **argv)
                 }
                 for (r = 0; r < NV; r++)
                     mv_free(&mp[r]);
+            }
+    }
+    if (want("wide plan")) { /* independent branches: the schedule's gain */
+        int kind, wdt;
+        for (kind = 0; kind < 2; kind++)
+            for (wdt = 4; wdt <= 8; wdt += 4) {
+                plan_wide(kind, wdt, kind ? 1 : 4, 1024, 0);
+                plan_wide(kind, wdt, kind ? 1 : 4, 1024, GLC_COMPILE_MEMORY_TIGHT);
             }
     }
     if (want("sdpa chain")) { /* decode attention in a chain (GPU time) */
