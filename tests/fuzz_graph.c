@@ -492,6 +492,15 @@ static void check_program(const glc__program *p)
     }
     free(first);
     free(last);
+    /* the schedule adds no barrier (compile.c): between ops the levels of
+     * their DAG less one, plus at most one for each further dispatch */
+    {
+        int64_t nb = 0;
+        for (i = 0; i < p->ncmd; i++)
+            nb += p->cmd[i].barrier != 0;
+        CHECK(nb <= (int64_t)(p->levels ? p->levels - 1 : 0) + (int64_t)p->ncmd - (int64_t)p->nsteps ||
+              p->ncmd < p->nsteps);
+    }
     /* the barrier plan against the brute-force oracle */
     ev = malloc((2 * p->ncmd + 1) * sizeof *ev);
     sp = malloc((p->ncmd * GLC__OP_MAX_BIND + 1) * sizeof *sp);

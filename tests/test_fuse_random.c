@@ -11,7 +11,8 @@
  * Half the graphs have a variable row count, run at its maximum, its
  * minimum and values between, so every re-planned fused step is checked
  * too. Both plans' barriers stay within the ops' DAG minimum plus one for
- * each further dispatch of a multi-dispatch op (compile.c's schedule).
+ * each further dispatch of a multi-dispatch op (compile.c's schedule), and
+ * their arenas within 1.05x the liveness bound with lifetimes in levels.
  *
  * GLC_TEST_SEED=<n> picks another seed; each failure names the seed and
  * the graph, and prints the graph's ops.
@@ -637,11 +638,12 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
          * at most one for each further dispatch of an op */
         assert_int_equal(glc_plan_stats(pl[f], &fi), GLC_OK);
         if (fi.barriers > fi.min_barriers + (fi.dispatches - fi.steps) ||
-            fi.levels != (fi.steps ? fi.min_barriers + 1 : 0))
+            fi.levels != (fi.steps ? fi.min_barriers + 1 : 0) ||
+            (double)fi.arena_bytes > 1.05 * (double)fi.liveness_bound_levels)
             fail_msg("seed %llu: %s plan: %u barriers, %u dispatches of %u ops, a DAG of %u "
-                     "levels\n%s",
+                     "levels; arena %zu bytes, bound %zu\n%s",
                      (unsigned long long)g_seed, kinds[f], fi.barriers, fi.dispatches, fi.steps,
-                     fi.levels, G->log);
+                     fi.levels, fi.arena_bytes, fi.liveness_bound_levels, G->log);
     }
     *fused_total += (int)fi.fused;
     note(G, "fused %u patterns\n", fi.fused);
