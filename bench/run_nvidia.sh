@@ -21,7 +21,8 @@
 # --quick: smaller op sizes and --config tiny everywhere (a smoke run).
 # --no-ops / --no-transformer: leave out part 1 / part 2.
 # Environment: OUT (default /tmp), GLC_WDTYPE (f16), GLC_DECODE (32 tokens),
-# GLC_COMMIT (default: git's short HEAD).
+# GLC_COMMIT (default: git describe --always --dirty: "-dirty" when the copy
+# differs from its HEAD, as a copied working tree may).
 # Every part runs even when an earlier one failed (a part that needs a
 # missing file is skipped); the end lists each part's exit status, and the
 # script exits 1 if any part failed (a logits mismatch included).
@@ -43,7 +44,7 @@ for a in "$@"; do
 done
 wdtype=${GLC_WDTYPE:-f16}
 decode=${GLC_DECODE:-32}
-commit=${GLC_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
+commit=${GLC_COMMIT:-$(git describe --always --dirty 2>/dev/null || echo '?')}
 weights="$out/w$config.bin"
 logits="$out/logits.bin"
 
