@@ -17,13 +17,12 @@
  *     computation and the plan's result, and checks that none of its GL
  *     state moved, after the compute and again after glcompute is gone.
  *
- * Why eager ops for the write: a plan's inputs and outputs live in host
- * memory (glc_plan_run_slots and friends), and glcompute.h has no way to
- * bind a wrapped buffer as a plan's input or output, so a plan's result
- * could reach the buffer only through the host (glc_buffer_write). Eager
- * ops take views of any glc_buffer, wrapped ones included, so the data
- * never leaves the GPU. Here the plan's output is the prediction frame 2
- * is checked against.
+ * The write here uses eager ops, which take views of any glc_buffer,
+ * wrapped ones included, so the data never leaves the GPU; a compiled
+ * plan can do the same with its input and output bound to views of the
+ * wrapped buffer (glc_plan_bind_input / _output; tests/test_adopt.c runs
+ * one on an application's buffers). Here the plan runs on host copies and
+ * its output is the prediction frame 2 is checked against.
  *
  * Rules when sharing a context with glcompute:
  *  - Every glcompute call saves and restores the GL state it changes; it

@@ -320,7 +320,9 @@ GLC_API int glc_buffer_shape(const glc_buffer *buf, int64_t shape[GLC_MAX_DIMS])
 /* The GL buffer name, for using the buffer in the host's own GL calls. */
 GLC_API uint32_t glc_buffer_gl_name(const glc_buffer *buf);
 
-/* Deletes the GL buffer unless it was wrapped. NULL: no-op. */
+/* Deletes the GL buffer unless it was wrapped. NULL: no-op. A buffer a
+ * plan's input or output is bound to (glc_plan_bind_input) goes when the
+ * last such binding does. */
 GLC_API void glc_buffer_destroy(glc_buffer *buf);
 
 /* ---- Kernels ------------------------------------------------------------- */
@@ -759,6 +761,34 @@ typedef struct glc_compile_desc {
  * destroyed afterwards. The graph's first builder error comes out here. */
 GLC_API glc_status glc_graph_compile(glc_graph *g, const glc_compile_desc *desc, glc_plan **out);
 GLC_API void glc_plan_destroy(glc_plan *p);
+
+/* Inputs and outputs in GPU memory: glc_plan_bind_input / _output make
+ * input or output `name` live in view's range (a glcompute buffer, or an
+ * application's GL buffer through glc_buffer_wrap_gl) for every later run,
+ * until bound elsewhere or unbound (a view with buffer NULL). A bound input
+ * is read there, never uploaded: runs take no data for it (named runs must
+ * not name it; run_slots / run_raw ignore its slot, which may be NULL). A
+ * bound output is written there by the op that makes it, with no copy;
+ * runs leave nothing of it in host memory (named runs must not name it;
+ * its slice has 0 bytes). The view's dtype and shape are the declared
+ * ones, variables at their maxima; its offset a multiple of the device's
+ * SSBO offset alignment. Refused (nothing changes): an output that is part
+ * of another value or the same value as another output (a view's bytes
+ * must be the output's own), a bound output range that overlaps another
+ * bound range of the plan, a buffer of another device or of the plan.
+ * The plan keeps a bound buffer alive: glc_buffer_destroy of it takes
+ * effect at unbinding, and a run meanwhile is refused. A wrapped GL buffer
+ * the application deleted is detected at the next run (glIsBuffer).
+ * Ordering with the application's own GL work: before a run reads a buffer
+ * the application wrote through GL (glBufferSubData, a draw, transform
+ * feedback), the application issues the matching glMemoryBarrier
+ * (GL_SHADER_STORAGE_BARRIER_BIT covers shader writes; API writes are
+ * ordered by GL); before it draws from a bound output, glMemoryBarrier with
+ * the bit of that use (GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT, ...).
+ * glc_plan_run_pipelined and glc_plan_run_profiled refuse a plan with
+ * bound inputs or outputs (not yet supported). */
+GLC_API glc_status glc_plan_bind_input(glc_plan *p, const char *name, glc_view view);
+GLC_API glc_status glc_plan_bind_output(glc_plan *p, const char *name, glc_view view);
 
 /* Params (weights): f32 values converted to the param's dtype (F32, F16,
  * BF16), count = its element count; or bytes in the param's own dtype

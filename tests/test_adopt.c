@@ -206,6 +206,72 @@ static void test_host_state_preserved(void **state)
     host_close(&h);
 }
 
+static glc_plan *plan_of(glc_device *dev, int with_var);
+
+/* A plan on the application's own buffers: its input read from one GL
+ * buffer and its output written into another (glc_plan_bind_input /
+ * _output over glc_buffer_wrap_gl), equal to a host run; the host's state
+ * unchanged by binding and running; the output buffer deleted by the
+ * application while bound: the next run is refused, naming it. */
+static void test_plan_on_host_buffers(void **state)
+{
+    host h;
+    snapshot ref;
+    glc_device *dev;
+    glc_plan *p;
+    glc_buffer *bx, *by;
+    glc_view none;
+    int64_t n = 16, hn = 1024;
+    float x[16], want[16], *got;
+    glc_plan_input in = {"x", x, 16};
+    glc_plan_output out = {"y", want, 16};
+    glc_plan_var var = {"T", 16};
+    int i;
+    (void)state;
+    if (!host_open(&h))
+        skip();
+    host_bind_everything(&h);
+    dev = adopt(NULL);
+    p = plan_of(dev, 1); /* y = 2 x + 1, x [T] */
+    for (i = 0; i < 16; i++)
+        x[i] = (float)i * 0.75f - 3.0f;
+    assert_int_equal(glc_plan_run_with_vars(p, &var, 1, &in, 1, &out, 1), GLC_OK);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, h.buf[2]);
+    glBufferSubData(GL_COPY_WRITE_BUFFER, 512, sizeof x, x); /* the application's data */
+    glBindBuffer(GL_COPY_WRITE_BUFFER, h.buf[3]);
+    take(&ref);
+    assert_int_equal(glc_buffer_wrap_gl(dev, h.buf[2], GLC_DTYPE_F32, 1, &hn, &bx), GLC_OK);
+    assert_int_equal(glc_buffer_wrap_gl(dev, h.buf[3], GLC_DTYPE_F32, 1, &hn, &by), GLC_OK);
+    assert_int_equal(glc_plan_bind_input(p, "x", glc_view_make(bx, 512, GLC_DTYPE_F32, 1, &n)),
+                     GLC_OK);
+    assert_int_equal(glc_plan_bind_output(p, "y", glc_view_make(by, 256, GLC_DTYPE_F32, 1, &n)),
+                     GLC_OK);
+    SAME(ref);
+    assert_int_equal(glc_plan_run(p, NULL, 0, NULL, 0), GLC_OK);
+    SAME(ref);
+    /* the application reads its buffer after the barrier its use needs */
+    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    glBindBuffer(GL_COPY_READ_BUFFER, h.buf[3]);
+    got = glMapBufferRange(GL_COPY_READ_BUFFER, 256, sizeof x, GL_MAP_READ_BIT);
+    assert_non_null(got);
+    assert_memory_equal(got, want, sizeof want);
+    glUnmapBuffer(GL_COPY_READ_BUFFER);
+    glBindBuffer(GL_COPY_READ_BUFFER, h.buf[2]);
+    SAME(ref);
+    /* the application deletes the output's buffer while it is bound */
+    glDeleteBuffers(1, &h.buf[3]);
+    assert_int_equal(glc_plan_run(p, NULL, 0, NULL, 0), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "bound to output \"y\", is no longer a buffer");
+    memset(&none, 0, sizeof none);
+    assert_int_equal(glc_plan_bind_output(p, "y", none), GLC_OK);
+    assert_int_equal(glc_plan_run(p, NULL, 0, &out, 1), GLC_OK);
+    glc_plan_destroy(p);
+    glc_buffer_destroy(bx);
+    glc_buffer_destroy(by);
+    glc_device_destroy(dev);
+    host_close(&h);
+}
+
 static void test_restore_off_is_caught(void **state)
 {
     host h;
@@ -447,8 +513,10 @@ static int call_entry(world *w, int i, const char **name)
     glc_kernel *nk = NULL;
     glc_session *ns = NULL;
     glc_fence *nf = NULL;
-    int64_t n = 16, hn = 1024;
+    int64_t n = 16, hn = 1024, s16 = 16;
+    glc_view unbound;
     glc_status st;
+    memset(&unbound, 0, sizeof unbound);
     memset(&b, 0, sizeof b);
     b.buffer = w->x;
     b.size = 256;
@@ -509,6 +577,8 @@ static int call_entry(world *w, int i, const char **name)
     ENTRY(30, glc_plan_run_pipelined(w->p, 1, in, outs))
     ENTRY(31, glc_plan_run_typed(w->p, &tin, 1, &tout, 1))
     ENTRY(32, glc_plan_run_profiled(w->p, in, sl, &prof))
+    ENTRY(33, glc_plan_bind_input(w->vp, "x", glc_view_make(w->x, 0, GLC_DTYPE_F32, 1, &s16)))
+    ENTRY(34, glc_plan_bind_input(w->vp, "x", unbound))
     default:
         return -1;
     }
@@ -843,6 +913,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_state_preserved),
+        cmocka_unit_test(test_plan_on_host_buffers),
         cmocka_unit_test(test_restore_off_is_caught),
         cmocka_unit_test(test_adopted_context_not_current),
         cmocka_unit_test(test_other_device_current),

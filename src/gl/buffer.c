@@ -259,12 +259,25 @@ int glc_buffer_shape(const glc_buffer *buf, int64_t shape[GLC_MAX_DIMS])
     return buf->rank;
 }
 
+void glc__buffer_hold(glc_buffer *buf, int delta)
+{
+    buf->binds += delta;
+    if (buf->binds == 0 && buf->destroyed) {
+        buf->destroyed = 0;
+        glc_buffer_destroy(buf);
+    }
+}
+
 void glc_buffer_destroy(glc_buffer *buf)
 {
     glc__glstate gs;
     glc_device *dev;
     if (!buf)
         return;
+    if (buf->binds > 0) { /* a plan reads or writes it: freed at its unbinding */
+        buf->destroyed = 1;
+        return;
+    }
     dev = buf->dev;
     if (!buf->wrapped && glc__enter(dev, 0, 0, &gs) == GLC_OK) {
         dev->gl.glDeleteBuffers(1, &buf->name);

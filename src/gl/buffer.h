@@ -22,7 +22,13 @@ struct glc_buffer {
                           * whole word (16-bit tensors of odd length) */
     int wrapped;         /* borrowed from the host: never deleted */
     uint64_t write_seq;
+    int binds;           /* plan inputs / outputs bound to it (glc_plan_bind_input) */
+    int destroyed;       /* glc_buffer_destroy came while bound: freed at the last unbind */
 };
+
+/* A plan binding takes (+1) or drops (-1) a hold on buf; dropping the last
+ * hold of a buffer destroyed meanwhile frees it. */
+void glc__buffer_hold(struct glc_buffer *buf, int delta);
 
 /* Issues GL_BUFFER_UPDATE_BARRIER_BIT if a shader wrote `buf` since the last one. */
 void glc__buffer_host_access(struct glc_buffer *buf);

@@ -236,12 +236,18 @@ static void release_runs(glc_plan *p)
     glc__free(p->prof.cpu_ns);
 }
 
+static void unbind(glc_plan *p, glc__plan_io *io);
+
 void glc_plan_destroy(glc_plan *p)
 {
     int i;
     if (!p)
         return;
     release_runs(p);
+    for (i = 0; p->in && i < p->nin; i++)
+        unbind(p, &p->in[i]);
+    for (i = 0; p->out && i < p->nout; i++)
+        unbind(p, &p->out[i]);
     if (p->buf)
         for (i = 0; i < p->prog.nbuffers; i++)
             glc_buffer_destroy(p->buf[i]);
@@ -798,6 +804,187 @@ glc_status glc_plan_clone(const glc_plan *src, glc_plan **out)
         return st;
     }
     *out = p;
+    return GLC_OK;
+}
+
+/* ---- inputs and outputs in GPU memory ---- */
+
+static void unbind(glc_plan *p, glc__plan_io *io)
+{
+    if (!io->bound)
+        return;
+    p->ext[io->tensor].buf = NULL;
+    p->ext[io->tensor].offset = 0;
+    glc__buffer_hold(io->bound, -1);
+    io->bound = NULL;
+    io->bound_off = io->bound_bytes = 0;
+}
+
+/* The reasons view v cannot hold io's tensor (bytes at the maxima), or NULL. */
+static const char *bind_refusal(glc_plan *p, const glc__plan_io *io, glc_view v, int output,
+                                size_t bytes, char *why, size_t len)
+{
+    const glc_graph *g = p->g;
+    int32_t id = io->tensor;
+    glc__tensor t;
+    size_t off, align = p->prog.align;
+    int i, k;
+    glc__graph_tensor_at(g, id, NULL, &t);
+    if (v.buffer->dev != p->dev)
+        return "the view's buffer belongs to another device";
+    for (i = 0; i < p->prog.nbuffers; i++)
+        if (p->buf[i] == v.buffer || p->buf[i]->name == v.buffer->name)
+            return "the view's buffer is the plan's own";
+    if (v.buffer->destroyed)
+        return "the view's buffer was destroyed";
+    if (v.dtype != t.dtype || v.rank != t.rank ||
+        memcmp(v.shape, t.shape, (size_t)t.rank * sizeof t.shape[0]) != 0) {
+        char a[96], b[96];
+        glc__tensor vt;
+        memset(&vt, 0, sizeof vt);
+        vt.dtype = v.dtype;
+        vt.rank = v.rank > 0 && v.rank <= GLC_MAX_DIMS ? v.rank : 0;
+        memcpy(vt.shape, v.shape, sizeof vt.shape);
+        snprintf(why, len, "the view is %s, the %s is %s (variables at their maxima)",
+                 glc__shape_str(&vt, a, sizeof a), output ? "output" : "input",
+                 glc__shape_str(&t, b, sizeof b));
+        return why;
+    }
+    if (v.offset % align || v.offset > v.buffer->capacity || bytes > v.buffer->capacity - v.offset) {
+        snprintf(why, len,
+                 "bytes [%zu, %zu) of a %zu-byte buffer: the range must fit and start at a "
+                 "multiple of %zu (the device's SSBO offset alignment)",
+                 v.offset, v.offset + bytes, v.buffer->capacity, align);
+        return why;
+    }
+    if (output) {
+        if (glc__alias_root(g, id, &off) != id || g->t[id].kind != GLC__T_VALUE)
+            return "the output is part of another value or an input (its bytes are not its own)";
+        for (k = 0; k < p->nout; k++)
+            if (&p->out[k] != io && p->out[k].tensor == id)
+                return "another output is the same value";
+        for (k = 0; k < p->nfeed; k++)
+            if (p->feed[k].from == id)
+                return "the output feeds a handle";
+    }
+    /* a written range may share no byte with another bound range */
+    for (k = 0; k < p->nin + p->nout; k++) {
+        const glc__plan_io *o = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
+        if (o == io || !o->bound || o->bound != v.buffer || (!output && k < p->nin))
+            continue;
+        if (v.offset < o->bound_off + o->bound_bytes && o->bound_off < v.offset + bytes)
+            return "the range overlaps another bound input or output of the plan";
+    }
+    return NULL;
+}
+
+static glc_status bind_io(glc_plan *p, const char *name, glc_view v, int output, const char *fn)
+{
+    glc_device *dev = p->dev;
+    glc__plan_io *io = NULL, saved;
+    glc__glstate gs;
+    glc_status st;
+    const char *no;
+    char why[256];
+    size_t bytes;
+    int k;
+    if (output) {
+        if ((k = glc__plan_output_slot(p, name)) >= 0)
+            io = &p->out[k];
+    } else {
+        for (k = 0; name && k < p->nin; k++)
+            if (strcmp(p->g->t[p->in[k].tensor].name, name) == 0)
+                io = &p->in[k];
+    }
+    if (!io)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: no %s named \"%s\"", fn,
+                         output ? "output" : "input", name ? name : "(null)");
+    if ((st = glc__plan_refuse_pending(p, fn)) != GLC_OK)
+        return st;
+    {
+        glc__tensor t;
+        glc__graph_tensor_at(p->g, io->tensor, NULL, &t); /* at the maxima */
+        bytes = glc__tensor_bytes(&t);
+    }
+    if (v.buffer && (no = bind_refusal(p, io, v, output, bytes, why, sizeof why)) != NULL)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s(\"%s\"): %s", fn, name, no);
+    if ((st = glc__enter(dev, 0, 0, &gs)) != GLC_OK)
+        return st;
+    saved = *io;
+    if (saved.bound) /* kept alive until the new commands are built */
+        glc__buffer_hold(saved.bound, 1);
+    unbind(p, io);
+    if (v.buffer) {
+        io->bound = v.buffer;
+        io->bound_off = v.offset;
+        io->bound_bytes = bytes;
+        glc__buffer_hold(v.buffer, 1);
+        p->ext[io->tensor].buf = v.buffer;
+        p->ext[io->tensor].offset = v.offset;
+    }
+    if ((st = build_cmds(p)) != GLC_OK) { /* as it was */
+        unbind(p, io);
+        *io = saved;
+        if (saved.bound) {
+            p->ext[io->tensor].buf = saved.bound;
+            p->ext[io->tensor].offset = saved.bound_off;
+            glc__buffer_hold(saved.bound, 1);
+        }
+        build_cmds(p);
+    }
+    if (saved.bound)
+        glc__buffer_hold(saved.bound, -1);
+    glc__leave(dev, &gs);
+    return st;
+}
+
+glc_status glc_plan_bind_input(glc_plan *p, const char *name, glc_view view)
+{
+    GLC__ARG(NULL, p);
+    glc__use_device(p->dev);
+    return bind_io(p, name, view, 0, "glc_plan_bind_input");
+}
+
+glc_status glc_plan_bind_output(glc_plan *p, const char *name, glc_view view)
+{
+    GLC__ARG(NULL, p);
+    glc__use_device(p->dev);
+    return bind_io(p, name, view, 1, "glc_plan_bind_output");
+}
+
+int glc__plan_has_bindings(const glc_plan *p)
+{
+    int k;
+    for (k = 0; k < p->nin; k++)
+        if (p->in[k].bound)
+            return 1;
+    for (k = 0; k < p->nout; k++)
+        if (p->out[k].bound)
+            return 1;
+    return 0;
+}
+
+glc_status glc__plan_bindings_ok(glc_plan *p, const char *fn)
+{
+    int k;
+    for (k = 0; k < p->nin + p->nout; k++) {
+        const glc__plan_io *io = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
+        const char *what = k < p->nin ? "input" : "output", *name = p->g->t[io->tensor].name;
+        if (k >= p->nin)
+            name = p->g->out[k - p->nin].name;
+        if (!io->bound)
+            continue;
+        if (io->bound->destroyed)
+            return glc__fail(p->dev, GLC_ERR_STATE,
+                             "%s: the buffer bound to %s \"%s\" was destroyed while bound; bind "
+                             "the %s elsewhere or unbind it",
+                             fn, what, name, what);
+        if (io->bound->wrapped && !p->dev->gl.glIsBuffer(io->bound->name))
+            return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
+                             "%s: GL buffer %u, bound to %s \"%s\", is no longer a buffer "
+                             "(deleted by the application?)",
+                             fn, io->bound->name, what, name);
+    }
     return GLC_OK;
 }
 

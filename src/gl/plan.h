@@ -27,7 +27,9 @@
 
 typedef struct glc__plan_io {
     int32_t tensor;
-    size_t host_off; /* outputs: where the mirror holds it */
+    size_t host_off;        /* outputs: where the mirror holds it */
+    struct glc_buffer *bound; /* glc_plan_bind_input / _output: its GPU memory, or NULL */
+    size_t bound_off, bound_bytes;
 } glc__plan_io;
 
 /* plan_run.c's state of a plan. */
@@ -85,6 +87,13 @@ struct glc_plan {
 static inline size_t glc__align16(size_t v) { return (v + 15) & ~(size_t)15; }
 
 /* ---- plan.c ---- */
+
+/* GLC_ERR_STATE (or INVALID_ARG) naming fn when a bound buffer is no
+ * longer usable: destroyed by its owner while bound, or a wrapped GL
+ * buffer the application deleted. The caller has entered the device. */
+glc_status glc__plan_bindings_ok(glc_plan *p, const char *fn);
+/* 1 when any input or output is bound to GPU memory. */
+int glc__plan_has_bindings(const glc_plan *p);
 
 /* GLC_ERR_STATE naming fn when a param or handle was never given contents. */
 glc_status glc__plan_params_ready(glc_plan *p, const char *fn);

@@ -62,7 +62,7 @@ glc_status glc__plan_check_inputs(glc_plan *p, const void *const *inputs, const 
     if (p->nin && !inputs)
         return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: inputs is NULL", fn);
     for (i = 0; i < p->nin; i++)
-        if (!inputs[i])
+        if (!inputs[i] && !p->in[i].bound)
             return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: input slot %d (\"%s\") is NULL",
                              fn, i, p->g->t[p->in[i].tensor].name);
     return GLC_OK;
@@ -123,8 +123,8 @@ static glc_status upload(glc_plan *p, const void *const *inputs, int from_f32, c
         glc_dtype dt = p->g->t[id].dtype;
         const void *src = inputs[i];
         size_t bytes = glc__plan_bytes_at(p, id, NULL);
-        if (pl->region == GLC__REGION_NONE || bytes == 0)
-            continue;
+        if (pl->region == GLC__REGION_NONE || bytes == 0 || p->in[i].bound)
+            continue; /* (a bound input is read where it is) */
         if (from_f32 && (dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16)) {
             glc__convert_from_f32(dt, src, p->stage, glc__plan_numel(p, id));
             src = p->stage;
@@ -146,13 +146,15 @@ static glc_status run_core(glc_plan *p, const void *const *inputs, int from_f32,
         return st;
     if ((st = glc__enter(dev, TOUCH_RUN, p->max_bind, &gs)) != GLC_OK)
         return st;
-    st = upload(p, inputs, from_f32, fn);
+    st = glc__plan_bindings_ok(p, fn);
+    if (st == GLC_OK)
+        st = upload(p, inputs, from_f32, fn);
     if (st == GLC_OK) {
         replay(p, probe);
         for (i = 0; i < p->nout && st == GLC_OK; i++) {
             size_t bytes = glc__plan_bytes_at(p, p->out[i].tensor, NULL), off;
             glc_buffer *b = glc__plan_storage(p, p->out[i].tensor, &off);
-            if (bytes)
+            if (bytes && !p->out[i].bound)
                 st = glc__buffer_read_in(b, off, bytes, p->mirror + p->out[i].host_off, fn);
         }
     }
@@ -217,6 +219,12 @@ static glc_status resolve(glc_plan *p, const void *in, int nin, named_at in_at, 
         if (glc__plan_find(p, GLC__T_INPUT, x.name) < 0)
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: no input named \"%s\"", fn,
                              x.name ? x.name : "(null)");
+        for (i = 0; i < p->nin; i++)
+            if (p->in[i].bound && strcmp(p->g->t[p->in[i].tensor].name, x.name) == 0)
+                return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                                 "%s: input \"%s\" is bound to GPU memory "
+                                 "(glc_plan_bind_input): runs read it there, and take no data",
+                                 fn, x.name);
     }
     for (i = 0; i < p->nin; i++) {
         int32_t id = p->in[i].tensor;
@@ -241,7 +249,7 @@ static glc_status resolve(glc_plan *p, const void *in, int nin, named_at in_at, 
             }
             *slot = x.data;
         }
-        if (!*slot)
+        if (!*slot && !p->in[i].bound)
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: input \"%s\" is missing", fn, name);
     }
     for (k = 0; k < nout; k++) {
@@ -252,6 +260,11 @@ static glc_status resolve(glc_plan *p, const void *in, int nin, named_at in_at, 
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: no output named \"%s\"", fn,
                              x.name ? x.name : "(null)");
         id = p->out[j].tensor;
+        if (p->out[j].bound)
+            return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                             "%s: output \"%s\" is bound to GPU memory (glc_plan_bind_output): "
+                             "runs write it there, not to host memory",
+                             fn, x.name);
         if (fits(p, id, &x, typed, &want))
             continue;
         if (typed)
@@ -338,7 +351,7 @@ glc_status glc__plan_run_slots(glc_plan *p, const void *const *inputs, glc_plan_
         return st;
     for (i = 0; i < p->nout; i++) {
         outs[i].offset = p->out[i].host_off;
-        outs[i].bytes = glc__plan_bytes_at(p, p->out[i].tensor, NULL);
+        outs[i].bytes = p->out[i].bound ? 0 : glc__plan_bytes_at(p, p->out[i].tensor, NULL);
     }
     return GLC_OK;
 }
@@ -380,13 +393,16 @@ glc_status glc_plan_commit_no_wait(glc_plan *p, const void *const *inputs)
         return st;
     if ((st = glc__enter(dev, TOUCH_RUN, p->max_bind, &gs)) != GLC_OK)
         return st;
-    st = upload(p, inputs, 0, fn);
+    st = glc__plan_bindings_ok(p, fn);
+    if (st == GLC_OK)
+        st = upload(p, inputs, 0, fn);
     if (st == GLC_OK) {
         replay(p, NULL);
         for (j = 0; j < p->nout; j++) {
             size_t off;
             /* the sync maps what shaders wrote: its barrier goes before the fence */
-            glc__buffer_host_access(glc__plan_storage(p, p->out[j].tensor, &off));
+            if (!p->out[j].bound)
+                glc__buffer_host_access(glc__plan_storage(p, p->out[j].tensor, &off));
         }
         p->run.pending = dev->gl.glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
         dev->gl.glFlush();
@@ -422,7 +438,7 @@ glc_status glc_plan_sync_pending(glc_plan *p, glc_plan_slice *outs)
     for (j = 0; j < p->nout && st == GLC_OK; j++) {
         size_t off, bytes = glc__plan_bytes_at(p, p->out[j].tensor, p->run.pending_vals);
         glc_buffer *b = glc__plan_storage(p, p->out[j].tensor, &off);
-        if (bytes)
+        if (bytes && !p->out[j].bound)
             st = glc__buffer_read_in(b, off, bytes, p->mirror + p->out[j].host_off, fn);
     }
     glc__leave(dev, &gs);
@@ -430,7 +446,9 @@ glc_status glc_plan_sync_pending(glc_plan *p, glc_plan_slice *outs)
         return st;
     for (j = 0; j < p->nout; j++) {
         outs[j].offset = p->out[j].host_off;
-        outs[j].bytes = glc__plan_bytes_at(p, p->out[j].tensor, p->run.pending_vals);
+        outs[j].bytes = p->out[j].bound ? 0
+                                         : glc__plan_bytes_at(p, p->out[j].tensor,
+                                                              p->run.pending_vals);
     }
     return GLC_OK;
 }
@@ -517,6 +535,11 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
                          inputs ? "given" : "NULL", outputs ? "given" : "NULL");
     if ((st = glc__plan_refuse_pending(p, fn)) != GLC_OK)
         return st;
+    if (glc__plan_has_bindings(p))
+        return glc__fail(dev, GLC_ERR_UNSUPPORTED,
+                         "%s: the plan has inputs or outputs bound to GPU memory "
+                         "(glc_plan_bind_input / _output): not supported by pipelined runs yet",
+                         fn);
     for (k = 0; k < n; k++) {
         for (i = 0; i < p->nin; i++)
             if (!inputs[(size_t)k * nin + (size_t)i])
