@@ -1,8 +1,8 @@
 /*
  * Plan inputs and outputs bound to GPU memory (glc_plan_bind_input /
  * _output): a bound run equals a host run bit for bit, fused and not, at
- * every value of a row variable, through named runs, run_slots, run_raw
- * and commit_no_wait; a bound output is written in place (the plan's own
+ * every value of a row variable, through named runs, run_slots, run_raw,
+ * run_profiled and commit_no_wait; a bound output is written in place (the plan's own
  * mirror keeps nothing of it) and later ops read it there. Then every
  * refusal, each leaving the previous binding working: a wrong dtype,
  * shape, offset or size, an output that is a view of another value, two
@@ -134,6 +134,15 @@ static void test_bound_equals_host(void **state)
             ins[0] = junk; /* ignored: x is read where it is bound */
             assert_int_equal(glc_plan_run_raw(p, ins, raw), GLC_OK);
             same(what, raw[2], hv, (size_t)(t * D));
+            {
+                glc_plan_dispatch_time times[16];
+                glc_plan_profile prof;
+                memset(&prof, 0, sizeof prof);
+                prof.entries = times;
+                prof.capacity = 16;
+                assert_int_equal(glc_plan_run_profiled(p, ins, sl, &prof), GLC_OK);
+                assert_int_equal(sl[0].bytes, 0);
+            }
             assert_int_equal(glc_plan_commit_no_wait(p, ins), GLC_OK);
             assert_int_equal(glc_plan_sync_pending(p, sl), GLC_OK);
             assert_int_equal(sl[0].bytes, 0);
