@@ -767,7 +767,8 @@ GLC_API void glc_plan_destroy(glc_plan *p);
  * application's GL buffer through glc_buffer_wrap_gl) for every later run,
  * until bound elsewhere or unbound (a view with buffer NULL). A bound input
  * is read there, never uploaded: runs take no data for it (named runs must
- * not name it; run_slots / run_raw ignore its slot, which may be NULL). A
+ * not name it; run_slots / run_raw / commit_no_wait ignore its slot, which
+ * may be NULL, and inputs itself may be NULL when every input is bound). A
  * bound output is written there by the op that makes it, with no copy;
  * runs leave nothing of it in host memory (named runs must not name it;
  * its slice has 0 bytes). The view's dtype and shape are the declared
@@ -789,6 +790,13 @@ GLC_API void glc_plan_destroy(glc_plan *p);
  * yet supported). */
 GLC_API glc_status glc_plan_bind_input(glc_plan *p, const char *name, glc_view view);
 GLC_API glc_status glc_plan_bind_output(glc_plan *p, const char *name, glc_view view);
+/* For the application's own use of what glcompute wrote: issues
+ * glMemoryBarrier(gl_barrier_bits) in the device's context (the bits of
+ * the uses to come: GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT before a draw reads
+ * a bound output as vertices, GL_BUFFER_UPDATE_BARRIER_BIT before a map or
+ * glBufferSubData, ...; GL_ALL_BARRIER_BITS). Bits ES 3.1 does not define:
+ * GLC_ERR_INVALID_ARG. */
+GLC_API glc_status glc_device_release_to_gl(glc_device *dev, uint32_t gl_barrier_bits);
 
 /* Params (weights): f32 values converted to the param's dtype (F32, F16,
  * BF16), count = its element count; or bytes in the param's own dtype
@@ -920,6 +928,11 @@ GLC_API size_t glc_plan_output_bytes(const glc_plan *p, int slot);
  * drops a pending run. Neither call allocates. */
 GLC_API glc_status glc_plan_commit_no_wait(glc_plan *p, const void *const *inputs);
 GLC_API glc_status glc_plan_sync_pending(glc_plan *p, glc_plan_slice *outs);
+/* Waits up to timeout_ns (0: just a poll) for the GPU to finish the pending
+ * run, which stays pending: GLC_OK when it has (glc_plan_sync_pending then
+ * returns without blocking), GLC_ERR_TIMEOUT when not yet (a frame loop
+ * polls and draws meanwhile), GLC_ERR_STATE when no run is pending. */
+GLC_API glc_status glc_plan_wait_pending(glc_plan *p, uint64_t timeout_ns);
 /* 1 while a run of glc_plan_commit_no_wait waits for glc_plan_sync_pending. */
 GLC_API int glc_plan_is_pending(const glc_plan *p);
 

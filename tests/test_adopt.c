@@ -210,9 +210,12 @@ static glc_plan *plan_of(glc_device *dev, int with_var);
 
 /* A plan on the application's own buffers: its input read from one GL
  * buffer and its output written into another (glc_plan_bind_input /
- * _output over glc_buffer_wrap_gl), equal to a host run; the host's state
- * unchanged by binding and running; the output buffer deleted by the
- * application while bound: the next run is refused, naming it. */
+ * _output over glc_buffer_wrap_gl), equal to a host run, also committed
+ * without a wait and polled (glc_plan_wait_pending); the barrier for the
+ * application's read through glc_device_release_to_gl (bits ES 3.1 lacks
+ * refused); the host's state unchanged by all of it; the output buffer
+ * deleted by the application while bound: the next run is refused, naming
+ * it. */
 static void test_plan_on_host_buffers(void **state)
 {
     host h;
@@ -247,10 +250,29 @@ static void test_plan_on_host_buffers(void **state)
     assert_int_equal(glc_plan_bind_output(p, "y", glc_view_make(by, 256, GLC_DTYPE_F32, 1, &n)),
                      GLC_OK);
     SAME(ref);
+    /* committed without a wait: the frame loop polls, then syncs */
+    assert_int_equal(glc_plan_wait_pending(p, 0), GLC_ERR_STATE);
+    assert_int_equal(glc_plan_commit_no_wait(p, NULL), GLC_OK);
+    {
+        glc_status st;
+        int polls = 0;
+        glc_plan_slice sl[1];
+        while ((st = glc_plan_wait_pending(p, 1000000)) == GLC_ERR_TIMEOUT && polls < 10000)
+            polls++; /* a frame would draw here */
+        assert_int_equal(st, GLC_OK);
+        assert_int_equal(glc_plan_sync_pending(p, sl), GLC_OK);
+        assert_int_equal(sl[0].bytes, 0);
+    }
     assert_int_equal(glc_plan_run(p, NULL, 0, NULL, 0), GLC_OK);
     SAME(ref);
     /* the application reads its buffer after the barrier its use needs */
-    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    assert_int_equal(glc_device_release_to_gl(dev, 0x10), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "are not GL ES 3.1 barrier bits");
+    assert_int_equal(glc_device_release_to_gl(dev, 0), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_device_release_to_gl(dev, GL_BUFFER_UPDATE_BARRIER_BIT |
+                                                       GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT),
+                     GLC_OK);
+    SAME(ref);
     glBindBuffer(GL_COPY_READ_BUFFER, h.buf[3]);
     got = glMapBufferRange(GL_COPY_READ_BUFFER, 256, sizeof x, GL_MAP_READ_BIT);
     assert_non_null(got);
@@ -579,6 +601,8 @@ static int call_entry(world *w, int i, const char **name)
     ENTRY(32, glc_plan_run_profiled(w->p, in, sl, &prof))
     ENTRY(33, glc_plan_bind_input(w->vp, "x", glc_view_make(w->x, 0, GLC_DTYPE_F32, 1, &s16)))
     ENTRY(34, glc_plan_bind_input(w->vp, "x", unbound))
+    ENTRY(35, glc_device_release_to_gl(w->dev, GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT))
+    ENTRY(36, glc_plan_wait_pending(w->pending, 0))
     default:
         return -1;
     }

@@ -131,6 +131,7 @@ static void test_bound_equals_host(void **state)
             assert_int_equal(sl[0].bytes, 0);
             assert_int_equal(sl[1].bytes, 0);
             assert_int_equal(sl[2].bytes, (size_t)(t * D) * 4);
+            assert_int_equal(glc_plan_run_slots(p, NULL, sl), GLC_OK); /* all bound: none */
             ins[0] = junk; /* ignored: x is read where it is bound */
             assert_int_equal(glc_plan_run_raw(p, ins, raw), GLC_OK);
             same(what, raw[2], hv, (size_t)(t * D));
@@ -157,6 +158,11 @@ static void test_bound_equals_host(void **state)
             assert_int_equal(glc_plan_bind_input(p, "x", none), GLC_OK);
             assert_int_equal(glc_plan_bind_output(p, "y", none), GLC_OK);
             assert_int_equal(glc_plan_bind_output(p, "z", none), GLC_OK);
+            {
+                glc_plan_slice sl2[3];
+                assert_int_equal(glc_plan_run_slots(p, NULL, sl2), GLC_ERR_INVALID_ARG);
+                tu_assert_contains(glc_device_errmsg(dev), "inputs is NULL");
+            }
             host_run(p, TMAX, x, y2, z2, v2);
             host_run(p, TMAX, x, hy, hz, hv); /* (twice: the same) */
             same("unbound", y2, hy, TMAX * D);

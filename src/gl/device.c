@@ -602,6 +602,32 @@ void glc_device_destroy(glc_device *dev)
     device_free(dev);
 }
 
+/* glMemoryBarrier's bits in ES 3.1 */
+#define ES31_BARRIER_BITS                                                                     \
+    (GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT | GL_ELEMENT_ARRAY_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT | \
+     GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_COMMAND_BARRIER_BIT | \
+     GL_PIXEL_BUFFER_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT | \
+     GL_FRAMEBUFFER_BARRIER_BIT | GL_TRANSFORM_FEEDBACK_BARRIER_BIT |                        \
+     GL_ATOMIC_COUNTER_BARRIER_BIT | GL_SHADER_STORAGE_BARRIER_BIT)
+
+glc_status glc_device_release_to_gl(glc_device *dev, uint32_t gl_barrier_bits)
+{
+    glc__glstate gs;
+    glc_status st;
+    GLC__ARG(NULL, dev);
+    if (gl_barrier_bits != GL_ALL_BARRIER_BITS &&
+        (!gl_barrier_bits || (gl_barrier_bits & ~(uint32_t)ES31_BARRIER_BITS)))
+        return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                         "glc_device_release_to_gl: bits 0x%x are not GL ES 3.1 barrier bits "
+                         "(GL_*_BARRIER_BIT, or GL_ALL_BARRIER_BITS)",
+                         gl_barrier_bits);
+    if ((st = glc__enter(dev, 0, 0, &gs)) != GLC_OK)
+        return st;
+    dev->gl.glMemoryBarrier(gl_barrier_bits);
+    glc__leave(dev, &gs);
+    return GLC_OK;
+}
+
 glc_status glc_device_get_info(glc_device *dev, glc_device_info *out)
 {
     GLC__ARG(NULL, dev);

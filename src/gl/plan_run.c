@@ -59,9 +59,10 @@ glc_status glc__plan_refuse_pending(glc_plan *p, const char *fn)
 glc_status glc__plan_check_inputs(glc_plan *p, const void *const *inputs, const char *fn)
 {
     int i;
-    if (p->nin && !inputs)
-        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: inputs is NULL", fn);
-    for (i = 0; i < p->nin; i++)
+    for (i = 0; i < p->nin && !inputs; i++)
+        if (!p->in[i].bound) /* NULL takes no data: every input bound to GPU memory */
+            return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: inputs is NULL", fn);
+    for (i = 0; i < p->nin && inputs; i++)
         if (!inputs[i] && !p->in[i].bound)
             return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: input slot %d (\"%s\") is NULL",
                              fn, i, p->g->t[p->in[i].tensor].name);
@@ -121,10 +122,11 @@ static glc_status upload(glc_plan *p, const void *const *inputs, int from_f32, c
         int32_t id = p->in[i].tensor;
         const glc__place *pl = &p->prog.place[id];
         glc_dtype dt = p->g->t[id].dtype;
-        const void *src = inputs[i];
+        const void *src;
         size_t bytes = glc__plan_bytes_at(p, id, NULL);
         if (pl->region == GLC__REGION_NONE || bytes == 0 || p->in[i].bound)
             continue; /* (a bound input is read where it is) */
+        src = inputs[i];
         if (from_f32 && (dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16)) {
             glc__convert_from_f32(dt, src, p->stage, glc__plan_numel(p, id));
             src = p->stage;
@@ -343,8 +345,8 @@ glc_status glc__plan_run_slots(glc_plan *p, const void *const *inputs, glc_plan_
 {
     glc_status st;
     int i;
-    if ((p->nin && !inputs) || (p->nout && !outs))
-        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: inputs or outs is NULL", fn);
+    if (p->nout && !outs)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: outs is NULL", fn);
     if ((st = glc__plan_check_inputs(p, inputs, fn)) != GLC_OK ||
         (st = glc__plan_params_ready(p, fn)) != GLC_OK ||
         (st = run_core(p, inputs, 0, probe, fn)) != GLC_OK)
@@ -451,6 +453,23 @@ glc_status glc_plan_sync_pending(glc_plan *p, glc_plan_slice *outs)
                                                               p->run.pending_vals);
     }
     return GLC_OK;
+}
+
+glc_status glc_plan_wait_pending(glc_plan *p, uint64_t timeout_ns)
+{
+    static const char fn[] = "glc_plan_wait_pending";
+    glc__glstate gs;
+    glc_status st;
+    uint64_t waited = 0;
+    GLC__ARG(NULL, p);
+    if (!p->run.pending)
+        return glc__fail(p->dev, GLC_ERR_STATE,
+                         "%s: no run is pending (glc_plan_commit_no_wait starts one)", fn);
+    if ((st = glc__enter(p->dev, 0, 0, &gs)) != GLC_OK)
+        return st;
+    st = glc__sync_wait(p->dev, p->run.pending, timeout_ns, &waited, fn);
+    glc__leave(p->dev, &gs);
+    return st;
 }
 
 int glc_plan_is_pending(const glc_plan *p) { return p && p->run.pending != 0; }
