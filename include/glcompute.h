@@ -769,14 +769,16 @@ GLC_API void glc_plan_destroy(glc_plan *p);
  * is read there, never uploaded: runs take no data for it (named runs must
  * not name it; run_slots / run_raw / commit_no_wait ignore its slot, which
  * may be NULL, and inputs itself may be NULL when every input is bound). A
- * bound output is written there by the op that makes it, with no copy;
- * runs leave nothing of it in host memory (named runs must not name it;
- * its slice has 0 bytes). The view's dtype and shape are the declared
- * ones, variables at their maxima; its offset a multiple of the device's
- * SSBO offset alignment. Refused (nothing changes): an output that is part
- * of another value or the same value as another output (a view's bytes
- * must be the output's own), a bound output range that overlaps another
- * bound range of the plan, a buffer of another device or of the plan.
+ * bound output is written there by the op that makes it, with no copy
+ * (an output whose bytes are not its own: a view of another value, the
+ * same value as another output, or one that feeds a handle, stays where
+ * the plan keeps it and one GPU copy after each run puts it there); runs
+ * leave nothing of it in host memory (named runs must not name it; its
+ * slice has 0 bytes). The view's dtype and shape are the declared ones,
+ * variables at their maxima; its offset a multiple of the device's SSBO
+ * offset alignment. Refused (nothing changes): a bound output range that
+ * overlaps another bound range of the plan, a buffer of another device or
+ * of the plan.
  * The plan keeps a bound buffer alive: glc_buffer_destroy of it takes
  * effect at unbinding, and a run meanwhile is refused. A wrapped GL buffer
  * the application deleted is detected at the next run (glIsBuffer).

@@ -813,8 +813,11 @@ static void unbind(glc_plan *p, glc__plan_io *io)
 {
     if (!io->bound)
         return;
-    p->ext[io->tensor].buf = NULL;
-    p->ext[io->tensor].offset = 0;
+    if (!io->copied) {
+        p->ext[io->tensor].buf = NULL;
+        p->ext[io->tensor].offset = 0;
+    }
+    io->copied = 0;
     glc__buffer_hold(io->bound, -1);
     io->bound = NULL;
     io->bound_off = io->bound_bytes = 0;
@@ -857,16 +860,7 @@ static const char *bind_refusal(glc_plan *p, const glc__plan_io *io, glc_view v,
                  v.offset, v.offset + bytes, v.buffer->capacity, align);
         return why;
     }
-    if (output) {
-        if (glc__alias_root(g, id, &off) != id || g->t[id].kind != GLC__T_VALUE)
-            return "the output is part of another value or an input (its bytes are not its own)";
-        for (k = 0; k < p->nout; k++)
-            if (&p->out[k] != io && p->out[k].tensor == id)
-                return "another output is the same value";
-        for (k = 0; k < p->nfeed; k++)
-            if (p->feed[k].from == id)
-                return "the output feeds a handle";
-    }
+    (void)off;
     /* a written range may share no byte with another bound range */
     for (k = 0; k < p->nin + p->nout; k++) {
         const glc__plan_io *o = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
@@ -876,6 +870,43 @@ static const char *bind_refusal(glc_plan *p, const glc__plan_io *io, glc_view v,
             return "the range overlaps another bound input or output of the plan";
     }
     return NULL;
+}
+
+/* 1 when output io's bytes are its own: the op that makes it can write
+ * it into the bound range (else one GPU copy after each run). */
+static int own_bytes(const glc_plan *p, const glc__plan_io *io)
+{
+    const glc_graph *g = p->g;
+    int32_t id = io->tensor;
+    size_t off;
+    int k;
+    if (glc__alias_root(g, id, &off) != id || g->t[id].kind != GLC__T_VALUE)
+        return 0; /* part of another value, or an input */
+    for (k = 0; k < p->nout; k++)
+        if (&p->out[k] != io && p->out[k].tensor == id)
+            return 0; /* the same value as another output */
+    for (k = 0; k < p->nfeed; k++)
+        if (p->feed[k].from == id)
+            return 0; /* a handle's feed copies it after the run */
+    return 1;
+}
+
+void glc__plan_copy_bound(glc_plan *p)
+{
+    int k;
+    for (k = 0; k < p->nout; k++) {
+        const glc__plan_io *io = &p->out[k];
+        size_t off, bytes = glc__plan_bytes_at(p, io->tensor, NULL);
+        glc_buffer *b;
+        if (!io->bound || !io->copied || !bytes)
+            continue;
+        b = glc__plan_storage(p, io->tensor, &off);
+        glc__buffer_host_access(b); /* a copy reads what shaders wrote after this bit */
+        p->dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, b->name);
+        p->dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, io->bound->name);
+        p->dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)off,
+                                       (GLintptr)io->bound_off, (GLsizeiptr)bytes);
+    }
 }
 
 static glc_status bind_io(glc_plan *p, const char *name, glc_view v, int output, const char *fn)
@@ -918,16 +949,21 @@ static glc_status bind_io(glc_plan *p, const char *name, glc_view v, int output,
         io->bound = v.buffer;
         io->bound_off = v.offset;
         io->bound_bytes = bytes;
+        io->copied = output && !own_bytes(p, io);
         glc__buffer_hold(v.buffer, 1);
-        p->ext[io->tensor].buf = v.buffer;
-        p->ext[io->tensor].offset = v.offset;
+        if (!io->copied) {
+            p->ext[io->tensor].buf = v.buffer;
+            p->ext[io->tensor].offset = v.offset;
+        }
     }
     if ((st = build_cmds(p)) != GLC_OK) { /* as it was */
         unbind(p, io);
         *io = saved;
         if (saved.bound) {
-            p->ext[io->tensor].buf = saved.bound;
-            p->ext[io->tensor].offset = saved.bound_off;
+            if (!saved.copied) {
+                p->ext[io->tensor].buf = saved.bound;
+                p->ext[io->tensor].offset = saved.bound_off;
+            }
             glc__buffer_hold(saved.bound, 1);
         }
         build_cmds(p);

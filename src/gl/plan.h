@@ -30,6 +30,8 @@ typedef struct glc__plan_io {
     size_t host_off;        /* outputs: where the mirror holds it */
     struct glc_buffer *bound; /* glc_plan_bind_input / _output: its GPU memory, or NULL */
     size_t bound_off, bound_bytes;
+    int copied;               /* an output kept where the plan put it, copied to `bound`
+                               * after each run (its bytes are not its own) */
 } glc__plan_io;
 
 /* plan_run.c's state of a plan. */
@@ -94,6 +96,9 @@ static inline size_t glc__align16(size_t v) { return (v + 15) & ~(size_t)15; }
 glc_status glc__plan_bindings_ok(glc_plan *p, const char *fn);
 /* 1 when any input or output is bound to GPU memory. */
 int glc__plan_has_bindings(const glc_plan *p);
+/* The copies of bound outputs that are not their own bytes (after a replay,
+ * inside the caller's glc__enter). */
+void glc__plan_copy_bound(glc_plan *p);
 
 /* GLC_ERR_STATE naming fn when a param or handle was never given contents. */
 glc_status glc__plan_params_ready(glc_plan *p, const char *fn);

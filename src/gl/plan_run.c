@@ -110,6 +110,7 @@ static void replay(glc_plan *p, glc__plan_probe probe)
         glc__buffer_host_access(fb); /* a copy reads what shaders wrote after this bit */
         copy_range(dev, fb, fo, tb, to, p->prog.place[p->feed[k].to].bytes);
     }
+    glc__plan_copy_bound(p);
 }
 
 /* Uploads inputs by slot (bytes in the declared dtype, or f32/i32 values
