@@ -788,8 +788,9 @@ GLC_API void glc_plan_destroy(glc_plan *p);
  * (GL_SHADER_STORAGE_BARRIER_BIT covers shader writes; API writes are
  * ordered by GL); before it draws from a bound output, glMemoryBarrier with
  * the bit of that use (GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT, ...).
- * glc_plan_run_pipelined refuses a plan with bound inputs or outputs (not
- * yet supported). */
+ * glc_plan_run_pipelined: every set reads a bound input where it is (its
+ * pointers may be NULL) and a bound output holds the last set's result
+ * (its pointers may be NULL). */
 GLC_API glc_status glc_plan_bind_input(glc_plan *p, const char *name, glc_view view);
 GLC_API glc_status glc_plan_bind_output(glc_plan *p, const char *name, glc_view view);
 /* For the application's own use of what glcompute wrote: issues

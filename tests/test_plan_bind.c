@@ -7,9 +7,9 @@
  * output that is a view of another value gets its one GPU copy. Then
  * every refusal, each leaving the previous binding working: a wrong dtype,
  * shape, offset or size, two outputs in one range, an input range an
- * output overlaps, a named run naming a bound tensor, a pipelined run; a
- * buffer destroyed while bound (kept alive, the run refused until
- * unbound); unbinding. The
+ * output overlaps, a named run naming a bound tensor; then pipelined sets
+ * over the bound tensors; a buffer destroyed while bound (kept alive, the
+ * run refused until unbound); unbinding. The
  * application's own GL buffers (glc_buffer_wrap_gl) are in test_adopt.c.
  */
 #include "testutil.h"
@@ -199,8 +199,6 @@ static void test_refusals(void **state)
     glc_buffer *small = buffer(dev, TMAX * D - 1);
     int64_t wrong[2] = {TMAX - 1, D}, flat[1] = {TMAX * D};
     float x[TMAX * D], y[TMAX * D], hy[TMAX * D], hz[TMAX * D], hv[TMAX * D];
-    const void *ins[1] = {x};
-    void *outs[3] = {hy, hz, hv};
     glc_plan_input in = {"x", x, TMAX * D};
     glc_plan_output out = {"y", y, TMAX * D};
     uint64_t seed = 1502;
@@ -231,8 +229,6 @@ static void test_refusals(void **state)
             "input \"x\" is bound to GPU memory");
     refused(dev, glc_plan_run(p, NULL, 0, &out, 1), GLC_ERR_INVALID_ARG,
             "output \"y\" is bound to GPU memory");
-    refused(dev, glc_plan_run_pipelined(p, 1, ins, outs), GLC_ERR_UNSUPPORTED,
-            "not supported by pipelined runs yet");
     /* the bindings before the refusals still hold */
     assert_int_equal(glc_plan_run(p, NULL, 0, NULL, 0), GLC_OK);
     assert_int_equal(glc_buffer_read(Y, 0, sizeof y, y), GLC_OK);
@@ -242,6 +238,20 @@ static void test_refusals(void **state)
         glc_plan_destroy(h);
     }
     same("after the refusals", y, hy, TMAX * D);
+    {
+        /* pipelined: each set reads bound x where it is, bound y holds the
+         * last set's; the unbound outputs come back per set */
+        static float z2[2][TMAX * D], v2[2][TMAX * D];
+        const void *ins2[2] = {NULL, NULL};
+        void *outs2[6] = {NULL, z2[0], v2[0], NULL, z2[1], v2[1]};
+        memset(y, 0, sizeof y);
+        assert_int_equal(glc_buffer_write(Y, 0, sizeof y, y), GLC_OK);
+        assert_int_equal(glc_plan_run_pipelined(p, 2, ins2, outs2), GLC_OK);
+        same("pipelined, set 0", z2[0], hz, TMAX * D);
+        same("pipelined, set 1", v2[1], hv, TMAX * D);
+        assert_int_equal(glc_buffer_read(Y, 0, sizeof y, y), GLC_OK);
+        same("pipelined, bound y", y, hy, TMAX * D);
+    }
     /* destroyed while bound: kept alive, runs refused until unbound */
     glc_buffer_destroy(Y);
     refused(dev, glc_plan_run(p, NULL, 0, NULL, 0), GLC_ERR_STATE,

@@ -510,9 +510,10 @@ static glc_status read_sets(glc_plan *p, int n, size_t region, void *const *outp
     }
     for (k = 0; k < n; k++)
         for (j = 0; j < p->nout; j++)
-            memcpy(outputs[(size_t)k * (size_t)p->nout + (size_t)j],
-                   m + (size_t)k * region + p->out[j].host_off,
-                   glc__plan_bytes_at(p, p->out[j].tensor, NULL));
+            if (!p->out[j].bound) /* (a bound output holds the last set's) */
+                memcpy(outputs[(size_t)k * (size_t)p->nout + (size_t)j],
+                       m + (size_t)k * region + p->out[j].host_off,
+                       glc__plan_bytes_at(p, p->out[j].tensor, NULL));
     if (!dev->gl.glUnmapBuffer(GL_COPY_READ_BUFFER))
         return glc__fail(dev, GLC_ERR_GL, "%s: buffer contents were lost while mapped", fn);
     return GLC_OK;
@@ -530,9 +531,10 @@ static void stage_set_in(glc_plan *p, size_t off)
         if (p->prog.place[id].region == GLC__REGION_NONE)
             continue;
         b = glc__plan_storage(p, id, &to);
-        glc__buffer_host_access(b); /* an API write after shader writes to the buffer */
-        if (bytes)
+        if (bytes && !p->in[i].bound) { /* (a bound input is read where it is) */
+            glc__buffer_host_access(b); /* an API write after shader writes to the buffer */
             copy_range(p->dev, p->run.stage_in, off, b, to, bytes);
+        }
         off += glc__align16(p->prog.place[id].bytes);
     }
 }
@@ -555,18 +557,13 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
                          inputs ? "given" : "NULL", outputs ? "given" : "NULL");
     if ((st = glc__plan_refuse_pending(p, fn)) != GLC_OK)
         return st;
-    if (glc__plan_has_bindings(p))
-        return glc__fail(dev, GLC_ERR_UNSUPPORTED,
-                         "%s: the plan has inputs or outputs bound to GPU memory "
-                         "(glc_plan_bind_input / _output): not supported by pipelined runs yet",
-                         fn);
     for (k = 0; k < n; k++) {
         for (i = 0; i < p->nin; i++)
-            if (!inputs[(size_t)k * nin + (size_t)i])
+            if (!inputs[(size_t)k * nin + (size_t)i] && !p->in[i].bound)
                 return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: set %d: input slot %d (\"%s\") is NULL",
                                  fn, k, i, p->g->t[p->in[i].tensor].name);
         for (j = 0; j < p->nout; j++)
-            if (!outputs[(size_t)k * nout + (size_t)j])
+            if (!outputs[(size_t)k * nout + (size_t)j] && !p->out[j].bound)
                 return glc__fail(dev, GLC_ERR_INVALID_ARG,
                                  "%s: set %d: output slot %d (\"%s\") is NULL", fn, k, j,
                                  p->g->out[j].name);
@@ -585,6 +582,7 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
         return st;
     if ((st = glc__enter(dev, TOUCH_RUN, p->max_bind, &gs)) != GLC_OK)
         return st;
+    st = glc__plan_bindings_ok(p, fn);
     /* every set's inputs at once: nothing in flight reads the staging buffer */
     for (k = 0; k < n && st == GLC_OK; k++) {
         size_t off = (size_t)k * in_region;
@@ -593,7 +591,7 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
             size_t bytes = glc__plan_bytes_at(p, id, NULL);
             if (p->prog.place[id].region == GLC__REGION_NONE)
                 continue;
-            if (bytes)
+            if (bytes && !p->in[i].bound)
                 st = glc__buffer_write_in(p->run.stage_in, off, bytes,
                                           inputs[(size_t)k * nin + (size_t)i], fn);
             off += glc__align16(p->prog.place[id].bytes);
@@ -605,6 +603,8 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
         for (j = 0; j < p->nout; j++) {
             size_t bytes = glc__plan_bytes_at(p, p->out[j].tensor, NULL), from;
             glc_buffer *b = glc__plan_storage(p, p->out[j].tensor, &from);
+            if (p->out[j].bound)
+                continue; /* written where it is bound */
             glc__buffer_host_access(b); /* a copy reads what shaders wrote after this bit */
             if (bytes)
                 copy_range(dev, b, from, p->run.stage_out,
