@@ -4,7 +4,8 @@
  * every value of a row variable, through named runs, run_slots, run_raw,
  * run_profiled and commit_no_wait; a bound output is written in place (the
  * plan's own mirror keeps nothing of it) and later ops read it there; an
- * output that is a view of another value gets its one GPU copy. Then
+ * output that is a view of another value gets its one GPU copy; with a
+ * handle (a KV cache appended to each run) outputs and cache equal. Then
  * every refusal, each leaving the previous binding working: a wrong dtype,
  * shape, offset or size, two outputs in one range, an input range an
  * output overlaps, a named run naming a bound tensor; then pipelined sets
@@ -184,6 +185,64 @@ static void test_bound_equals_host(void **state)
     glc_device_destroy(dev);
 }
 
+/* With persistent state: each run appends x's rows to a handle (a KV
+ * cache) at positions given from host memory and reads them back; x and
+ * the output bound, the positions not. Three runs bound against three host
+ * runs of a plan of the same graph: outputs and the handles equal. */
+#define ROWS 16
+static glc_plan *build_cache(glc_device *dev)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    int64_t xs[2] = {3, D}, cs[2] = {ROWS, D}, ps[1] = {3};
+    glc_tensor x, pos, c;
+    static float zeros[ROWS * D];
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    pos = glc_graph_input(g, "pos", GLC_DTYPE_I32, 1, ps);
+    c = glc_set_rows(g, glc_graph_handle(g, "cache", GLC_DTYPE_F32, 2, cs), x, pos);
+    glc_graph_output(g, "y", glc_scale(g, glc_get_rows(g, c, pos), 2.0f, 0.5f));
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    assert_int_equal(glc_plan_bind_handle(p, "cache", zeros, sizeof zeros), GLC_OK);
+    return p;
+}
+
+static void test_with_handles(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_plan *p = build_cache(dev), *h = build_cache(dev);
+    int64_t xs[2] = {3, D};
+    glc_buffer *X = buffer(dev, 3 * D), *Y = buffer(dev, 3 * D);
+    float x[3 * D], y[3 * D], hy[3 * D], cb[ROWS * D], ch[ROWS * D];
+    uint64_t seed = 1503;
+    int r;
+    (void)state;
+    assert_int_equal(glc_plan_bind_input(p, "x", glc_view_make(X, 0, GLC_DTYPE_F32, 2, xs)),
+                     GLC_OK);
+    assert_int_equal(glc_plan_bind_output(p, "y", glc_view_make(Y, 0, GLC_DTYPE_F32, 2, xs)),
+                     GLC_OK);
+    for (r = 0; r < 3; r++) {
+        int32_t pos[3] = {3 * r, 3 * r + 5, 15 - r};
+        glc_plan_input in[2] = {{"x", x, 3 * D}, {"pos", pos, 3}};
+        glc_plan_output out = {"y", hy, 3 * D};
+        ot_fill(&seed, x, 3 * D, -2.0f, 2.0f);
+        assert_int_equal(glc_buffer_write(X, 0, sizeof x, x), GLC_OK);
+        assert_int_equal(glc_plan_run(h, in, 2, &out, 1), GLC_OK);
+        assert_int_equal(glc_plan_run(p, &in[1], 1, NULL, 0), GLC_OK);
+        assert_int_equal(glc_buffer_read(Y, 0, sizeof y, y), GLC_OK);
+        same("with a handle: y", y, hy, 3 * D);
+        assert_int_equal(glc_plan_read_handle(p, "cache", cb, sizeof cb), GLC_OK);
+        assert_int_equal(glc_plan_read_handle(h, "cache", ch, sizeof ch), GLC_OK);
+        same("with a handle: the cache", cb, ch, ROWS * D);
+    }
+    glc_plan_destroy(p);
+    glc_plan_destroy(h);
+    glc_buffer_destroy(X);
+    glc_buffer_destroy(Y);
+    glc_device_destroy(dev);
+}
+
 /* A refusal names its cause, and the binding before it still works. */
 static void refused(glc_device *dev, glc_status st, glc_status want, const char *needle)
 {
@@ -274,6 +333,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bound_equals_host),
+        cmocka_unit_test(test_with_handles),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
