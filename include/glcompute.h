@@ -793,6 +793,28 @@ GLC_API void glc_plan_destroy(glc_plan *p);
  * (its pointers may be NULL). */
 GLC_API glc_status glc_plan_bind_input(glc_plan *p, const char *name, glc_view view);
 GLC_API glc_status glc_plan_bind_output(glc_plan *p, const char *name, glc_view view);
+/* Texture inputs and outputs: glc_plan_bind_input_texture makes input
+ * `name` be read from level `level` of the application's 2D texture (GL
+ * name; immutable storage from glTexStorage2D, GL_RGBA8 or GL_R32F: the
+ * ES 3.1 image formats a plan reads and writes, others GLC_ERR_UNSUPPORTED)
+ * at every later run, glc_plan_bind_output_texture makes output `name` be
+ * written there; 0 unbinds. The tensor is f32 [H, W, 4] (RGBA8: unorm
+ * channels in [0, 1]; stores clamp and round) or [H, W, 1] (R32F), H and W
+ * the level's size, no variable dims; texel (x, y) is element [y, x, ..],
+ * row 0 the texture's first (GL's bottom). A bound texture replaces a bound
+ * buffer range and the other way round. Runs take no data and give nothing
+ * in host memory for it, as for a bound buffer; the plan copies between the
+ * texture and its own storage on the GPU (one dispatch each way, image unit
+ * 0). Texels the application rendered need no barrier before a run; ones
+ * it wrote with image stores need GL_SHADER_IMAGE_ACCESS_BARRIER_BIT; after
+ * a run, the bit of its use (GL_TEXTURE_FETCH_BARRIER_BIT before sampling,
+ * GL_FRAMEBUFFER_BARRIER_BIT, ...). A texture the application deleted is
+ * reported at the next run. On a refusal that names a texture of another
+ * target, the GL_INVALID_OPERATION the check raised is consumed. */
+GLC_API glc_status glc_plan_bind_input_texture(glc_plan *p, const char *name,
+                                               uint32_t gl_texture, int level);
+GLC_API glc_status glc_plan_bind_output_texture(glc_plan *p, const char *name,
+                                                uint32_t gl_texture, int level);
 /* For the application's own use of what glcompute wrote: issues
  * glMemoryBarrier(gl_barrier_bits) in the device's context (the bits of
  * the uses to come: GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT before a draw reads

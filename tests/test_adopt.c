@@ -47,6 +47,11 @@ static void take(snapshot *s)
         glGetInteger64i_v(GL_SHADER_STORAGE_BUFFER_START, (GLuint)i, &s->w[m++]);
         glGetInteger64i_v(GL_SHADER_STORAGE_BUFFER_SIZE, (GLuint)i, &s->w[m++]);
     }
+    glGetIntegerv(GL_TEXTURE_BINDING_2D, &s->v[n++]);
+    glGetIntegerv(GL_ACTIVE_TEXTURE, &s->v[n++]);
+    glGetIntegeri_v(GL_IMAGE_BINDING_NAME, 0, &s->v[n++]);
+    glGetIntegeri_v(GL_IMAGE_BINDING_FORMAT, 0, &s->v[n++]);
+    glGetIntegeri_v(GL_IMAGE_BINDING_ACCESS, 0, &s->v[n++]);
     for (i = 0; i < 2; i++) {
         glGetIntegeri_v(GL_UNIFORM_BUFFER_BINDING, (GLuint)i, &s->v[n++]);
         glGetInteger64i_v(GL_UNIFORM_BUFFER_START, (GLuint)i, &s->w[m++]);
@@ -291,6 +296,177 @@ static void test_plan_on_host_buffers(void **state)
     glc_buffer_destroy(bx);
     glc_buffer_destroy(by);
     glc_device_destroy(dev);
+    host_close(&h);
+}
+
+/* An RGBA8 texture of the application's as a plan's input, y = 1 - x
+ * written into another RGBA8 texture it then reads with glReadPixels (a
+ * texture replacing a buffer binding and a buffer a texture's); an
+ * R32F texture in and out (checked by a second plan reading it back); every
+ * refusal (mutable storage, a format other than RGBA8 / R32F, a size or
+ * shape that differs, a non-texture), the host's texture and image-unit
+ * bindings unchanged, a texture the application deleted caught. */
+static GLuint texture(GLenum fmt, int w, int h, const void *data, GLenum dfmt, GLenum dtype)
+{
+    GLuint t;
+    glGenTextures(1, &t);
+    glBindTexture(GL_TEXTURE_2D, t);
+    glTexStorage2D(GL_TEXTURE_2D, 1, fmt, w, h);
+    if (data)
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, dfmt, dtype, data);
+    return t;
+}
+
+static void test_plan_textures(void **state)
+{
+    enum { W = 5, H = 3 };
+    host h;
+    snapshot ref;
+    glc_device *dev;
+    glc_graph *g;
+    glc_plan *p, *q, *r;
+    int64_t s4[3] = {H, W, 4}, s1[3] = {H, W, 1};
+    GLubyte in[H * W * 4], got[H * W * 4];
+    float f[H * W], f2[H * W];
+    GLuint tin, tout, tr, tr2, tmut, t16, tbig, fbo;
+    GLint keep = 0;
+    int i;
+    (void)state;
+    if (!host_open(&h))
+        skip();
+    host_bind_everything(&h);
+    for (i = 0; i < H * W * 4; i++)
+        in[i] = (GLubyte)(i * 37 % 256);
+    for (i = 0; i < H * W; i++)
+        f[i] = (float)i * 0.5f - 3.0f;
+    glGetIntegerv(GL_TEXTURE_BINDING_2D, &keep);
+    tin = texture(GL_RGBA8, W, H, in, GL_RGBA, GL_UNSIGNED_BYTE);
+    tout = texture(GL_RGBA8, W, H, NULL, 0, 0);
+    tr = texture(GL_R32F, W, H, f, GL_RED, GL_FLOAT);
+    tr2 = texture(GL_R32F, W, H, NULL, 0, 0);
+    t16 = texture(GL_RGBA16F, W, H, NULL, 0, 0);
+    tbig = texture(GL_RGBA8, W + 1, H, NULL, 0, 0);
+    glGenTextures(1, &tmut);
+    glBindTexture(GL_TEXTURE_2D, tmut);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, W, H, 0, GL_RGBA, GL_UNSIGNED_BYTE, in);
+    glBindTexture(GL_TEXTURE_2D, (GLuint)keep);
+    glBindImageTexture(0, h.buf[0] ? tbig : 0, 0, GL_FALSE, 0, GL_READ_WRITE, GL_RGBA8);
+    assert_int_equal(glGetError(), GL_NO_ERROR);
+    take(&ref);
+    dev = adopt(NULL);
+    /* y = 1 - x over RGBA8 */
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    glc_graph_output(g, "y", glc_scale(g, glc_graph_input(g, "x", GLC_DTYPE_F32, 3, s4), -1, 1));
+    assert_int_equal(glc_graph_compile(g, NULL, &p), GLC_OK);
+    glc_graph_destroy(g);
+    /* z = 2 x + 1 over R32F, and a plan that reads an R32F texture back */
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    glc_graph_output(g, "z", glc_scale(g, glc_graph_input(g, "x", GLC_DTYPE_F32, 3, s1), 2, 1));
+    assert_int_equal(glc_graph_compile(g, NULL, &q), GLC_OK);
+    glc_graph_destroy(g);
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    glc_graph_output(g, "c", glc_scale(g, glc_graph_input(g, "x", GLC_DTYPE_F32, 3, s1), 1, 0));
+    assert_int_equal(glc_graph_compile(g, NULL, &r), GLC_OK);
+    glc_graph_destroy(g);
+    SAME(ref);
+    /* the refusals, each leaving nothing bound */
+    assert_int_equal(glc_plan_bind_input_texture(p, "x", tmut, 0), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "mutable storage");
+    assert_int_equal(glc_plan_bind_input_texture(p, "x", t16, 0), GLC_ERR_UNSUPPORTED);
+    tu_assert_contains(glc_device_errmsg(dev), "GL_RGBA8 and GL_R32F");
+    assert_int_equal(glc_plan_bind_input_texture(p, "x", tbig, 0), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "a 6x3 RGBA8 texture level is an f32 [3, 6, 4]");
+    assert_int_equal(glc_plan_bind_input_texture(p, "x", tr, 0), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_plan_bind_input_texture(p, "x", tin, 1), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "level 1 of a texture of 1");
+    assert_int_equal(glc_plan_bind_input_texture(p, "x", 999999, 0), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "is not a GL texture");
+    assert_int_equal(glc_plan_bind_input_texture(p, "nope", tin, 0), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glGetError(), GL_NO_ERROR);
+    SAME(ref);
+    /* RGBA8 in and out; the input first bound to a buffer, which the
+     * texture replaces */
+    {
+        glc_buffer *b;
+        int64_t n = H * W * 4;
+        assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &b), GLC_OK);
+        assert_int_equal(glc_plan_bind_input(p, "x", glc_view_make(b, 0, GLC_DTYPE_F32, 3, s4)),
+                         GLC_OK);
+        glc_buffer_destroy(b); /* held by the binding until the texture replaces it */
+    }
+    assert_int_equal(glc_plan_bind_input_texture(p, "x", tin, 0), GLC_OK);
+    assert_int_equal(glc_plan_bind_output_texture(p, "y", tout, 0), GLC_OK);
+    SAME(ref);
+    assert_int_equal(glc_plan_run(p, NULL, 0, NULL, 0), GLC_OK);
+    SAME(ref);
+    assert_int_equal(glc_device_release_to_gl(dev, GL_FRAMEBUFFER_BARRIER_BIT |
+                                                       GL_TEXTURE_FETCH_BARRIER_BIT),
+                     GLC_OK);
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tout, 0);
+    glReadPixels(0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, got);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fbo);
+    for (i = 0; i < H * W * 4; i++)
+        if (got[i] != 255 - in[i])
+            fail_msg("RGBA8 texel byte %d: %d, want %d", i, got[i], 255 - in[i]);
+    {
+        /* a buffer range replaces the input texture: the run reads it */
+        static float ones[H * W * 4];
+        glc_buffer *b;
+        int64_t n = H * W * 4;
+        for (i = 0; i < H * W * 4; i++)
+            ones[i] = 1.0f;
+        assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &b), GLC_OK);
+        assert_int_equal(glc_buffer_write(b, 0, sizeof ones, ones), GLC_OK);
+        assert_int_equal(glc_plan_bind_input(p, "x", glc_view_make(b, 0, GLC_DTYPE_F32, 3, s4)),
+                         GLC_OK);
+        assert_int_equal(glc_plan_run(p, NULL, 0, NULL, 0), GLC_OK);
+        assert_int_equal(glc_device_release_to_gl(dev, GL_FRAMEBUFFER_BARRIER_BIT), GLC_OK);
+        glGenFramebuffers(1, &fbo);
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tout, 0);
+        glReadPixels(0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, got);
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+        glDeleteFramebuffers(1, &fbo);
+        for (i = 0; i < H * W * 4; i++)
+            if (got[i] != 0)
+                fail_msg("RGBA8 texel byte %d after the buffer replaced the texture: %d", i,
+                         got[i]);
+        glc_buffer_destroy(b);
+    }
+    /* R32F in and out; the result read back through a texture input */
+    assert_int_equal(glc_plan_bind_input_texture(q, "x", tr, 0), GLC_OK);
+    assert_int_equal(glc_plan_bind_output_texture(q, "z", tr2, 0), GLC_OK);
+    assert_int_equal(glc_plan_run(q, NULL, 0, NULL, 0), GLC_OK);
+    assert_int_equal(glc_device_release_to_gl(dev, GL_SHADER_IMAGE_ACCESS_BARRIER_BIT), GLC_OK);
+    assert_int_equal(glc_plan_bind_input_texture(r, "x", tr2, 0), GLC_OK);
+    {
+        glc_plan_output out = {"c", f2, H * W};
+        assert_int_equal(glc_plan_run(r, NULL, 0, &out, 1), GLC_OK);
+    }
+    for (i = 0; i < H * W; i++)
+        if (f2[i] != 2.0f * f[i] + 1.0f)
+            fail_msg("R32F texel %d: %g, want %g", i, (double)f2[i], 2.0 * f[i] + 1.0);
+    SAME(ref);
+    /* the application deletes an input texture while it is bound */
+    glDeleteTextures(1, &tr);
+    assert_int_equal(glc_plan_run(q, NULL, 0, NULL, 0), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "is no longer a texture");
+    assert_int_equal(glc_plan_bind_input_texture(q, "x", 0, 0), GLC_OK);
+    SAME(ref);
+    glc_plan_destroy(p);
+    glc_plan_destroy(q);
+    glc_plan_destroy(r);
+    glc_device_destroy(dev);
+    SAME(ref);
+    glDeleteTextures(1, &tin);
+    glDeleteTextures(1, &tout);
+    glDeleteTextures(1, &tr2);
+    glDeleteTextures(1, &t16);
+    glDeleteTextures(1, &tbig);
+    glDeleteTextures(1, &tmut);
     host_close(&h);
 }
 
@@ -603,6 +779,8 @@ static int call_entry(world *w, int i, const char **name)
     ENTRY(34, glc_plan_bind_input(w->vp, "x", unbound))
     ENTRY(35, glc_device_release_to_gl(w->dev, GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT))
     ENTRY(36, glc_plan_wait_pending(w->pending, 0))
+    ENTRY(37, glc_plan_bind_input_texture(w->vp, "x", 1, 0))
+    ENTRY(38, glc_plan_bind_output_texture(w->vp, "y", 1, 0))
     default:
         return -1;
     }
@@ -938,6 +1116,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_state_preserved),
         cmocka_unit_test(test_plan_on_host_buffers),
+        cmocka_unit_test(test_plan_textures),
         cmocka_unit_test(test_restore_off_is_caught),
         cmocka_unit_test(test_adopted_context_not_current),
         cmocka_unit_test(test_other_device_current),

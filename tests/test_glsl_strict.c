@@ -18,6 +18,7 @@
 
 #include "device.h"
 #include "fakegl.h"
+#include "kernel.h"
 #include "llama.h"
 #include "optable.h"
 
@@ -208,6 +209,17 @@ static void test_kernels_strict(void **state)
         glc_device *dev = fake_target(gpu);
         plan_decoder(dev, gpu);
         plan_op_table(dev, gpu);
+        {
+            /* the texture transfers (plan.c binds them outside any op) */
+            int out, fmt;
+            for (out = 0; out < 2; out++)
+                for (fmt = 0; fmt < 2; fmt++) {
+                    char defs[48];
+                    glc_kernel *k;
+                    snprintf(defs, sizeof defs, "#define OUT %d\n#define FMT %d\n", out, fmt);
+                    assert_int_equal(glc__kernel_get(dev, "image_io", defs, 64, &k), GLC_OK);
+                }
+        }
         glc_device_destroy(dev);
     }
     assert_true(nsrc > 10);

@@ -75,13 +75,15 @@
     X(k, HQ, 0) X(k, GROUP, 1) X(k, HKV, 2) X(k, KEYS, 3) X(k, NSPLIT, 4) X(k, HEAD_BLOCKS, 5) \
     X(k, QSCALE, 6) X(k, NORMALIZE, 7)
 #define GLC__KP_SDPA_COMBINE(X, k) X(k, NSPLIT, 0) X(k, DV, 1)
+/* a plan's texture input or output (plan_run.c): its size and channels */
+#define GLC__KP_IMAGE_IO(X, k) X(k, W, 0) X(k, H, 1) X(k, C, 2)
 
 /* Y(K): every kernel with params. */
 #define GLC__KPARAM_KERNELS(Y) \
     Y(FILL) Y(SPIN) Y(UNARY) Y(BINARY) Y(COPY) Y(GET_ROWS) Y(SET_ROWS) Y(REDUCE) Y(ROPE) \
     Y(ROPE_QKV) \
     Y(KSUM) Y(MATVEC) Y(MATMUL) Y(MATMUL_Q) Y(MATMUL_AFFINE) Y(MATMUL_EXPERT) Y(SDPA_ROWS) \
-    Y(SDPA_TILE) Y(SDPA_SPLIT) Y(SDPA_COMBINE)
+    Y(SDPA_TILE) Y(SDPA_SPLIT) Y(SDPA_COMBINE) Y(IMAGE_IO)
 
 #define GLC__KP_ENUM(K, NAME, I) GLC__KP_##K##_##NAME = (I),
 #define GLC__KP_KERNEL_ENUM(K) enum { GLC__KP_##K(GLC__KP_ENUM, K) GLC__KP_##K##_END_ };

@@ -72,7 +72,14 @@
     X(void, glFlush, (void))                                                                \
     X(GLsync, glFenceSync, (GLenum condition, GLbitfield flags))                            \
     X(GLenum, glClientWaitSync, (GLsync sync, GLbitfield flags, GLuint64 timeout))          \
-    X(void, glDeleteSync, (GLsync sync))
+    X(void, glDeleteSync, (GLsync sync))                                                    \
+    X(void, glBindImageTexture, (GLuint unit, GLuint texture, GLint level, GLboolean layered, \
+                                 GLint layer, GLenum access, GLenum format))                \
+    X(GLboolean, glIsTexture, (GLuint texture))                                             \
+    X(void, glBindTexture, (GLenum target, GLuint texture))                                 \
+    X(void, glGetTexParameteriv, (GLenum target, GLenum pname, GLint *params))              \
+    X(void, glGetTexLevelParameteriv, (GLenum target, GLint level, GLenum pname,            \
+                                       GLint *params))
 
 #define GLC__GL_EXT(X)                                                                      \
     X(void, glBufferStorageEXT, (GLenum target, GLsizeiptr size, const void *data,          \

@@ -53,6 +53,15 @@ void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int n
                          GL_SHADER_STORAGE_BUFFER_SIZE, (GLuint)i, &st->ssbo_at[i].buffer,
                          &st->ssbo_at[i].start, &st->ssbo_at[i].size);
     }
+    if (mask & GLC__TOUCH_IMAGE) {
+        static const GLenum q[6] = {GL_IMAGE_BINDING_NAME,  GL_IMAGE_BINDING_LEVEL,
+                                    GL_IMAGE_BINDING_LAYERED, GL_IMAGE_BINDING_LAYER,
+                                    GL_IMAGE_BINDING_ACCESS, GL_IMAGE_BINDING_FORMAT};
+        for (i = 0; i < 6; i++)
+            gl->glGetIntegeri_v(q[i], 0, &st->image[i]);
+    }
+    if (mask & GLC__TOUCH_TEXTURE)
+        gl->glGetIntegerv(GL_TEXTURE_BINDING_2D, &st->texture_2d);
     if (mask & GLC__TOUCH_UBO) {
         gl->glGetIntegerv(GL_UNIFORM_BUFFER_BINDING, &st->ubo);
         for (i = 0; i < st->n; i++)
@@ -87,6 +96,12 @@ int glc__glstate_restore(const glc__gl *gl, const glc__glstate *st)
                             st->ssbo_at[i].start, st->ssbo_at[i].size);
         gl->glBindBuffer(GL_SHADER_STORAGE_BUFFER, (GLuint)st->ssbo);
     }
+    if (st->mask & GLC__TOUCH_IMAGE)
+        gl->glBindImageTexture(0, (GLuint)st->image[0], st->image[1],
+                               st->image[2] ? GL_TRUE : GL_FALSE, st->image[3],
+                               (GLenum)st->image[4], (GLenum)st->image[5]);
+    if (st->mask & GLC__TOUCH_TEXTURE)
+        gl->glBindTexture(GL_TEXTURE_2D, (GLuint)st->texture_2d);
     if (st->mask & GLC__TOUCH_UBO) {
         for (i = 0; i < st->n; i++)
             restore_indexed(gl, GL_UNIFORM_BUFFER, (GLuint)i, st->ubo_at[i].buffer,

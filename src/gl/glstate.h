@@ -17,7 +17,9 @@ enum {
     GLC__TOUCH_COPY = 1u << 1,     /* GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER */
     GLC__TOUCH_SSBO = 1u << 2,     /* generic + indexed SSBO 0..nssbo-1 */
     GLC__TOUCH_INDIRECT = 1u << 3, /* GL_DISPATCH_INDIRECT_BUFFER */
-    GLC__TOUCH_UBO = 1u << 4       /* generic + indexed UBO 0..n-1 */
+    GLC__TOUCH_UBO = 1u << 4,      /* generic + indexed UBO 0..n-1 */
+    GLC__TOUCH_IMAGE = 1u << 5,    /* image unit 0 */
+    GLC__TOUCH_TEXTURE = 1u << 6   /* GL_TEXTURE_2D of the active texture unit */
 };
 
 #define GLC__MAX_SAVED_SSBO 16
@@ -27,6 +29,8 @@ typedef struct glc__glstate {
     int n; /* indexed SSBO and UBO bindings saved */
     GLint program, copy_read, copy_write, indirect, ssbo, ubo;
     int program_deleted; /* the host deleted its current program: it dies when unbound */
+    GLint image[6];      /* unit 0: name, level, layered, layer, access, format */
+    GLint texture_2d;
     struct {
         GLint buffer;
         GLint64 start, size;

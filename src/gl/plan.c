@@ -811,6 +811,8 @@ glc_status glc_plan_clone(const glc_plan *src, glc_plan **out)
 
 static void unbind(glc_plan *p, glc__plan_io *io)
 {
+    io->tex = 0; /* (its kernel is the device's cache's) */
+    io->tex_kernel = NULL;
     if (!io->bound)
         return;
     if (!io->copied) {
@@ -944,7 +946,7 @@ static glc_status bind_io(glc_plan *p, const char *name, glc_view v, int output,
     saved = *io;
     if (saved.bound) /* kept alive until the new commands are built */
         glc__buffer_hold(saved.bound, 1);
-    unbind(p, io);
+    unbind(p, io); /* (a texture binding too) */
     if (v.buffer) {
         io->bound = v.buffer;
         io->bound_off = v.offset;
@@ -988,14 +990,188 @@ glc_status glc_plan_bind_output(glc_plan *p, const char *name, glc_view view)
     return bind_io(p, name, view, 1, "glc_plan_bind_output");
 }
 
+/* ---- texture inputs and outputs ---- */
+
+int glc__plan_has_textures(const glc_plan *p)
+{
+    int k;
+    for (k = 0; k < p->nin + p->nout; k++)
+        if ((k < p->nin ? &p->in[k] : &p->out[k - p->nin])->tex)
+            return 1;
+    return 0;
+}
+
+void glc__plan_textures(glc_plan *p, int out)
+{
+    glc_device *dev = p->dev;
+    int k, n = out ? p->nout : p->nin, any = 0;
+    for (k = 0; k < n; k++) {
+        glc__plan_io *io = out ? &p->out[k] : &p->in[k];
+        glc__cmd c;
+        size_t off;
+        if (!io->tex)
+            continue;
+        if (out && !any++) /* the plan's writes before the image kernel reads them */
+            glc__enc_raw_barrier(dev, GLC__BARRIER_STORAGE);
+        memset(&c, 0, sizeof c);
+        c.kernel = io->tex_kernel;
+        c.total_groups = (uint32_t)(((uint64_t)io->tex_w * (uint64_t)io->tex_h + 63) / 64);
+        glc__grid_fold(c.total_groups, dev->info.limits.max_group_count, c.grid);
+        c.nbind = 1;
+        c.bind[0].buffer = glc__plan_storage(p, io->tensor, &off);
+        c.bind[0].offset = off;
+        c.bind[0].size = glc__plan_bytes_at(p, io->tensor, NULL);
+        c.bind[0].access = out ? GLC_READ : GLC_WRITE;
+        c.bind[0].kind = GLC_BIND_STORAGE;
+        c.nparams = 3;
+        c.params[GLC__KP_IMAGE_IO_W] = (uint32_t)io->tex_w;
+        c.params[GLC__KP_IMAGE_IO_H] = (uint32_t)io->tex_h;
+        c.params[GLC__KP_IMAGE_IO_C] = io->tex_fmt ? 1u : 4u;
+        c.label = "image_io";
+        dev->gl.glBindImageTexture(0, io->tex, io->tex_level, GL_FALSE, 0,
+                                   out ? GL_WRITE_ONLY : GL_READ_ONLY,
+                                   io->tex_fmt ? GL_R32F : GL_RGBA8);
+        glc__replay(dev, &c);
+        any = 1;
+    }
+    if (!out && any) /* the tensors written before the plan's first command reads them */
+        glc__enc_raw_barrier(dev, GLC__BARRIER_STORAGE);
+}
+
+/* Texture `tex` level `level` checked against io's tensor (f32 [H, W, C],
+ * C 4 for RGBA8, 1 for R32F) and recorded in io. Inside glc__enter with
+ * GLC__TOUCH_TEXTURE. */
+static glc_status bind_texture(glc_plan *p, glc__plan_io *io, uint32_t tex, int level, int output,
+                               const char *fn, const char *name)
+{
+    glc_device *dev = p->dev;
+    const glc__gtensor *gt = &p->g->t[io->tensor];
+    GLint immutable = 0, levels = 0, fmt = 0, w = 0, h = 0;
+    char defs[48];
+    int c, d;
+    glc_status st;
+    GLint now = 0;
+    if (!dev->gl.glIsTexture(tex))
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s(\"%s\"): %u is not a GL texture", fn, name,
+                         tex);
+    dev->gl.glBindTexture(GL_TEXTURE_2D, tex);
+    dev->gl.glGetIntegerv(GL_TEXTURE_BINDING_2D, &now);
+    if ((uint32_t)now != tex) { /* another target's: the bind failed, and raised this */
+        dev->gl.glGetError();
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s(\"%s\"): texture %u is not a 2D texture",
+                         fn, name, tex);
+    }
+    dev->gl.glGetTexParameteriv(GL_TEXTURE_2D, GL_TEXTURE_IMMUTABLE_FORMAT, &immutable);
+    dev->gl.glGetTexParameteriv(GL_TEXTURE_2D, GL_TEXTURE_IMMUTABLE_LEVELS, &levels);
+    if (!immutable)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                         "%s(\"%s\"): texture %u has mutable storage; image units need "
+                         "glTexStorage2D's",
+                         fn, name, tex);
+    if (level < 0 || level >= levels)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s(\"%s\"): level %d of a texture of %d",
+                         fn, name, level, levels);
+    dev->gl.glGetTexLevelParameteriv(GL_TEXTURE_2D, level, GL_TEXTURE_INTERNAL_FORMAT, &fmt);
+    dev->gl.glGetTexLevelParameteriv(GL_TEXTURE_2D, level, GL_TEXTURE_WIDTH, &w);
+    dev->gl.glGetTexLevelParameteriv(GL_TEXTURE_2D, level, GL_TEXTURE_HEIGHT, &h);
+    if (fmt != GL_RGBA8 && fmt != GL_R32F)
+        return glc__fail(dev, GLC_ERR_UNSUPPORTED,
+                         "%s(\"%s\"): texture format 0x%04x; a plan reads and writes GL_RGBA8 "
+                         "and GL_R32F textures",
+                         fn, name, (unsigned)fmt);
+    c = fmt == GL_RGBA8 ? 4 : 1;
+    for (d = 0; d < gt->rank; d++)
+        if (gt->shape[d] < 0)
+            break;
+    if (gt->dtype != GLC_DTYPE_F32 || gt->rank != 3 || d < 3 || gt->shape[0] != h ||
+        gt->shape[1] != w || gt->shape[2] != c)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG,
+                         "%s(\"%s\"): a %dx%d %s texture level is an f32 [%d, %d, %d] tensor "
+                         "(no variable dims); the %s is not",
+                         fn, name, w, h, c == 4 ? "RGBA8" : "R32F", h, w, c,
+                         output ? "output" : "input");
+    snprintf(defs, sizeof defs, "#define OUT %d\n#define FMT %d\n", output, c == 1);
+    if ((st = glc__kernel_get(dev, "image_io", defs, 64, &io->tex_kernel)) != GLC_OK)
+        return st;
+    io->tex = tex;
+    io->tex_level = level;
+    io->tex_fmt = c == 1;
+    io->tex_w = w;
+    io->tex_h = h;
+    return GLC_OK;
+}
+
+static glc_status bind_tex_io(glc_plan *p, const char *name, uint32_t tex, int level, int output,
+                              const char *fn)
+{
+    glc_device *dev = p->dev;
+    glc__plan_io *io = NULL, saved;
+    glc__glstate gs;
+    glc_status st;
+    int k;
+    if (output) {
+        if ((k = glc__plan_output_slot(p, name)) >= 0)
+            io = &p->out[k];
+    } else {
+        for (k = 0; name && k < p->nin; k++)
+            if (strcmp(p->g->t[p->in[k].tensor].name, name) == 0)
+                io = &p->in[k];
+    }
+    if (!io)
+        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: no %s named \"%s\"", fn,
+                         output ? "output" : "input", name ? name : "(null)");
+    if ((st = glc__plan_refuse_pending(p, fn)) != GLC_OK)
+        return st;
+    if (output && glc__alias_root(p->g, io->tensor, &(size_t){0}) != io->tensor)
+        return glc__fail(dev, GLC_ERR_UNSUPPORTED,
+                         "%s(\"%s\"): the output is part of another value", fn, name);
+    if ((st = glc__enter(dev, GLC__TOUCH_TEXTURE, 0, &gs)) != GLC_OK)
+        return st;
+    saved = *io;
+    if (!tex) {
+        io->tex = 0;
+        io->tex_kernel = NULL;
+    } else if ((st = bind_texture(p, io, tex, level, output, fn, name)) != GLC_OK) {
+        *io = saved;
+    } else if (saved.bound) { /* the texture takes the buffer's place */
+        glc__plan_io t = *io;
+        unbind(p, io); /* releases the buffer, clears its ext (and the texture) */
+        io->tex = t.tex;
+        io->tex_level = t.tex_level;
+        io->tex_fmt = t.tex_fmt;
+        io->tex_w = t.tex_w;
+        io->tex_h = t.tex_h;
+        io->tex_kernel = t.tex_kernel;
+        st = build_cmds(p);
+    }
+    glc__leave(dev, &gs);
+    return st;
+}
+
+glc_status glc_plan_bind_input_texture(glc_plan *p, const char *name, uint32_t gl_texture,
+                                       int level)
+{
+    GLC__ARG(NULL, p);
+    glc__use_device(p->dev);
+    return bind_tex_io(p, name, gl_texture, level, 0, "glc_plan_bind_input_texture");
+}
+
+glc_status glc_plan_bind_output_texture(glc_plan *p, const char *name, uint32_t gl_texture,
+                                        int level)
+{
+    GLC__ARG(NULL, p);
+    glc__use_device(p->dev);
+    return bind_tex_io(p, name, gl_texture, level, 1, "glc_plan_bind_output_texture");
+}
+
 int glc__plan_has_bindings(const glc_plan *p)
 {
     int k;
     for (k = 0; k < p->nin; k++)
-        if (p->in[k].bound)
+        if (glc__io_external(&p->in[k]))
             return 1;
     for (k = 0; k < p->nout; k++)
-        if (p->out[k].bound)
+        if (glc__io_external(&p->out[k]))
             return 1;
     return 0;
 }
@@ -1008,6 +1184,11 @@ glc_status glc__plan_bindings_ok(glc_plan *p, const char *fn)
         const char *what = k < p->nin ? "input" : "output", *name = p->g->t[io->tensor].name;
         if (k >= p->nin)
             name = p->g->out[k - p->nin].name;
+        if (io->tex && !p->dev->gl.glIsTexture(io->tex))
+            return glc__fail(p->dev, GLC_ERR_INVALID_ARG,
+                             "%s: GL texture %u, bound to %s \"%s\", is no longer a texture "
+                             "(deleted by the application?)",
+                             fn, io->tex, what, name);
         if (!io->bound)
             continue;
         if (io->bound->destroyed)

@@ -32,6 +32,11 @@ typedef struct glc__plan_io {
     size_t bound_off, bound_bytes;
     int copied;               /* an output kept where the plan put it, copied to `bound`
                                * after each run (its bytes are not its own) */
+    uint32_t tex;             /* glc_plan_bind_input_texture / _output_texture: the GL
+                               * texture (2D), or 0; the tensor stays in the plan */
+    int tex_level, tex_fmt;   /* its level; 0 RGBA8, 1 R32F */
+    int tex_w, tex_h;
+    struct glc_kernel *tex_kernel; /* image_io for it */
 } glc__plan_io;
 
 /* plan_run.c's state of a plan. */
@@ -94,8 +99,17 @@ static inline size_t glc__align16(size_t v) { return (v + 15) & ~(size_t)15; }
  * longer usable: destroyed by its owner while bound, or a wrapped GL
  * buffer the application deleted. The caller has entered the device. */
 glc_status glc__plan_bindings_ok(glc_plan *p, const char *fn);
-/* 1 when any input or output is bound to GPU memory. */
+/* 1 when any input or output is bound to GPU memory (a buffer range or a
+ * texture); io_external: this one. */
 int glc__plan_has_bindings(const glc_plan *p);
+static inline int glc__io_external(const glc__plan_io *io) { return io->bound || io->tex; }
+/* 1 when any input or output is bound to a texture. */
+int glc__plan_has_textures(const glc_plan *p);
+/* The texture transfers around a replay: inputs (out 0) before its first
+ * command, outputs (out 1) after its last; with the storage barriers
+ * between them and the commands. Inside the caller's glc__enter with
+ * GLC__TOUCH_IMAGE. */
+void glc__plan_textures(glc_plan *p, int out);
 /* The copies of bound outputs that are not their own bytes (after a replay,
  * inside the caller's glc__enter). */
 void glc__plan_copy_bound(glc_plan *p);

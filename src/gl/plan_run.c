@@ -44,6 +44,8 @@
 #include <string.h>
 
 #define TOUCH_RUN (GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_COPY)
+/* a run's state: image unit 0 too when a texture is bound */
+#define TOUCH_OF(p) (TOUCH_RUN | (glc__plan_has_textures(p) ? GLC__TOUCH_IMAGE : 0u))
 #define EARLY_FLUSH_AT 16
 
 glc_status glc__plan_refuse_pending(glc_plan *p, const char *fn)
@@ -60,10 +62,10 @@ glc_status glc__plan_check_inputs(glc_plan *p, const void *const *inputs, const 
 {
     int i;
     for (i = 0; i < p->nin && !inputs; i++)
-        if (!p->in[i].bound) /* NULL takes no data: every input bound to GPU memory */
+        if (!glc__io_external(&p->in[i])) /* NULL takes no data: every input bound */
             return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: inputs is NULL", fn);
     for (i = 0; i < p->nin && inputs; i++)
-        if (!inputs[i] && !p->in[i].bound)
+        if (!inputs[i] && !glc__io_external(&p->in[i]))
             return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: input slot %d (\"%s\") is NULL",
                              fn, i, p->g->t[p->in[i].tensor].name);
     return GLC_OK;
@@ -89,6 +91,7 @@ static void replay(glc_plan *p, glc__plan_probe probe)
     size_t i;
     int k;
     glc__enc_settle(dev);
+    glc__plan_textures(p, 0);
     for (i = 0; i < p->prog.ncmd; i++) {
         if (p->bar[i])
             glc__enc_raw_barrier(dev, p->bar[i]);
@@ -111,6 +114,7 @@ static void replay(glc_plan *p, glc__plan_probe probe)
         copy_range(dev, fb, fo, tb, to, p->prog.place[p->feed[k].to].bytes);
     }
     glc__plan_copy_bound(p);
+    glc__plan_textures(p, 1);
 }
 
 /* Uploads inputs by slot (bytes in the declared dtype, or f32/i32 values
@@ -125,7 +129,7 @@ static glc_status upload(glc_plan *p, const void *const *inputs, int from_f32, c
         glc_dtype dt = p->g->t[id].dtype;
         const void *src;
         size_t bytes = glc__plan_bytes_at(p, id, NULL);
-        if (pl->region == GLC__REGION_NONE || bytes == 0 || p->in[i].bound)
+        if (pl->region == GLC__REGION_NONE || bytes == 0 || glc__io_external(&p->in[i]))
             continue; /* (a bound input is read where it is) */
         src = inputs[i];
         if (from_f32 && (dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16)) {
@@ -147,7 +151,7 @@ static glc_status run_core(glc_plan *p, const void *const *inputs, int from_f32,
     int i;
     if ((st = glc__plan_refuse_pending(p, fn)) != GLC_OK)
         return st;
-    if ((st = glc__enter(dev, TOUCH_RUN, p->max_bind, &gs)) != GLC_OK)
+    if ((st = glc__enter(dev, TOUCH_OF(p), p->max_bind, &gs)) != GLC_OK)
         return st;
     st = glc__plan_bindings_ok(p, fn);
     if (st == GLC_OK)
@@ -157,7 +161,7 @@ static glc_status run_core(glc_plan *p, const void *const *inputs, int from_f32,
         for (i = 0; i < p->nout && st == GLC_OK; i++) {
             size_t bytes = glc__plan_bytes_at(p, p->out[i].tensor, NULL), off;
             glc_buffer *b = glc__plan_storage(p, p->out[i].tensor, &off);
-            if (bytes && !p->out[i].bound)
+            if (bytes && !glc__io_external(&p->out[i]))
                 st = glc__buffer_read_in(b, off, bytes, p->mirror + p->out[i].host_off, fn);
         }
     }
@@ -223,7 +227,8 @@ static glc_status resolve(glc_plan *p, const void *in, int nin, named_at in_at, 
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: no input named \"%s\"", fn,
                              x.name ? x.name : "(null)");
         for (i = 0; i < p->nin; i++)
-            if (p->in[i].bound && strcmp(p->g->t[p->in[i].tensor].name, x.name) == 0)
+            if (glc__io_external(&p->in[i]) &&
+                strcmp(p->g->t[p->in[i].tensor].name, x.name) == 0)
                 return glc__fail(dev, GLC_ERR_INVALID_ARG,
                                  "%s: input \"%s\" is bound to GPU memory "
                                  "(glc_plan_bind_input): runs read it there, and take no data",
@@ -252,7 +257,7 @@ static glc_status resolve(glc_plan *p, const void *in, int nin, named_at in_at, 
             }
             *slot = x.data;
         }
-        if (!*slot && !p->in[i].bound)
+        if (!*slot && !glc__io_external(&p->in[i]))
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: input \"%s\" is missing", fn, name);
     }
     for (k = 0; k < nout; k++) {
@@ -263,7 +268,7 @@ static glc_status resolve(glc_plan *p, const void *in, int nin, named_at in_at, 
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: no output named \"%s\"", fn,
                              x.name ? x.name : "(null)");
         id = p->out[j].tensor;
-        if (p->out[j].bound)
+        if (glc__io_external(&p->out[j]))
             return glc__fail(dev, GLC_ERR_INVALID_ARG,
                              "%s: output \"%s\" is bound to GPU memory (glc_plan_bind_output): "
                              "runs write it there, not to host memory",
@@ -354,7 +359,8 @@ glc_status glc__plan_run_slots(glc_plan *p, const void *const *inputs, glc_plan_
         return st;
     for (i = 0; i < p->nout; i++) {
         outs[i].offset = p->out[i].host_off;
-        outs[i].bytes = p->out[i].bound ? 0 : glc__plan_bytes_at(p, p->out[i].tensor, NULL);
+        outs[i].bytes =
+            glc__io_external(&p->out[i]) ? 0 : glc__plan_bytes_at(p, p->out[i].tensor, NULL);
     }
     return GLC_OK;
 }
@@ -394,7 +400,7 @@ glc_status glc_plan_commit_no_wait(glc_plan *p, const void *const *inputs)
     if ((st = glc__plan_refuse_pending(p, fn)) != GLC_OK || (st = glc__plan_check_inputs(p, inputs, fn)) != GLC_OK ||
         (st = glc__plan_params_ready(p, fn)) != GLC_OK)
         return st;
-    if ((st = glc__enter(dev, TOUCH_RUN, p->max_bind, &gs)) != GLC_OK)
+    if ((st = glc__enter(dev, TOUCH_OF(p), p->max_bind, &gs)) != GLC_OK)
         return st;
     st = glc__plan_bindings_ok(p, fn);
     if (st == GLC_OK)
@@ -404,7 +410,7 @@ glc_status glc_plan_commit_no_wait(glc_plan *p, const void *const *inputs)
         for (j = 0; j < p->nout; j++) {
             size_t off;
             /* the sync maps what shaders wrote: its barrier goes before the fence */
-            if (!p->out[j].bound)
+            if (!glc__io_external(&p->out[j]))
                 glc__buffer_host_access(glc__plan_storage(p, p->out[j].tensor, &off));
         }
         p->run.pending = dev->gl.glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
@@ -441,7 +447,7 @@ glc_status glc_plan_sync_pending(glc_plan *p, glc_plan_slice *outs)
     for (j = 0; j < p->nout && st == GLC_OK; j++) {
         size_t off, bytes = glc__plan_bytes_at(p, p->out[j].tensor, p->run.pending_vals);
         glc_buffer *b = glc__plan_storage(p, p->out[j].tensor, &off);
-        if (bytes && !p->out[j].bound)
+        if (bytes && !glc__io_external(&p->out[j]))
             st = glc__buffer_read_in(b, off, bytes, p->mirror + p->out[j].host_off, fn);
     }
     glc__leave(dev, &gs);
@@ -449,7 +455,7 @@ glc_status glc_plan_sync_pending(glc_plan *p, glc_plan_slice *outs)
         return st;
     for (j = 0; j < p->nout; j++) {
         outs[j].offset = p->out[j].host_off;
-        outs[j].bytes = p->out[j].bound ? 0
+        outs[j].bytes = glc__io_external(&p->out[j]) ? 0
                                          : glc__plan_bytes_at(p, p->out[j].tensor,
                                                               p->run.pending_vals);
     }
@@ -510,7 +516,7 @@ static glc_status read_sets(glc_plan *p, int n, size_t region, void *const *outp
     }
     for (k = 0; k < n; k++)
         for (j = 0; j < p->nout; j++)
-            if (!p->out[j].bound) /* (a bound output holds the last set's) */
+            if (!glc__io_external(&p->out[j])) /* (a bound output holds the last set's) */
                 memcpy(outputs[(size_t)k * (size_t)p->nout + (size_t)j],
                        m + (size_t)k * region + p->out[j].host_off,
                        glc__plan_bytes_at(p, p->out[j].tensor, NULL));
@@ -531,7 +537,7 @@ static void stage_set_in(glc_plan *p, size_t off)
         if (p->prog.place[id].region == GLC__REGION_NONE)
             continue;
         b = glc__plan_storage(p, id, &to);
-        if (bytes && !p->in[i].bound) { /* (a bound input is read where it is) */
+        if (bytes && !glc__io_external(&p->in[i])) { /* (a bound input: where it is) */
             glc__buffer_host_access(b); /* an API write after shader writes to the buffer */
             copy_range(p->dev, p->run.stage_in, off, b, to, bytes);
         }
@@ -559,11 +565,11 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
         return st;
     for (k = 0; k < n; k++) {
         for (i = 0; i < p->nin; i++)
-            if (!inputs[(size_t)k * nin + (size_t)i] && !p->in[i].bound)
+            if (!inputs[(size_t)k * nin + (size_t)i] && !glc__io_external(&p->in[i]))
                 return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: set %d: input slot %d (\"%s\") is NULL",
                                  fn, k, i, p->g->t[p->in[i].tensor].name);
         for (j = 0; j < p->nout; j++)
-            if (!outputs[(size_t)k * nout + (size_t)j] && !p->out[j].bound)
+            if (!outputs[(size_t)k * nout + (size_t)j] && !glc__io_external(&p->out[j]))
                 return glc__fail(dev, GLC_ERR_INVALID_ARG,
                                  "%s: set %d: output slot %d (\"%s\") is NULL", fn, k, j,
                                  p->g->out[j].name);
@@ -580,7 +586,7 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
     if ((in_region && (st = ensure_stage(p, &p->run.stage_in, (size_t)n * in_region)) != GLC_OK) ||
         (out_region && (st = ensure_stage(p, &p->run.stage_out, (size_t)n * out_region)) != GLC_OK))
         return st;
-    if ((st = glc__enter(dev, TOUCH_RUN, p->max_bind, &gs)) != GLC_OK)
+    if ((st = glc__enter(dev, TOUCH_OF(p), p->max_bind, &gs)) != GLC_OK)
         return st;
     st = glc__plan_bindings_ok(p, fn);
     /* every set's inputs at once: nothing in flight reads the staging buffer */
@@ -591,7 +597,7 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
             size_t bytes = glc__plan_bytes_at(p, id, NULL);
             if (p->prog.place[id].region == GLC__REGION_NONE)
                 continue;
-            if (bytes && !p->in[i].bound)
+            if (bytes && !glc__io_external(&p->in[i]))
                 st = glc__buffer_write_in(p->run.stage_in, off, bytes,
                                           inputs[(size_t)k * nin + (size_t)i], fn);
             off += glc__align16(p->prog.place[id].bytes);
@@ -603,7 +609,7 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
         for (j = 0; j < p->nout; j++) {
             size_t bytes = glc__plan_bytes_at(p, p->out[j].tensor, NULL), from;
             glc_buffer *b = glc__plan_storage(p, p->out[j].tensor, &from);
-            if (p->out[j].bound)
+            if (glc__io_external(&p->out[j]))
                 continue; /* written where it is bound */
             glc__buffer_host_access(b); /* a copy reads what shaders wrote after this bit */
             if (bytes)
