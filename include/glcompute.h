@@ -782,17 +782,29 @@ GLC_API void glc_plan_destroy(glc_plan *p);
  * The plan keeps a bound buffer alive: glc_buffer_destroy of it takes
  * effect at unbinding, and a run meanwhile is refused. A wrapped GL buffer
  * the application deleted is detected at the next run (glIsBuffer).
- * Ordering with the application's own GL work: before a run reads a buffer
- * the application wrote through GL (glBufferSubData, a draw, transform
- * feedback), the application issues the matching glMemoryBarrier
- * (GL_SHADER_STORAGE_BARRIER_BIT covers shader writes; API writes are
- * ordered by GL); before it draws from a bound output, glMemoryBarrier with
- * the bit of that use (GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT, ...).
+ * Ordering with the application's own GL work: writes by GL commands
+ * (glBufferSubData, glCopyBufferSubData, transform feedback, rendering)
+ * are ordered before a later run by GL itself; writes by the application's
+ * own shaders (SSBO or image stores) need glMemoryBarrier with
+ * GL_SHADER_STORAGE_BARRIER_BIT (or GL_SHADER_IMAGE_ACCESS_BARRIER_BIT)
+ * before the run. Before the application uses a bound output (a draw, a
+ * map, a copy, a fetch), glMemoryBarrier with the bit of that use
+ * (GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT, ...; glc_device_release_to_gl).
  * glc_plan_run_pipelined: every set reads a bound input where it is (its
  * pointers may be NULL) and a bound output holds the last set's result
  * (its pointers may be NULL). */
 GLC_API glc_status glc_plan_bind_input(glc_plan *p, const char *name, glc_view view);
 GLC_API glc_status glc_plan_bind_output(glc_plan *p, const char *name, glc_view view);
+/* One run on views, by slot (glc_plan_input_count / _output_count of
+ * them): a view with a buffer binds that input or output for this run only
+ * (as glc_plan_bind_input / _output, the same checks), one with buffer NULL
+ * keeps its persistent binding, which every input then must have (no host
+ * data is taken); outputs not bound anywhere are left in the plan (a later
+ * run_slots-style read is not made). The bindings before the call are back
+ * afterwards, also on failure. Rebinding costs host time per call: a plan
+ * run every frame on the same memory binds it once instead. */
+GLC_API glc_status glc_plan_run_views(glc_plan *p, const glc_view *inputs,
+                                      const glc_view *outputs);
 /* Texture inputs and outputs: glc_plan_bind_input_texture makes input
  * `name` be read from level `level` of the application's 2D texture (GL
  * name; immutable storage from glTexStorage2D, GL_RGBA8 or GL_R32F: the

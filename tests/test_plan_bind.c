@@ -10,8 +10,9 @@
  * shape, offset or size, two outputs in one range, an input range an
  * output overlaps, a named run naming a bound tensor; then pipelined sets
  * over the bound tensors; a buffer destroyed while bound (kept alive, the
- * run refused until unbound); unbinding. The
- * application's own GL buffers (glc_buffer_wrap_gl) are in test_adopt.c.
+ * run refused until unbound); unbinding; glc_plan_run_views (one run on
+ * views, the bindings before it back afterwards). The application's own
+ * GL buffers and textures (glc_buffer_wrap_gl) are in test_adopt.c.
  */
 #include "testutil.h"
 
@@ -243,6 +244,51 @@ static void test_with_handles(void **state)
     glc_device_destroy(dev);
 }
 
+/* glc_plan_run_views: one run on views, by slot; the bindings before it
+ * come back (a persistent y stays, x unbound stays unbound); an input with
+ * neither a view nor a binding is refused, the bindings unchanged. */
+static void test_run_views(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_plan *p = build(dev, 0), *h = build(dev, 0);
+    glc_buffer *X = buffer(dev, TMAX * D), *Y = buffer(dev, TMAX * D), *Z = buffer(dev, TMAX * D);
+    float x[TMAX * D], y[TMAX * D], z[TMAX * D], hy[TMAX * D], hz[TMAX * D], hv[TMAX * D];
+    glc_view ins[1], outs[3];
+    glc_plan_input in = {"x", x, TMAX * D};
+    uint64_t seed = 1504;
+    (void)state;
+    ot_fill(&seed, x, TMAX * D, -2.0f, 2.0f);
+    assert_int_equal(glc_buffer_write(X, 0, sizeof x, x), GLC_OK);
+    host_run(h, TMAX, x, hy, hz, hv);
+    memset(outs, 0, sizeof outs);
+    memset(ins, 0, sizeof ins);
+    assert_int_equal(glc_plan_run_views(p, ins, outs), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(dev), "no view and no binding");
+    assert_int_equal(glc_plan_bind_output(p, "y", rows_view(Y, 0)), GLC_OK);
+    ins[0] = rows_view(X, 0);
+    outs[1] = rows_view(Z, 0);
+    assert_int_equal(glc_plan_run_views(p, ins, outs), GLC_OK);
+    assert_int_equal(glc_buffer_read(Y, 0, sizeof y, y), GLC_OK);
+    assert_int_equal(glc_buffer_read(Z, 0, sizeof z, z), GLC_OK);
+    same("run_views: y (bound before)", y, hy, TMAX * D);
+    same("run_views: z (this run's view)", z, hz, TMAX * D);
+    /* afterwards: x takes host data again, z is unbound, y still bound */
+    {
+        glc_plan_output oz = {"z", z, TMAX * D};
+        memset(z, 0, sizeof z);
+        assert_int_equal(glc_plan_run(p, &in, 1, &oz, 1), GLC_OK);
+        same("after run_views: z to host memory", z, hz, TMAX * D);
+        assert_int_equal(glc_plan_run(p, &in, 1, &(glc_plan_output){"y", y, TMAX * D}, 1),
+                         GLC_ERR_INVALID_ARG);
+    }
+    glc_plan_destroy(p);
+    glc_plan_destroy(h);
+    glc_buffer_destroy(X);
+    glc_buffer_destroy(Y);
+    glc_buffer_destroy(Z);
+    glc_device_destroy(dev);
+}
+
 /* A refusal names its cause, and the binding before it still works. */
 static void refused(glc_device *dev, glc_status st, glc_status want, const char *needle)
 {
@@ -334,6 +380,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bound_equals_host),
         cmocka_unit_test(test_with_handles),
+        cmocka_unit_test(test_run_views),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

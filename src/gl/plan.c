@@ -1164,6 +1164,67 @@ glc_status glc_plan_bind_output_texture(glc_plan *p, const char *name, uint32_t 
     return bind_tex_io(p, name, gl_texture, level, 1, "glc_plan_bind_output_texture");
 }
 
+glc_status glc_plan_run_views(glc_plan *p, const glc_view *inputs, const glc_view *outputs)
+{
+    static const char fn[] = "glc_plan_run_views";
+    glc__plan_io *saved;
+    glc_status st = GLC_OK, back;
+    int k, n;
+    GLC__ARG(NULL, p);
+    glc__use_device(p->dev);
+    if ((p->nin && !inputs) || (p->nout && !outputs))
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: inputs or outputs is NULL", fn);
+    n = p->nin + p->nout;
+    if (!(saved = glc__malloc((size_t)(n ? n : 1) * sizeof *saved)))
+        return glc__fail(p->dev, GLC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    for (k = 0; k < n; k++) { /* what was bound, kept alive while this call rebinds */
+        saved[k] = k < p->nin ? p->in[k] : p->out[k - p->nin];
+        if (saved[k].bound)
+            glc__buffer_hold(saved[k].bound, 1);
+    }
+    for (k = 0; k < n && st == GLC_OK; k++) {
+        const glc_view *v = k < p->nin ? &inputs[k] : &outputs[k - p->nin];
+        int out = k >= p->nin;
+        const char *name = out ? p->g->out[k - p->nin].name : p->g->t[p->in[k].tensor].name;
+        if (v->buffer)
+            st = bind_io(p, name, *v, out, fn);
+        else if (!out && !glc__io_external(&p->in[k]))
+            st = glc__fail(p->dev, GLC_ERR_INVALID_ARG,
+                           "%s: input slot %d (\"%s\"): no view and no binding", fn, k, name);
+    }
+    if (st == GLC_OK)
+        st = glc__plan_run_slots(p, NULL, p->run.slices, NULL, fn);
+    for (k = 0; k < n; k++) { /* as before */
+        glc__plan_io *io = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
+        const char *name = k >= p->nin ? p->g->out[k - p->nin].name : p->g->t[io->tensor].name;
+        glc_view v;
+        if (io->bound == saved[k].bound && io->bound_off == saved[k].bound_off &&
+            io->tex == saved[k].tex)
+            continue;
+        if (saved[k].tex) { /* a texture binding the call's view replaced */
+            back = bind_tex_io(p, name, saved[k].tex, saved[k].tex_level, k >= p->nin, fn);
+            if (st == GLC_OK)
+                st = back;
+            continue;
+        }
+        memset(&v, 0, sizeof v);
+        if (saved[k].bound) {
+            const glc__gtensor *gt = &p->g->t[io->tensor];
+            glc__tensor t;
+            glc__graph_tensor_at(p->g, io->tensor, NULL, &t);
+            v = glc_view_make(saved[k].bound, saved[k].bound_off, gt->dtype, t.rank, t.shape);
+        }
+        back = bind_io(p, name, v, k >= p->nin, fn);
+        if (st == GLC_OK)
+            st = back;
+    }
+    for (k = 0; k < n; k++)
+        if (saved[k].bound)
+            glc__buffer_hold(saved[k].bound, -1);
+    glc__free(saved);
+    return st;
+}
+
 int glc__plan_has_bindings(const glc_plan *p)
 {
     int k;
