@@ -317,6 +317,19 @@ static GLuint texture(GLenum fmt, int w, int h, const void *data, GLenum dfmt, G
     return t;
 }
 
+/* The RGBA8 texels of texture t through a framebuffer of its own (the
+ * read framebuffer binding back to 0 after) */
+static void read_rgba8(GLuint t, int w, int h, GLubyte *px)
+{
+    GLuint fbo;
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, t, 0);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fbo);
+}
+
 static void test_plan_textures(void **state)
 {
     enum { W = 5, H = 3 };
@@ -328,7 +341,7 @@ static void test_plan_textures(void **state)
     int64_t s4[3] = {H, W, 4}, s1[3] = {H, W, 1};
     GLubyte in[H * W * 4], got[H * W * 4];
     float f[H * W], f2[H * W];
-    GLuint tin, tout, tr, tr2, tmut, t16, tbig, fbo;
+    GLuint tin, tout, tr, tr2, tmut, t16, tbig;
     GLint keep = 0;
     int i;
     (void)state;
@@ -402,12 +415,7 @@ static void test_plan_textures(void **state)
     assert_int_equal(glc_device_release_to_gl(dev, GL_FRAMEBUFFER_BARRIER_BIT |
                                                        GL_TEXTURE_FETCH_BARRIER_BIT),
                      GLC_OK);
-    glGenFramebuffers(1, &fbo);
-    glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
-    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tout, 0);
-    glReadPixels(0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, got);
-    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
-    glDeleteFramebuffers(1, &fbo);
+    read_rgba8(tout, W, H, got);
     for (i = 0; i < H * W * 4; i++)
         if (got[i] != 255 - in[i])
             fail_msg("RGBA8 texel byte %d: %d, want %d", i, got[i], 255 - in[i]);
@@ -424,12 +432,7 @@ static void test_plan_textures(void **state)
                          GLC_OK);
         assert_int_equal(glc_plan_run(p, NULL, 0, NULL, 0), GLC_OK);
         assert_int_equal(glc_device_release_to_gl(dev, GL_FRAMEBUFFER_BARRIER_BIT), GLC_OK);
-        glGenFramebuffers(1, &fbo);
-        glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
-        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tout, 0);
-        glReadPixels(0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, got);
-        glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
-        glDeleteFramebuffers(1, &fbo);
+        read_rgba8(tout, W, H, got);
         for (i = 0; i < H * W * 4; i++)
             if (got[i] != 0)
                 fail_msg("RGBA8 texel byte %d after the buffer replaced the texture: %d", i,

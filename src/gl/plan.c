@@ -911,6 +911,27 @@ void glc__plan_copy_bound(glc_plan *p)
     }
 }
 
+/* Input or output `name` of p (output: an output slot), for a binding
+ * call fn; refused while a run is pending. */
+static glc_status io_named(glc_plan *p, const char *name, int output, const char *fn,
+                           glc__plan_io **io)
+{
+    int k;
+    *io = NULL;
+    if (output) {
+        if ((k = glc__plan_output_slot(p, name)) >= 0)
+            *io = &p->out[k];
+    } else {
+        for (k = 0; name && k < p->nin; k++)
+            if (strcmp(p->g->t[p->in[k].tensor].name, name) == 0)
+                *io = &p->in[k];
+    }
+    if (!*io)
+        return glc__fail(p->dev, GLC_ERR_INVALID_ARG, "%s: no %s named \"%s\"", fn,
+                         output ? "output" : "input", name ? name : "(null)");
+    return glc__plan_refuse_pending(p, fn);
+}
+
 static glc_status bind_io(glc_plan *p, const char *name, glc_view v, int output, const char *fn)
 {
     glc_device *dev = p->dev;
@@ -920,19 +941,7 @@ static glc_status bind_io(glc_plan *p, const char *name, glc_view v, int output,
     const char *no;
     char why[256];
     size_t bytes;
-    int k;
-    if (output) {
-        if ((k = glc__plan_output_slot(p, name)) >= 0)
-            io = &p->out[k];
-    } else {
-        for (k = 0; name && k < p->nin; k++)
-            if (strcmp(p->g->t[p->in[k].tensor].name, name) == 0)
-                io = &p->in[k];
-    }
-    if (!io)
-        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: no %s named \"%s\"", fn,
-                         output ? "output" : "input", name ? name : "(null)");
-    if ((st = glc__plan_refuse_pending(p, fn)) != GLC_OK)
+    if ((st = io_named(p, name, output, fn, &io)) != GLC_OK)
         return st;
     {
         glc__tensor t;
@@ -1108,19 +1117,7 @@ static glc_status bind_tex_io(glc_plan *p, const char *name, uint32_t tex, int l
     glc__plan_io *io = NULL, saved;
     glc__glstate gs;
     glc_status st;
-    int k;
-    if (output) {
-        if ((k = glc__plan_output_slot(p, name)) >= 0)
-            io = &p->out[k];
-    } else {
-        for (k = 0; name && k < p->nin; k++)
-            if (strcmp(p->g->t[p->in[k].tensor].name, name) == 0)
-                io = &p->in[k];
-    }
-    if (!io)
-        return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: no %s named \"%s\"", fn,
-                         output ? "output" : "input", name ? name : "(null)");
-    if ((st = glc__plan_refuse_pending(p, fn)) != GLC_OK)
+    if ((st = io_named(p, name, output, fn, &io)) != GLC_OK)
         return st;
     if (output && glc__alias_root(p->g, io->tensor, &(size_t){0}) != io->tensor)
         return glc__fail(dev, GLC_ERR_UNSUPPORTED,
