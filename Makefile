@@ -245,13 +245,24 @@ FUZZ_SAN     := fuzzer-no-link,address,undefined
 # malloc_limit (tensors are capped at 4 MiB by the harness).
 FUZZ_FLAGS   ?= -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2560 \
                 -malloc_limit_mb=512 -max_len=512 -print_final_stats=1
-.PHONY: fuzz fuzz-run
+.PHONY: fuzz fuzz-run fuzz-gguf-run
 fuzz:
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang SANITIZE=$(FUZZ_SAN) \
-	  $(FUZZ_BUILD)/fuzz_graph
+	  $(FUZZ_BUILD)/fuzz_graph $(FUZZ_BUILD)/fuzz_gguf
 
 $(BUILD)/fuzz_graph: tests/fuzz_graph.c $(STATIC)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< -o $@ $(STATIC) $(LDFLAGS_ALL) -fsanitize=fuzzer $(LIBS)
+
+# The GGUF reader (tests/fuzz_gguf.c): files up to 4 KiB.
+$(BUILD)/fuzz_gguf: tests/fuzz_gguf.c $(STATIC)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< -o $@ $(STATIC) $(LDFLAGS_ALL) -fsanitize=fuzzer $(LIBS)
+
+fuzz-gguf-run: fuzz
+	@mkdir -p $(FUZZ_BUILD)/gguf-corpus $(FUZZ_BUILD)/gguf-seeds $(FUZZ_BUILD)/artifacts
+	$(FUZZ_BUILD)/fuzz_gguf -write_seeds=$(FUZZ_BUILD)/gguf-seeds
+	$(FUZZ_BUILD)/fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -timeout=10 -max_len=4096 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/gguf- \
+	  $(FUZZ_BUILD)/gguf-corpus $(FUZZ_BUILD)/gguf-seeds
 
 # LP_NUM_THREADS=0: llvmpipe runs dispatches inline (cheaper for tiny
 # graphs; no worker threads for the sanitizers to follow).

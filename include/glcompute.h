@@ -1069,6 +1069,57 @@ enum glc_plan_dump_flags {
 typedef void (*glc_text_fn)(void *user, const char *text);
 GLC_API glc_status glc_plan_dump(const glc_plan *p, unsigned flags, glc_text_fn fn, void *user);
 
+/* ---- GGUF files (llama.cpp's model format): a reader, GL-free --------- */
+
+/* A GGUF file, mapped and checked whole at open: versions 2 and 3,
+ * little-endian. Every count, length, value type, the alignment
+ * (general.alignment), each tensor's dims, GGML type, offset and size are
+ * checked against the file's bytes; a bad file gets GLC_ERR_INVALID_ARG and
+ * a message (glc_device_errmsg(NULL)) naming the field and its byte
+ * offset, never a crash. Tensor types the reader knows the block size of:
+ * F32 F16 BF16 F64 I8 I16 I32 I64, Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1, Q2_K to
+ * Q8_K (other types: the file is refused). */
+typedef struct glc_gguf glc_gguf;
+typedef struct glc_gguf_tensor {
+    const char *name;   /* terminated; valid until glc_gguf_close */
+    uint32_t ggml_type; /* GGML's type id: 0 F32, 1 F16, 2 Q4_0, 8 Q8_0, 30 BF16, ... */
+    int rank;
+    int64_t shape[4];   /* outermost first (the file lists them innermost first) */
+    uint64_t offset;    /* of the data, from the file's start */
+    uint64_t bytes;
+    const void *data;   /* the mapped bytes: valid until glc_gguf_close */
+} glc_gguf_tensor;
+GLC_API glc_status glc_gguf_open(const char *path, glc_gguf **out);
+/* The same over bytes in memory (they must outlive the reader). */
+GLC_API glc_status glc_gguf_open_memory(const void *data, size_t size, glc_gguf **out);
+GLC_API void glc_gguf_close(glc_gguf *f);
+GLC_API uint32_t glc_gguf_version(const glc_gguf *f);
+GLC_API uint32_t glc_gguf_alignment(const glc_gguf *f);
+GLC_API int64_t glc_gguf_tensor_count(const glc_gguf *f);
+GLC_API glc_status glc_gguf_tensor_at(const glc_gguf *f, int64_t i, glc_gguf_tensor *out);
+GLC_API int64_t glc_gguf_find_tensor(const glc_gguf *f, const char *name); /* -1: none */
+/* Metadata by key. Value types (GGUF's): 0 u8, 1 i8, 2 u16, 3 i16, 4 u32,
+ * 5 i32, 6 f32, 7 bool, 8 string, 9 array, 10 u64, 11 i64, 12 f64;
+ * glc_gguf_value_type gives -1 for a missing key. get_int takes integers
+ * and bools (a u64 past INT64_MAX refused), get_float numbers, get_string
+ * a string (not terminated: its bytes and length), get_array an array's
+ * element type, count and first element's bytes (fixed-size elements are
+ * packed little-endian), glc_gguf_array_string element i of a string
+ * array. */
+GLC_API int64_t glc_gguf_kv_count(const glc_gguf *f);
+/* Key i (0 .. kv_count - 1): its bytes (not terminated) and length; NULL
+ * past the end. */
+GLC_API const char *glc_gguf_key_at(const glc_gguf *f, int64_t i, size_t *len);
+GLC_API int glc_gguf_value_type(const glc_gguf *f, const char *key);
+GLC_API glc_status glc_gguf_get_int(const glc_gguf *f, const char *key, int64_t *out);
+GLC_API glc_status glc_gguf_get_float(const glc_gguf *f, const char *key, double *out);
+GLC_API glc_status glc_gguf_get_string(const glc_gguf *f, const char *key, const char **s,
+                                       size_t *len);
+GLC_API glc_status glc_gguf_get_array(const glc_gguf *f, const char *key, int *elem_type,
+                                      uint64_t *count, const void **data);
+GLC_API glc_status glc_gguf_array_string(const glc_gguf *f, const char *key, uint64_t i,
+                                         const char **s, size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

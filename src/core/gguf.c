@@ -1,0 +1,528 @@
+/*
+ * GGUF reader (llama.cpp's model files), GL-free. The file is mapped (or
+ * given in memory) and parsed once: the header, the key-value metadata,
+ * the tensor directory and where the tensor data starts; every length,
+ * count, type id, alignment, offset and size is checked against the bytes
+ * there are before anything is read or allocated, and a refusal names the
+ * field and its byte offset. Versions 2 and 3, little-endian (a version
+ * read byte-swapped says the file is big-endian: refused).
+ *
+ * Layout (public GGUF specification): "GGUF", u32 version, u64 tensor
+ * count, u64 key-value count; per pair a string key, a u32 value type and
+ * the value (arrays: u32 element type, u64 count, the elements); per
+ * tensor a string name, u32 dims, u64 dims (innermost first), u32 GGML
+ * type, u64 offset into the data section; the data section starts at the
+ * next multiple of general.alignment (a u32, default 32). Strings are a u64
+ * length and that many bytes, no terminator.
+ */
+#include "glcompute.h"
+
+#include "alloc.h"
+#include "errmsg.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_DEPTH 4 /* arrays of arrays */
+
+typedef struct kv {
+    const char *key; /* in the file, not terminated */
+    size_t key_len;
+    uint32_t type;
+    size_t at;        /* the value's bytes (arrays: the first element) */
+    uint32_t elem;    /* arrays */
+    uint64_t count;
+} kv;
+
+struct glc_gguf {
+    const unsigned char *data;
+    size_t size;
+    int mapped;
+    uint32_t version, alignment;
+    size_t data_start;
+    kv *kvs;
+    int64_t nkv;
+    glc_gguf_tensor *tensors;
+    int64_t ntensors;
+    char *names; /* the tensors' names, terminated */
+};
+
+/* Elements a block and bytes a block of GGML type t (0 0: unknown). */
+static void ggml_block(uint32_t t, uint32_t *elems, uint32_t *bytes)
+{
+    static const struct { uint32_t t, e, b; } tab[] = {
+        {0, 1, 4},      {1, 1, 2},      {2, 32, 18},    {3, 32, 20},    {6, 32, 22},
+        {7, 32, 24},    {8, 32, 34},    {9, 32, 36},    {10, 256, 84},  {11, 256, 110},
+        {12, 256, 144}, {13, 256, 176}, {14, 256, 210}, {15, 256, 292}, {24, 1, 1},
+        {25, 1, 2},     {26, 1, 4},     {27, 1, 8},     {28, 1, 8},     {30, 1, 2}};
+    size_t i;
+    *elems = *bytes = 0;
+    for (i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (tab[i].t == t) {
+            *elems = tab[i].e;
+            *bytes = tab[i].b;
+        }
+}
+
+/* Bytes of one value of a fixed-size type (0: string or array). */
+static size_t fixed_size(uint32_t type)
+{
+    static const size_t sz[13] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    return type < 13 ? sz[type] : 0;
+}
+
+typedef struct cursor {
+    const unsigned char *p;
+    size_t size, at;
+} cursor;
+
+static glc_status bad(size_t at, const char *what, const char *why)
+{
+    return glc__fail(NULL, GLC_ERR_INVALID_ARG, "gguf: %s at byte %zu: %s", what, at, why);
+}
+
+static int take(cursor *c, size_t n, size_t *at)
+{
+    if (n > c->size - c->at)
+        return 0;
+    *at = c->at;
+    c->at += n;
+    return 1;
+}
+
+static uint64_t le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static glc_status u32(cursor *c, const char *what, uint32_t *v)
+{
+    size_t at;
+    if (!take(c, 4, &at))
+        return bad(c->at, what, "the file ends inside it");
+    *v = (uint32_t)le(c->p + at, 4);
+    return GLC_OK;
+}
+
+static glc_status u64(cursor *c, const char *what, uint64_t *v)
+{
+    size_t at;
+    if (!take(c, 8, &at))
+        return bad(c->at, what, "the file ends inside it");
+    *v = le(c->p + at, 8);
+    return GLC_OK;
+}
+
+static glc_status str(cursor *c, const char *what, const char **s, size_t *len)
+{
+    uint64_t n;
+    size_t at = c->at, d;
+    glc_status st = u64(c, what, &n);
+    if (st != GLC_OK)
+        return st;
+    if (n > c->size - c->at)
+        return bad(at, what, "its length runs past the end of the file");
+    take(c, (size_t)n, &d);
+    *s = (const char *)c->p + d;
+    *len = (size_t)n;
+    return GLC_OK;
+}
+
+/* Skips a value of `type` (its first byte at c->at), checking it. */
+static glc_status value(cursor *c, uint32_t type, int depth, const char *what)
+{
+    size_t at = c->at, d;
+    if (type > 12)
+        return bad(at, what, "an unknown value type");
+    if (type == 8) {
+        const char *s;
+        size_t n;
+        return str(c, what, &s, &n);
+    }
+    if (type == 9) {
+        uint32_t elem;
+        uint64_t count, i;
+        glc_status st;
+        if (depth >= MAX_DEPTH)
+            return bad(at, what, "arrays nested too deep");
+        if ((st = u32(c, what, &elem)) != GLC_OK || (st = u64(c, what, &count)) != GLC_OK)
+            return st;
+        if (elem > 12)
+            return bad(at, what, "an array of an unknown value type");
+        if (fixed_size(elem)) {
+            if (count > (c->size - c->at) / fixed_size(elem))
+                return bad(at, what, "its elements run past the end of the file");
+            take(c, (size_t)count * fixed_size(elem), &d);
+            return GLC_OK;
+        }
+        if (count > (c->size - c->at) / 8) /* a string or an array takes 8 bytes at least */
+            return bad(at, what, "its elements run past the end of the file");
+        for (i = 0; i < count; i++)
+            if ((st = value(c, elem, depth + 1, what)) != GLC_OK)
+                return st;
+        return GLC_OK;
+    }
+    if (!take(c, fixed_size(type), &d))
+        return bad(at, what, "the file ends inside it");
+    if (type == 7 && c->p[d] > 1)
+        return bad(at, what, "a bool other than 0 or 1");
+    return GLC_OK;
+}
+
+static int same_key(const kv *k, const char *s, size_t n)
+{
+    return k->key_len == n && memcmp(k->key, s, n) == 0;
+}
+
+static glc_status parse(glc_gguf *f)
+{
+    cursor c = {f->data, f->size, 0};
+    uint64_t nt, nkv, i;
+    size_t at, names = 0;
+    glc_status st;
+    uint32_t magic;
+    char what[96];
+    if ((st = u32(&c, "magic", &magic)) != GLC_OK)
+        return st;
+    if (memcmp(f->data, "GGUF", 4) != 0)
+        return bad(0, "magic", "not \"GGUF\": not a GGUF file");
+    if ((st = u32(&c, "version", &f->version)) != GLC_OK)
+        return st;
+    if (f->version != 2 && f->version != 3)
+        return bad(4, "version",
+                   f->version == 1 ? "1 (32-bit counts) is not read; versions 2 and 3 are"
+                   : (f->version & 0xffff) == 0 ? "byte-swapped: a big-endian file, not read"
+                                                 : "unknown; versions 2 and 3 are read");
+    if ((st = u64(&c, "tensor count", &nt)) != GLC_OK || (st = u64(&c, "key-value count", &nkv)) != GLC_OK)
+        return st;
+    /* a pair takes 12 bytes at least, a tensor 24 */
+    if (nkv > (c.size - c.at) / 12)
+        return bad(16, "key-value count", "more pairs than the file has bytes for");
+    if (nt > (c.size - c.at) / 24)
+        return bad(8, "tensor count", "more tensors than the file has bytes for");
+    f->kvs = glc__calloc((size_t)nkv + 1, sizeof *f->kvs);
+    f->tensors = glc__calloc((size_t)nt + 1, sizeof *f->tensors);
+    if (!f->kvs || !f->tensors)
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    f->alignment = 32;
+    for (i = 0; i < nkv; i++) {
+        kv *k = &f->kvs[i];
+        int64_t j;
+        at = c.at;
+        snprintf(what, sizeof what, "key %llu", (unsigned long long)i);
+        if ((st = str(&c, what, &k->key, &k->key_len)) != GLC_OK)
+            return st;
+        for (j = 0; j < (int64_t)i; j++)
+            if (same_key(&f->kvs[j], k->key, k->key_len))
+                return bad(at, what, "the same key twice");
+        snprintf(what, sizeof what, "the value of \"%.*s\"", (int)(k->key_len < 48 ? k->key_len : 48),
+                 k->key);
+        if ((st = u32(&c, what, &k->type)) != GLC_OK)
+            return st;
+        k->at = c.at;
+        if (k->type == 9 && c.size - c.at >= 12) {
+            k->elem = (uint32_t)le(c.p + c.at, 4);
+            k->count = le(c.p + c.at + 4, 8);
+            k->at = c.at + 12;
+        }
+        if ((st = value(&c, k->type, 0, what)) != GLC_OK)
+            return st;
+        f->nkv++;
+        if (same_key(k, "general.alignment", 17)) {
+            uint32_t a = k->type == 4 ? (uint32_t)le(c.p + k->at, 4) : 0;
+            if (a == 0 || (a & (a - 1)) || a > 65536)
+                return bad(k->at - 4, what, "not a u32 power of two up to 65536");
+            f->alignment = a;
+        }
+    }
+    for (i = 0; i < nt; i++) {
+        glc_gguf_tensor *t = &f->tensors[i];
+        const char *name;
+        size_t name_len;
+        uint32_t dims, type, be, bb;
+        uint64_t dim[4], numel = 1, off;
+        int d2;
+        int64_t j;
+        at = c.at;
+        snprintf(what, sizeof what, "tensor %llu's name", (unsigned long long)i);
+        if ((st = str(&c, what, &name, &name_len)) != GLC_OK)
+            return st;
+        for (j = 0; j < (int64_t)i; j++) /* (names still in the file: lengths before them) */
+            if (le((const unsigned char *)f->tensors[j].name - 8, 8) == name_len &&
+                memcmp(f->tensors[j].name, name, name_len) == 0)
+                return bad(at, what, "the same name twice");
+        snprintf(what, sizeof what, "tensor \"%.*s\"", (int)(name_len < 48 ? name_len : 48), name);
+        if ((st = u32(&c, what, &dims)) != GLC_OK)
+            return st;
+        if (dims < 1 || dims > 4)
+            return bad(c.at - 4, what, "dims not in 1..4");
+        for (d2 = 0; d2 < (int)dims; d2++) {
+            if ((st = u64(&c, what, &dim[d2])) != GLC_OK)
+                return st;
+            if (dim[d2] < 1 || dim[d2] > ((uint64_t)1 << 62) / numel)
+                return bad(c.at - 8, what,
+                           dim[d2] < 1 ? "a dim below 1" : "its element count overflows");
+            numel *= dim[d2];
+        }
+        if ((st = u32(&c, what, &type)) != GLC_OK)
+            return st;
+        ggml_block(type, &be, &bb);
+        if (!be)
+            return bad(c.at - 4, what, "a GGML type this reader does not know the size of");
+        if (dim[0] % be)
+            return bad(c.at - 4, what, "rows not a whole number of the type's blocks");
+        if (numel / be > ((uint64_t)1 << 62) / bb)
+            return bad(c.at - 4, what, "its byte count overflows");
+        if ((st = u64(&c, what, &off)) != GLC_OK)
+            return st;
+        t->ggml_type = type;
+        t->rank = (int)dims;
+        for (d2 = 0; d2 < (int)dims; d2++) /* outermost first */
+            t->shape[d2] = (int64_t)dim[dims - 1 - d2];
+        t->bytes = numel / be * bb;
+        t->offset = off;
+        t->name = name; /* (in the file for now; copied below) */
+        names += name_len + 1;
+    }
+    /* the data section */
+    f->data_start = c.at + (f->alignment - c.at % f->alignment) % f->alignment;
+    if (nt && f->data_start > f->size)
+        return bad(c.at, "the tensor data", "the file ends before it starts");
+    f->names = glc__malloc(names + 1);
+    if (!f->names)
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    {
+        /* names copied (terminated); offsets checked: aligned, inside the file */
+        size_t w = 0;
+        for (i = 0; i < nt; i++) {
+            glc_gguf_tensor *t = &f->tensors[i];
+            const char *name = t->name;
+            size_t n = (size_t)le((const unsigned char *)name - 8, 8); /* its length field */
+            memcpy(f->names + w, name, n);
+            f->names[w + n] = '\0';
+            t->name = f->names + w;
+            w += n + 1;
+            if (t->offset % f->alignment || t->offset > f->size - f->data_start ||
+                t->bytes > f->size - f->data_start - t->offset)
+                return glc__fail(NULL, GLC_ERR_INVALID_ARG,
+                                 "gguf: tensor \"%s\": data at %llu + %llu bytes from byte %zu: %s",
+                                 t->name, (unsigned long long)t->offset,
+                                 (unsigned long long)t->bytes, f->data_start,
+                                 t->offset % f->alignment ? "offset not a multiple of the alignment"
+                                                          : "past the end of the file");
+            t->offset += f->data_start;
+            t->data = f->data + t->offset;
+            f->ntensors++;
+        }
+    }
+    return GLC_OK;
+}
+
+glc_status glc_gguf_open_memory(const void *data, size_t size, glc_gguf **out)
+{
+    glc_gguf *f;
+    glc_status st;
+    if (!out || (!data && size))
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_open_memory: invalid argument");
+    *out = NULL;
+    if (!(f = glc__calloc(1, sizeof *f)))
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    f->data = data;
+    f->size = size;
+    if ((st = parse(f)) != GLC_OK) {
+        glc_gguf_close(f);
+        return st;
+    }
+    *out = f;
+    return GLC_OK;
+}
+
+glc_status glc_gguf_open(const char *path, glc_gguf **out)
+{
+    struct stat sb;
+    void *m;
+    int fd;
+    glc_status st;
+    if (!path || !out)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_open: invalid argument");
+    *out = NULL;
+    if ((fd = open(path, O_RDONLY)) < 0)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_open: cannot open %s", path);
+    if (fstat(fd, &sb) != 0 || sb.st_size <= 0) {
+        close(fd);
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "gguf: %s: empty or unreadable", path);
+    }
+    m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: %s: mmap failed", path);
+    if ((st = glc_gguf_open_memory(m, (size_t)sb.st_size, out)) != GLC_OK) {
+        munmap(m, (size_t)sb.st_size);
+        return st;
+    }
+    (*out)->mapped = 1;
+    return GLC_OK;
+}
+
+void glc_gguf_close(glc_gguf *f)
+{
+    if (!f)
+        return;
+    if (f->mapped)
+        munmap((void *)f->data, f->size);
+    glc__free(f->kvs);
+    glc__free(f->tensors);
+    glc__free(f->names);
+    glc__free(f);
+}
+
+uint32_t glc_gguf_version(const glc_gguf *f) { return f ? f->version : 0; }
+int64_t glc_gguf_tensor_count(const glc_gguf *f) { return f ? f->ntensors : 0; }
+int64_t glc_gguf_kv_count(const glc_gguf *f) { return f ? f->nkv : 0; }
+uint32_t glc_gguf_alignment(const glc_gguf *f) { return f ? f->alignment : 0; }
+
+glc_status glc_gguf_tensor_at(const glc_gguf *f, int64_t i, glc_gguf_tensor *out)
+{
+    if (!f || !out || i < 0 || i >= f->ntensors)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_tensor_at: no tensor %lld",
+                         (long long)i);
+    *out = f->tensors[i];
+    return GLC_OK;
+}
+
+int64_t glc_gguf_find_tensor(const glc_gguf *f, const char *name)
+{
+    int64_t i;
+    for (i = 0; f && name && i < f->ntensors; i++)
+        if (strcmp(f->tensors[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static const kv *find(const glc_gguf *f, const char *key)
+{
+    int64_t i;
+    for (i = 0; f && key && i < f->nkv; i++)
+        if (same_key(&f->kvs[i], key, strlen(key)))
+            return &f->kvs[i];
+    return NULL;
+}
+
+static glc_status no_key(const char *fn, const char *key, const char *why)
+{
+    return glc__fail(NULL, GLC_ERR_INVALID_ARG, "%s(\"%s\"): %s", fn, key ? key : "(null)", why);
+}
+
+const char *glc_gguf_key_at(const glc_gguf *f, int64_t i, size_t *len)
+{
+    if (!f || !len || i < 0 || i >= f->nkv)
+        return NULL;
+    *len = f->kvs[i].key_len;
+    return f->kvs[i].key;
+}
+
+int glc_gguf_value_type(const glc_gguf *f, const char *key)
+{
+    const kv *k = find(f, key);
+    return k ? (int)k->type : -1;
+}
+
+glc_status glc_gguf_get_int(const glc_gguf *f, const char *key, int64_t *out)
+{
+    const kv *k = find(f, key);
+    const unsigned char *p;
+    if (!k || !out)
+        return no_key("glc_gguf_get_int", key, "no such key");
+    p = f->data + k->at;
+    switch (k->type) {
+    case 0: *out = p[0]; return GLC_OK;
+    case 1: *out = (int8_t)p[0]; return GLC_OK;
+    case 2: *out = (int64_t)le(p, 2); return GLC_OK;
+    case 3: *out = (int16_t)le(p, 2); return GLC_OK;
+    case 4: *out = (int64_t)le(p, 4); return GLC_OK;
+    case 5: *out = (int32_t)le(p, 4); return GLC_OK;
+    case 7: *out = p[0]; return GLC_OK;
+    case 10:
+        if (le(p, 8) > (uint64_t)INT64_MAX)
+            return no_key("glc_gguf_get_int", key, "a u64 past the int64 range");
+        *out = (int64_t)le(p, 8);
+        return GLC_OK;
+    case 11: *out = (int64_t)le(p, 8); return GLC_OK;
+    default: return no_key("glc_gguf_get_int", key, "not an integer or bool value");
+    }
+}
+
+glc_status glc_gguf_get_float(const glc_gguf *f, const char *key, double *out)
+{
+    const kv *k = find(f, key);
+    int64_t i;
+    if (!k || !out)
+        return no_key("glc_gguf_get_float", key, "no such key");
+    if (k->type == 6) {
+        uint32_t b = (uint32_t)le(f->data + k->at, 4);
+        float v;
+        memcpy(&v, &b, 4);
+        *out = v;
+        return GLC_OK;
+    }
+    if (k->type == 12) {
+        uint64_t b = le(f->data + k->at, 8);
+        memcpy(out, &b, 8);
+        return GLC_OK;
+    }
+    if (k->type != 8 && k->type != 9 && glc_gguf_get_int(f, key, &i) == GLC_OK) {
+        *out = (double)i;
+        return GLC_OK;
+    }
+    return no_key("glc_gguf_get_float", key, "not a number");
+}
+
+glc_status glc_gguf_get_string(const glc_gguf *f, const char *key, const char **s, size_t *len)
+{
+    const kv *k = find(f, key);
+    if (!k || !s || !len)
+        return no_key("glc_gguf_get_string", key, "no such key");
+    if (k->type != 8)
+        return no_key("glc_gguf_get_string", key, "not a string");
+    *len = (size_t)le(f->data + k->at, 8);
+    *s = (const char *)f->data + k->at + 8;
+    return GLC_OK;
+}
+
+glc_status glc_gguf_get_array(const glc_gguf *f, const char *key, int *elem_type, uint64_t *count,
+                              const void **data)
+{
+    const kv *k = find(f, key);
+    if (!k || !elem_type || !count || !data)
+        return no_key("glc_gguf_get_array", key, "no such key");
+    if (k->type != 9)
+        return no_key("glc_gguf_get_array", key, "not an array");
+    *elem_type = (int)k->elem;
+    *count = k->count;
+    *data = f->data + k->at;
+    return GLC_OK;
+}
+
+glc_status glc_gguf_array_string(const glc_gguf *f, const char *key, uint64_t i, const char **s,
+                                 size_t *len)
+{
+    const kv *k = find(f, key);
+    const unsigned char *p;
+    uint64_t j;
+    if (!k || k->type != 9 || k->elem != 8 || i >= k->count || !s || !len)
+        return no_key("glc_gguf_array_string", key, "no string array with that element");
+    p = f->data + k->at;
+    for (j = 0; j < i; j++) /* checked at open: every length inside the file */
+        p += 8 + le(p, 8);
+    *len = (size_t)le(p, 8);
+    *s = (const char *)p + 8;
+    return GLC_OK;
+}
