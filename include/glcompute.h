@@ -1120,6 +1120,30 @@ GLC_API glc_status glc_gguf_get_array(const glc_gguf *f, const char *key, int *e
 GLC_API glc_status glc_gguf_array_string(const glc_gguf *f, const char *key, uint64_t i,
                                          const char **s, size_t *len);
 
+/* A GGUF writer: keys and tensors in the order given, written as version 3
+ * with each tensor's data at a multiple of the alignment (general.alignment
+ * when set: a u32 power of two up to 65536; else 32). set_value takes a
+ * fixed-size value type (not 8 string or 9 array) and its value in host
+ * memory; set_array a fixed-size element type; a key or tensor name given
+ * twice, a type or byte count that does not fit (add_tensor: GGML type id,
+ * shape outermost first, the bytes that shape takes) is refused with a
+ * message. Tensor data is read at glc_gguf_write: it must stay valid until
+ * then. */
+typedef struct glc_gguf_writer glc_gguf_writer;
+GLC_API glc_status glc_gguf_writer_create(glc_gguf_writer **out);
+GLC_API void glc_gguf_writer_destroy(glc_gguf_writer *w);
+GLC_API glc_status glc_gguf_set_value(glc_gguf_writer *w, const char *key, int type,
+                                      const void *value);
+GLC_API glc_status glc_gguf_set_string(glc_gguf_writer *w, const char *key, const char *s);
+GLC_API glc_status glc_gguf_set_array(glc_gguf_writer *w, const char *key, int elem_type,
+                                      uint64_t count, const void *data);
+GLC_API glc_status glc_gguf_set_string_array(glc_gguf_writer *w, const char *key,
+                                             const char *const *strings, uint64_t count);
+GLC_API glc_status glc_gguf_add_tensor(glc_gguf_writer *w, const char *name, uint32_t ggml_type,
+                                       int rank, const int64_t *shape, const void *data,
+                                       uint64_t bytes);
+GLC_API glc_status glc_gguf_write(glc_gguf_writer *w, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,7 +11,9 @@
  * overflows, an unknown GGML type, a row not made of whole blocks, a
  * misaligned offset, data past the end. And every prefix of a good file
  * and seeded single-byte corruptions: refused or read, never a crash (the
- * sanitizer build runs this too; fuzz_gguf.c keeps looking).
+ * sanitizer build runs this too; fuzz_gguf.c keeps looking). Then the
+ * writer: every kind of value and four tensor types out and back through
+ * the reader, and its refusals.
  */
 #include "testutil.h"
 
@@ -348,12 +350,113 @@ static void test_truncations_and_corruptions(void **state)
     assert_true(read > 0); /* (flips in tensor data leave a file that reads) */
 }
 
+/* The writer: every value kind and four tensors (F32, F16, Q8_0, Q4_K) out
+ * and back through the reader, alignment 64 honoured; and its refusals. */
+static void test_writer_round_trip(void **state)
+{
+    glc_gguf_writer *w;
+    glc_gguf *f;
+    glc_gguf_tensor t;
+    char path[] = "/tmp/glc-gguf-w-XXXXXX";
+    static unsigned char q8[3 * 2 * 34], q4k[144];
+    float a[6] = {1, 2, 3, 4, 5, 6}, fv = 0.25f, got_f;
+    uint16_t h[5] = {0x3c00, 0x4000, 0, 0xbc00, 0x7c00};
+    uint32_t align = 64, u = 7;
+    int32_t arr[3] = {-1, 0, 70000};
+    int64_t i64 = -5000000000ll, iv, sa[2] = {2, 3}, sh[1] = {5}, sq[2] = {3, 64}, sk[1] = {256};
+    uint8_t yes = 1, two = 2;
+    const char *words[3] = {"<s>", "", "hello"}, *s;
+    size_t len, k;
+    int et, fd;
+    uint64_t count;
+    const void *data;
+    double d;
+    (void)state;
+    for (k = 0; k < sizeof q8; k++)
+        q8[k] = (unsigned char)(k * 13);
+    for (k = 0; k < sizeof q4k; k++)
+        q4k[k] = (unsigned char)(k * 5);
+    assert_int_equal(glc_gguf_writer_create(&w), GLC_OK);
+    assert_int_equal(glc_gguf_set_string(w, "general.architecture", "llama"), GLC_OK);
+    assert_int_equal(glc_gguf_set_value(w, "general.alignment", 4, &align), GLC_OK);
+    assert_int_equal(glc_gguf_set_value(w, "u32", 4, &u), GLC_OK);
+    assert_int_equal(glc_gguf_set_value(w, "i64", 11, &i64), GLC_OK);
+    assert_int_equal(glc_gguf_set_value(w, "f32", 6, &fv), GLC_OK);
+    assert_int_equal(glc_gguf_set_value(w, "yes", 7, &yes), GLC_OK);
+    assert_int_equal(glc_gguf_set_array(w, "arr", 5, 3, arr), GLC_OK);
+    assert_int_equal(glc_gguf_set_string_array(w, "words", words, 3), GLC_OK);
+    assert_int_equal(glc_gguf_add_tensor(w, "a", 0, 2, sa, a, sizeof a), GLC_OK);
+    assert_int_equal(glc_gguf_add_tensor(w, "h", 1, 1, sh, h, sizeof h), GLC_OK);
+    assert_int_equal(glc_gguf_add_tensor(w, "q8", 8, 2, sq, q8, sizeof q8), GLC_OK);
+    assert_int_equal(glc_gguf_add_tensor(w, "q4k", 12, 1, sk, q4k, sizeof q4k), GLC_OK);
+    /* the refusals, each changing nothing */
+    assert_int_equal(glc_gguf_set_value(w, "u32", 4, &u), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(NULL), "the key is set already");
+    assert_int_equal(glc_gguf_set_value(w, "s", 8, "x"), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_gguf_set_value(w, "b", 7, &two), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_gguf_set_value(w, "general.alignment2", 4, &u), GLC_OK);
+    assert_int_equal(glc_gguf_add_tensor(w, "a", 0, 2, sa, a, sizeof a), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(NULL), "the name is taken");
+    assert_int_equal(glc_gguf_add_tensor(w, "b", 0, 2, sa, a, 20), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(NULL), "not the bytes");
+    assert_int_equal(glc_gguf_add_tensor(w, "c", 8, 2, sa, q8, 34), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(NULL), "rows not a whole number of blocks");
+    assert_int_equal(glc_gguf_add_tensor(w, "d", 99, 1, sh, a, 20), GLC_ERR_INVALID_ARG);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(glc_gguf_write(w, path), GLC_OK);
+    glc_gguf_writer_destroy(w);
+    if (glc_gguf_open(path, &f) != GLC_OK)
+        fail_msg("the written file: %s", glc_device_errmsg(NULL));
+    assert_int_equal(glc_gguf_version(f), 3);
+    assert_int_equal(glc_gguf_alignment(f), 64);
+    assert_int_equal(glc_gguf_kv_count(f), 9);
+    assert_int_equal(glc_gguf_get_string(f, "general.architecture", &s, &len), GLC_OK);
+    assert_true(len == 5 && memcmp(s, "llama", 5) == 0);
+    assert_int_equal(glc_gguf_get_int(f, "u32", &iv), GLC_OK);
+    assert_int_equal(iv, 7);
+    assert_int_equal(glc_gguf_get_int(f, "i64", &iv), GLC_OK);
+    assert_int_equal(iv, i64);
+    assert_int_equal(glc_gguf_get_float(f, "f32", &d), GLC_OK);
+    got_f = (float)d;
+    assert_true(got_f == fv);
+    assert_int_equal(glc_gguf_get_int(f, "yes", &iv), GLC_OK);
+    assert_int_equal(iv, 1);
+    assert_int_equal(glc_gguf_get_array(f, "arr", &et, &count, &data), GLC_OK);
+    assert_true(et == 5 && count == 3);
+    assert_memory_equal(data, arr, sizeof arr);
+    for (k = 0; k < 3; k++) {
+        assert_int_equal(glc_gguf_array_string(f, "words", k, &s, &len), GLC_OK);
+        assert_true(len == strlen(words[k]) && memcmp(s, words[k], len) == 0);
+    }
+    assert_int_equal(glc_gguf_tensor_count(f), 4);
+    assert_int_equal(glc_gguf_tensor_at(f, 0, &t), GLC_OK);
+    assert_true(t.rank == 2 && t.shape[0] == 2 && t.shape[1] == 3 && t.offset % 64 == 0);
+    assert_memory_equal(t.data, a, sizeof a);
+    assert_int_equal(glc_gguf_tensor_at(f, 1, &t), GLC_OK);
+    assert_memory_equal(t.data, h, sizeof h);
+    assert_int_equal(glc_gguf_tensor_at(f, glc_gguf_find_tensor(f, "q8"), &t), GLC_OK);
+    assert_true(t.ggml_type == 8 && t.shape[0] == 3 && t.shape[1] == 64 && t.offset % 64 == 0);
+    assert_memory_equal(t.data, q8, sizeof q8);
+    assert_int_equal(glc_gguf_tensor_at(f, glc_gguf_find_tensor(f, "q4k"), &t), GLC_OK);
+    assert_memory_equal(t.data, q4k, sizeof q4k);
+    glc_gguf_close(f);
+    unlink(path);
+    assert_int_equal(glc_gguf_writer_create(&w), GLC_OK);
+    assert_int_equal(glc_gguf_set_value(w, "general.alignment", 4, &u), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(NULL), "power of two");
+    assert_int_equal(glc_gguf_write(w, "/nonexistent/dir/x.gguf"), GLC_ERR_INVALID_ARG);
+    glc_gguf_writer_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_file),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_truncations_and_corruptions),
+        cmocka_unit_test(test_writer_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

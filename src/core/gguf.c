@@ -1,5 +1,5 @@
 /*
- * GGUF reader (llama.cpp's model files), GL-free. The file is mapped (or
+ * GGUF reader and writer (llama.cpp's model files), GL-free. The file is mapped (or
  * given in memory) and parsed once: the header, the key-value metadata,
  * the tensor directory and where the tensor data starts; every length,
  * count, type id, alignment, offset and size is checked against the bytes
@@ -524,5 +524,329 @@ glc_status glc_gguf_array_string(const glc_gguf *f, const char *key, uint64_t i,
         p += 8 + le(p, 8);
     *len = (size_t)le(p, 8);
     *s = (const char *)p + 8;
+    return GLC_OK;
+}
+
+/* ---- the writer ----
+ * Keys and tensors are kept in the order given (values copied, tensor
+ * data by pointer until glc_gguf_write); the file is version 3 with the
+ * tensors' data at multiples of the alignment (general.alignment when
+ * set, else 32), in the order added. */
+
+typedef struct wkv {
+    char *key;
+    uint32_t type, elem;
+    unsigned char *val; /* the value's bytes as the file holds them */
+    size_t len;
+} wkv;
+
+typedef struct wtensor {
+    char *name;
+    uint32_t ggml_type;
+    int rank;
+    int64_t shape[4];
+    const void *data;
+    uint64_t bytes, offset;
+} wtensor;
+
+struct glc_gguf_writer {
+    wkv *kv;
+    int64_t nkv, kvcap;
+    wtensor *t;
+    int64_t nt, tcap;
+    uint32_t alignment;
+};
+
+glc_status glc_gguf_writer_create(glc_gguf_writer **out)
+{
+    if (!out)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_writer_create: out is NULL");
+    if (!(*out = glc__calloc(1, sizeof **out)))
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    (*out)->alignment = 32;
+    return GLC_OK;
+}
+
+void glc_gguf_writer_destroy(glc_gguf_writer *w)
+{
+    int64_t i;
+    if (!w)
+        return;
+    for (i = 0; i < w->nkv; i++) {
+        glc__free(w->kv[i].key);
+        glc__free(w->kv[i].val);
+    }
+    for (i = 0; i < w->nt; i++)
+        glc__free(w->t[i].name);
+    glc__free(w->kv);
+    glc__free(w->t);
+    glc__free(w);
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = glc__malloc(n + 1);
+    if (d)
+        memcpy(d, s, n + 1);
+    return d;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Adds key with value bytes val[len] of `type` (elem: arrays). */
+static glc_status add_kv(glc_gguf_writer *w, const char *fn, const char *key, uint32_t type,
+                         uint32_t elem, const unsigned char *val, size_t len)
+{
+    wkv *k;
+    int64_t i;
+    if (!w || !key || !key[0])
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "%s: invalid argument", fn);
+    for (i = 0; i < w->nkv; i++)
+        if (strcmp(w->kv[i].key, key) == 0)
+            return glc__fail(NULL, GLC_ERR_INVALID_ARG, "%s(\"%s\"): the key is set already", fn,
+                             key);
+    if (w->nkv == w->kvcap) {
+        int64_t cap = w->kvcap ? 2 * w->kvcap : 16;
+        wkv *n = glc__realloc(w->kv, (size_t)cap * sizeof *n);
+        if (!n)
+            return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+        w->kv = n;
+        w->kvcap = cap;
+    }
+    k = &w->kv[w->nkv];
+    k->key = dup_str(key);
+    k->val = glc__malloc(len ? len : 1);
+    if (!k->key || !k->val) {
+        glc__free(k->key);
+        glc__free(k->val);
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    }
+    memcpy(k->val, val, len);
+    k->len = len;
+    k->type = type;
+    k->elem = elem;
+    w->nkv++;
+    return GLC_OK;
+}
+
+glc_status glc_gguf_set_value(glc_gguf_writer *w, const char *key, int type, const void *value)
+{
+    unsigned char b[8];
+    size_t n = type >= 0 && type != 8 && type != 9 ? fixed_size((uint32_t)type) : 0;
+    if (!n || !value)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG,
+                         "glc_gguf_set_value(\"%s\"): type %d is not a fixed-size value type",
+                         key ? key : "(null)", type);
+    memcpy(b, value, n); /* (this host is little-endian, as the file) */
+    if (type == 7 && b[0] > 1)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_set_value(\"%s\"): a bool of %d",
+                         key ? key : "(null)", b[0]);
+    if (key && strcmp(key, "general.alignment") == 0) {
+        uint32_t a;
+        memcpy(&a, b, 4);
+        if (type != 4 || a == 0 || (a & (a - 1)) || a > 65536)
+            return glc__fail(NULL, GLC_ERR_INVALID_ARG,
+                             "glc_gguf_set_value: general.alignment must be a u32 power of two up "
+                             "to 65536");
+        if (w)
+            w->alignment = a;
+    }
+    return add_kv(w, "glc_gguf_set_value", key, (uint32_t)type, 0, b, n);
+}
+
+glc_status glc_gguf_set_string(glc_gguf_writer *w, const char *key, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    unsigned char *b;
+    glc_status st;
+    if (!s)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_set_string: s is NULL");
+    if (!(b = glc__malloc(8 + n)))
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    put_le(b, n, 8);
+    memcpy(b + 8, s, n);
+    st = add_kv(w, "glc_gguf_set_string", key, 8, 0, b, 8 + n);
+    glc__free(b);
+    return st;
+}
+
+glc_status glc_gguf_set_array(glc_gguf_writer *w, const char *key, int elem_type, uint64_t count,
+                              const void *data)
+{
+    size_t es = elem_type >= 0 && elem_type != 8 && elem_type != 9 ? fixed_size((uint32_t)elem_type)
+                                                                  : 0;
+    unsigned char *b;
+    glc_status st;
+    if (!es || (count && !data) || count > (SIZE_MAX - 12) / es)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG,
+                         "glc_gguf_set_array(\"%s\"): element type %d (a fixed-size one), %llu "
+                         "elements",
+                         key ? key : "(null)", elem_type, (unsigned long long)count);
+    if (!(b = glc__malloc(12 + (size_t)count * es)))
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    put_le(b, (uint64_t)elem_type, 4);
+    put_le(b + 4, count, 8);
+    if (count)
+        memcpy(b + 12, data, (size_t)count * es);
+    st = add_kv(w, "glc_gguf_set_array", key, 9, (uint32_t)elem_type, b, 12 + (size_t)count * es);
+    glc__free(b);
+    return st;
+}
+
+glc_status glc_gguf_set_string_array(glc_gguf_writer *w, const char *key,
+                                     const char *const *strings, uint64_t count)
+{
+    size_t total = 12, at = 12;
+    uint64_t i;
+    unsigned char *b;
+    glc_status st;
+    for (i = 0; i < count; i++) {
+        if (!strings || !strings[i])
+            return glc__fail(NULL, GLC_ERR_INVALID_ARG,
+                             "glc_gguf_set_string_array(\"%s\"): string %llu is NULL",
+                             key ? key : "(null)", (unsigned long long)i);
+        total += 8 + strlen(strings[i]);
+    }
+    if (!(b = glc__malloc(total)))
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    put_le(b, 8, 4);
+    put_le(b + 4, count, 8);
+    for (i = 0; i < count; i++) {
+        size_t n = strlen(strings[i]);
+        put_le(b + at, n, 8);
+        memcpy(b + at + 8, strings[i], n);
+        at += 8 + n;
+    }
+    st = add_kv(w, "glc_gguf_set_string_array", key, 9, 8, b, total);
+    glc__free(b);
+    return st;
+}
+
+glc_status glc_gguf_add_tensor(glc_gguf_writer *w, const char *name, uint32_t ggml_type, int rank,
+                               const int64_t *shape, const void *data, uint64_t bytes)
+{
+    static const char fn[] = "glc_gguf_add_tensor";
+    uint32_t be, bb;
+    uint64_t numel = 1;
+    int64_t i;
+    int d;
+    wtensor *t;
+    if (!w || !name || !name[0] || !shape || rank < 1 || rank > 4 || (bytes && !data))
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "%s: invalid argument", fn);
+    for (i = 0; i < w->nt; i++)
+        if (strcmp(w->t[i].name, name) == 0)
+            return glc__fail(NULL, GLC_ERR_INVALID_ARG, "%s(\"%s\"): the name is taken", fn,
+                             name);
+    ggml_block(ggml_type, &be, &bb);
+    for (d = 0; d < rank; d++) {
+        if (shape[d] < 1 || (uint64_t)shape[d] > ((uint64_t)1 << 62) / numel)
+            return glc__fail(NULL, GLC_ERR_INVALID_ARG, "%s(\"%s\"): dim %d is %lld", fn, name,
+                             d, (long long)shape[d]);
+        numel *= (uint64_t)shape[d];
+    }
+    if (!be || shape[rank - 1] % be || numel / be * bb != bytes)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG,
+                         "%s(\"%s\"): GGML type %u, %llu elements, %llu bytes given: %s", fn, name,
+                         ggml_type, (unsigned long long)numel, (unsigned long long)bytes,
+                         !be ? "a type this writer does not know the size of"
+                         : shape[rank - 1] % be ? "rows not a whole number of blocks"
+                                                : "not the bytes that many elements take");
+    if (w->nt == w->tcap) {
+        int64_t cap = w->tcap ? 2 * w->tcap : 16;
+        wtensor *n = glc__realloc(w->t, (size_t)cap * sizeof *n);
+        if (!n)
+            return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+        w->t = n;
+        w->tcap = cap;
+    }
+    t = &w->t[w->nt];
+    if (!(t->name = dup_str(name)))
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    t->ggml_type = ggml_type;
+    t->rank = rank;
+    memcpy(t->shape, shape, (size_t)rank * sizeof *shape);
+    t->data = data;
+    t->bytes = bytes;
+    w->nt++;
+    return GLC_OK;
+}
+
+static int out_bytes(FILE *o, const void *p, size_t n) { return fwrite(p, 1, n, o) == n; }
+
+static int out_le(FILE *o, uint64_t v, int n)
+{
+    unsigned char b[8];
+    put_le(b, v, n);
+    return out_bytes(o, b, (size_t)n);
+}
+
+static int out_pad(FILE *o, uint64_t *at, uint32_t align)
+{
+    static const unsigned char zeros[64];
+    while (*at % align) {
+        size_t n = (size_t)(align - *at % align);
+        n = n < sizeof zeros ? n : sizeof zeros;
+        if (!out_bytes(o, zeros, n))
+            return 0;
+        *at += n;
+    }
+    return 1;
+}
+
+glc_status glc_gguf_write(glc_gguf_writer *w, const char *path)
+{
+    FILE *o;
+    uint64_t at = 24, off = 0;
+    int64_t i;
+    int d, ok;
+    if (!w || !path)
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_write: invalid argument");
+    if (!(o = fopen(path, "wb")))
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_write: cannot create %s", path);
+    ok = out_bytes(o, "GGUF", 4) && out_le(o, 3, 4) && out_le(o, (uint64_t)w->nt, 8) &&
+         out_le(o, (uint64_t)w->nkv, 8);
+    for (i = 0; ok && i < w->nkv; i++) {
+        size_t n = strlen(w->kv[i].key);
+        ok = out_le(o, n, 8) && out_bytes(o, w->kv[i].key, n) && out_le(o, w->kv[i].type, 4) &&
+             out_bytes(o, w->kv[i].val, w->kv[i].len);
+        at += 8 + n + 4 + w->kv[i].len;
+    }
+    for (i = 0; ok && i < w->nt; i++) { /* offsets: each at a multiple of the alignment */
+        wtensor *t = &w->t[i];
+        size_t n = strlen(t->name);
+        off = (off + w->alignment - 1) / w->alignment * w->alignment;
+        ok = out_le(o, n, 8) && out_bytes(o, t->name, n) && out_le(o, (uint64_t)t->rank, 4);
+        for (d = t->rank - 1; ok && d >= 0; d--) /* innermost first */
+            ok = out_le(o, (uint64_t)t->shape[d], 8);
+        ok = ok && out_le(o, t->ggml_type, 4) && out_le(o, off, 8);
+        at += 8 + n + 4 + 8 * (uint64_t)t->rank + 4 + 8;
+        t->offset = off;
+        off += t->bytes;
+    }
+    ok = ok && out_pad(o, &at, w->alignment);
+    for (i = 0, off = 0; ok && i < w->nt; i++) {
+        const wtensor *t = &w->t[i];
+        uint64_t pad = t->offset - off; /* up to the alignment */
+        while (ok && pad) {
+            static const unsigned char zeros[64];
+            size_t n = pad < sizeof zeros ? (size_t)pad : sizeof zeros;
+            ok = out_bytes(o, zeros, n);
+            pad -= n;
+        }
+        ok = ok && out_bytes(o, t->data, (size_t)t->bytes);
+        off = t->offset + t->bytes;
+    }
+    if (fclose(o) != 0)
+        ok = 0;
+    if (!ok) {
+        remove(path);
+        return glc__fail(NULL, GLC_ERR_INVALID_ARG, "glc_gguf_write: writing %s failed", path);
+    }
     return GLC_OK;
 }
