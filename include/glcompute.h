@@ -94,6 +94,12 @@ GLC_API size_t glc_dtype_size(glc_dtype dtype);
 GLC_API size_t glc_dtype_row_bytes(glc_dtype dtype, int64_t n);
 /* A static name ("f32", ...), or "?" for a value that is not a glc_dtype. */
 GLC_API const char *glc_dtype_name(glc_dtype dtype);
+/* The GGML type id a GGUF file gives this dtype (F32 0, F16 1, Q4_0 2,
+ * Q8_0 8, I32 26, BF16 30), or -1 for U32, U8 and values that are not
+ * glc_dtypes; and the dtype of a GGML type id, or 0 for one glcompute
+ * does not compute with. */
+GLC_API int glc_dtype_ggml_type(glc_dtype dtype);
+GLC_API glc_dtype glc_dtype_from_ggml_type(uint32_t ggml_type);
 
 /* ---- Device -------------------------------------------------------------- */
 

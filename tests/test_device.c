@@ -25,6 +25,18 @@ static void test_status_table(void **state)
     assert_int_equal(glc_dtype_size(GLC_DTYPE_F16), 2);
     assert_int_equal(glc_dtype_size((glc_dtype)99), 0);
     assert_string_equal(glc_dtype_name(GLC_DTYPE_BF16), "bf16");
+    assert_int_equal(glc_dtype_ggml_type(GLC_DTYPE_Q4_0), 2);
+    assert_int_equal(glc_dtype_ggml_type(GLC_DTYPE_U8), -1);
+    assert_int_equal(glc_dtype_ggml_type((glc_dtype)99), -1);
+    assert_int_equal(glc_dtype_from_ggml_type(8), GLC_DTYPE_Q8_0);
+    assert_int_equal(glc_dtype_from_ggml_type(30), GLC_DTYPE_BF16);
+    assert_int_equal(glc_dtype_from_ggml_type(0xffffffffu), 0);
+    {
+        glc_dtype d;
+        for (d = GLC_DTYPE_F32; d <= GLC_DTYPE_Q4_0; d++)
+            if (glc_dtype_ggml_type(d) >= 0)
+                assert_int_equal(glc_dtype_from_ggml_type((uint32_t)glc_dtype_ggml_type(d)), d);
+    }
     assert_string_equal(glc_platform_name(GLC_PLATFORM_SURFACELESS), "surfaceless");
 }
 

@@ -16,21 +16,21 @@ const char *glc_status_str(glc_status status)
     }
 }
 
-/* X(name, text, elements per block, bytes per block) */
-#define GLC__DTYPE_MAP(X)     \
-    X(F32, "f32", 1, 4)       \
-    X(F16, "f16", 1, 2)       \
-    X(BF16, "bf16", 1, 2)     \
-    X(I32, "i32", 1, 4)       \
-    X(U32, "u32", 1, 4)       \
-    X(U8, "u8", 1, 1)         \
-    X(Q8_0, "q8_0", 32, 34)   \
-    X(Q4_0, "q4_0", 32, 18)
+/* X(name, text, elements per block, bytes per block, GGML type id or -1) */
+#define GLC__DTYPE_MAP(X)         \
+    X(F32, "f32", 1, 4, 0)        \
+    X(F16, "f16", 1, 2, 1)        \
+    X(BF16, "bf16", 1, 2, 30)     \
+    X(I32, "i32", 1, 4, 26)       \
+    X(U32, "u32", 1, 4, -1)       \
+    X(U8, "u8", 1, 1, -1)         \
+    X(Q8_0, "q8_0", 32, 34, 8)    \
+    X(Q4_0, "q4_0", 32, 18, 2)
 
 static int dtype_block(glc_dtype dtype, int64_t *elems, size_t *bytes)
 {
     switch (dtype) {
-#define GLC__DTYPE_BLOCK(name, text, e, b) \
+#define GLC__DTYPE_BLOCK(name, text, e, b, g) \
     case GLC_DTYPE_##name:                 \
         *elems = e;                        \
         *bytes = b;                        \
@@ -60,11 +60,35 @@ size_t glc_dtype_row_bytes(glc_dtype dtype, int64_t n)
 const char *glc_dtype_name(glc_dtype dtype)
 {
     switch (dtype) {
-#define GLC__DTYPE_NAME(name, text, e, b) case GLC_DTYPE_##name: return text;
+#define GLC__DTYPE_NAME(name, text, e, b, g) case GLC_DTYPE_##name: return text;
         GLC__DTYPE_MAP(GLC__DTYPE_NAME)
 #undef GLC__DTYPE_NAME
     }
     return "?";
+}
+
+int glc_dtype_ggml_type(glc_dtype dtype)
+{
+    switch (dtype) {
+#define GLC__DTYPE_GGML(name, text, e, b, g) case GLC_DTYPE_##name: return g;
+        GLC__DTYPE_MAP(GLC__DTYPE_GGML)
+#undef GLC__DTYPE_GGML
+    }
+    return -1;
+}
+
+glc_dtype glc_dtype_from_ggml_type(uint32_t ggml_type)
+{
+    static const glc_dtype all[] = {
+#define GLC__DTYPE_VALUE(name, text, e, b, g) GLC_DTYPE_##name,
+        GLC__DTYPE_MAP(GLC__DTYPE_VALUE)
+#undef GLC__DTYPE_VALUE
+    };
+    size_t i;
+    for (i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (glc_dtype_ggml_type(all[i]) >= 0 && (uint32_t)glc_dtype_ggml_type(all[i]) == ggml_type)
+            return all[i];
+    return (glc_dtype)0;
 }
 
 const char *glc_platform_name(glc_platform platform)
