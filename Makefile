@@ -145,9 +145,9 @@ $(BUILD)/tests/test_threads: EXTRA_LIBS = -lpthread
 $(BUILD)/examples/embed: EXTRA_LIBS = $(shell pkg-config --libs egl glesv2 2>/dev/null || echo -lEGL -lGLESv2)
 
 # The main job: the decoder (examples/llama.c) and its C reference.
-$(BUILD)/examples/transformer: examples/transformer.c examples/llama.c examples/llama_ref.c examples/llama.h $(STATIC)
+$(BUILD)/examples/transformer: examples/transformer.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c examples/llama.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iexamples examples/transformer.c examples/llama.c examples/llama_ref.c -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Iexamples examples/transformer.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
@@ -166,6 +166,11 @@ $(BUILD)/tests/%: tests/%.c tests/testutil.h tests/fakegl.h $(REF_OBJ) $(STATIC)
 $(BUILD)/tests/test_glsl_strict: tests/test_glsl_strict.c examples/llama.c examples/llama.h tests/testutil.h tests/fakegl.h $(REF_OBJ) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref -Iexamples $< examples/llama.c -o $@ $(REF_OBJ) $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
+
+# The decoder's GGUF path, against its C reference (examples/llama*.c).
+$(BUILD)/tests/test_llama_gguf: tests/test_llama_gguf.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c examples/llama.h tests/testutil.h $(REF_OBJ) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref -Iexamples $< examples/llama.c examples/llama_ref.c examples/llama_gguf.c -o $@ $(REF_OBJ) $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
 
 # The public header, compiled three ways.
 # (the C11 build links the shared library: it checks the exported symbols)

@@ -23,6 +23,7 @@ int llama_config(const char *name, llama_cfg *c)
     memset(c, 0, sizeof *c);
     c->rope_base = 10000.0f;
     c->eps = 1e-5f;
+    c->rope = GLC_ROPE_NEOX;
     c->wdtype = GLC_DTYPE_F32;
     c->cache = GLC_DTYPE_F32;
     c->seed = 1234;
@@ -121,18 +122,6 @@ static void quantize_block(glc_dtype dt, const float *x, unsigned char *out)
     }
 }
 
-static void dequantize_block(glc_dtype dt, const unsigned char *b, float *x)
-{
-    uint16_t hd;
-    float d;
-    int j;
-    memcpy(&hd, b, 2);
-    d = f16_to_f32(hd);
-    for (j = 0; j < 32; j++)
-        x[j] = dt == GLC_DTYPE_Q8_0 ? d * (float)(signed char)b[2 + j]
-               : d * (float)(((j < 16 ? b[2 + j] : b[2 + j - 16] >> 4) & 15) - 8);
-}
-
 static size_t row_bytes(glc_dtype dt, int64_t n)
 {
     return dt == GLC_DTYPE_Q8_0   ? (size_t)n / 32 * 34
@@ -160,17 +149,19 @@ static llama_tensor *add(llama_weights *w, const char *name, int layer, glc_dtyp
     return t;
 }
 
-/* The tensor list of a config, no data yet. */
-static int layout(const llama_cfg *c, llama_weights *w)
+int llama_layout(const llama_cfg *c, llama_weights *w)
 {
     int l, q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim;
     glc_dtype m = c->wdtype;
     w->cfg = *c;
     w->n = 0;
-    w->t = calloc((size_t)(9 * c->layers + 3), sizeof *w->t);
+    w->gguf = NULL;
+    w->t = calloc((size_t)(9 * c->layers + 4), sizeof *w->t);
     if (!w->t)
         return 0;
     add(w, "tok_emb", -1, m, c->vocab, c->d);
+    if (c->rope_freqs)
+        add(w, "rope_freqs", -1, GLC_DTYPE_F32, c->head_dim / 2, 0);
     for (l = 0; l < c->layers; l++) {
         add(w, "attn_norm", l, GLC_DTYPE_F32, c->d, 0);
         add(w, "wq", l, m, q, c->d);
@@ -183,7 +174,8 @@ static int layout(const llama_cfg *c, llama_weights *w)
         add(w, "w2", l, m, c->d, c->ffn);
     }
     add(w, "out_norm", -1, GLC_DTYPE_F32, c->d, 0);
-    add(w, "out", -1, m, c->vocab, c->d);
+    if (!c->tied)
+        add(w, "out", -1, m, c->vocab, c->d);
     return 1;
 }
 
@@ -198,7 +190,7 @@ static uint64_t next_u64(uint64_t *s)
 int llama_generate(const llama_cfg *c, llama_weights *w)
 {
     int i;
-    if (!layout(c, w))
+    if (!llama_layout(c, w))
         return 0;
     for (i = 0; i < w->n; i++) {
         llama_tensor *t = &w->t[i];
@@ -237,22 +229,12 @@ int llama_values(llama_weights *w)
     int i;
     for (i = 0; i < w->n; i++) {
         llama_tensor *t = &w->t[i];
-        size_t n = (size_t)t->shape[0] * (size_t)(t->rank == 2 ? t->shape[1] : 1), k;
+        size_t n = (size_t)t->shape[0] * (size_t)(t->rank == 2 ? t->shape[1] : 1);
         if (t->values)
             continue;
-        if (!(t->values = malloc(n * 4)))
+        if (!(t->values = malloc(n * 4)) ||
+            glc_dtype_to_f32(t->dtype, t->data, (int64_t)n, t->values) != GLC_OK)
             return 0;
-        if (t->dtype == GLC_DTYPE_F32)
-            memcpy(t->values, t->data, n * 4);
-        else if (t->dtype == GLC_DTYPE_F16)
-            for (k = 0; k < n; k++) {
-                uint16_t h;
-                memcpy(&h, t->data + k * 2, 2);
-                t->values[k] = f16_to_f32(h);
-            }
-        else
-            for (k = 0; k < n; k += 32)
-                dequantize_block(t->dtype, t->data + k / 32 * row_bytes(t->dtype, 32), t->values + k);
     }
     return 1;
 }
@@ -261,11 +243,14 @@ void llama_free(llama_weights *w)
 {
     int i;
     for (i = 0; w->t && i < w->n; i++) {
-        free(w->t[i].data);
+        if (!w->gguf)
+            free(w->t[i].data);
         free(w->t[i].values);
     }
     free(w->t);
+    glc_gguf_close(w->gguf);
     w->t = NULL;
+    w->gguf = NULL;
     w->n = 0;
 }
 
@@ -390,7 +375,7 @@ int llama_load(const char *path, llama_weights *w, char *err, size_t len)
         c.head_dim = (int)h[4], c.ffn = (int)h[5], c.vocab = (int)h[6], c.max_seq = (int)h[7];
         c.rope_base = fl[0], c.eps = fl[1], c.wdtype = (glc_dtype)tail[0], c.seed = tail[1];
         c.cache = c.d >= 1024 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
-        if (!layout(&c, w))
+        if (!llama_layout(&c, w))
             ok = load_fail(err, len, "%s: out of memory", path);
         else if (tail[2] != (uint32_t)w->n)
             ok = load_fail(err, len, "%s: header: %u tensors, the config (%d layers) has %d",
@@ -456,51 +441,68 @@ int llama_load(const char *path, llama_weights *w, char *err, size_t len)
 
 /* ---- plans ---- */
 
-static glc_tensor weight(glc_graph *g, const char *name, int layer, glc_dtype dt, int64_t r,
-                         int64_t c)
+/* What the plan's graph is built from: the config and where the weights'
+ * dtypes come from. */
+typedef struct builder {
+    glc_graph *g;
+    const llama_cfg *c;
+    const llama_weights *w;
+} builder;
+
+/* Param "name.layer" (or "name"): [r, c] (c = 0: [r], f32), in its
+ * tensor's dtype in the weights, or the config's. */
+static glc_tensor weight(const builder *b, const char *name, int layer, int64_t r, int64_t c)
 {
+    const llama_tensor *t;
     char full[32];
     int64_t s[2];
+    glc_dtype dt = c ? b->c->wdtype : GLC_DTYPE_F32;
     s[0] = r;
     s[1] = c;
     if (layer >= 0)
         snprintf(full, sizeof full, "%s.%d", name, layer);
     else
         snprintf(full, sizeof full, "%s", name);
-    return glc_graph_param(g, full, dt, c ? 2 : 1, s);
+    if (b->w && (t = llama_find(b->w, full)) != NULL)
+        dt = t->dtype;
+    return glc_graph_param(b->g, full, dt, c ? 2 : 1, s);
 }
 
-/* x W^T for a weight of the model's dtype */
-static glc_tensor proj(glc_graph *g, const llama_cfg *c, glc_tensor x, glc_tensor w)
+/* x W^T: matmul_q for a block dtype, matmul otherwise */
+static glc_tensor proj(const builder *b, glc_tensor x, glc_tensor w)
 {
     glc_matmul_desc nt = {1};
-    if (c->wdtype == GLC_DTYPE_Q8_0 || c->wdtype == GLC_DTYPE_Q4_0)
-        return glc_matmul_q(g, x, w, glc_none());
-    return glc_matmul(g, x, w, glc_none(), &nt);
+    if (glc_dtype_size(glc_tensor_dtype(b->g, w)) == 0)
+        return glc_matmul_q(b->g, x, w, glc_none());
+    return glc_matmul(b->g, x, w, glc_none(), &nt);
 }
 
-glc_status llama_plan(glc_device *dev, const llama_cfg *c, int decode, int max_prompt,
-                      uint32_t compile_flags, glc_plan **out)
+glc_status llama_plan(glc_device *dev, const llama_cfg *c, const llama_weights *w, int decode,
+                      int max_prompt, uint32_t compile_flags, glc_plan **out)
 {
     int64_t q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim, t, len, s2[2], s3[3];
     int64_t one = 1;
-    glc_tensor tokens, pos, last, x, logits;
+    glc_tensor tokens, pos, last, emb, freqs, x, logits;
     glc_rope_desc rope;
     glc_compile_desc cd;
     glc_graph *g;
     glc_status st;
+    builder b;
     int l;
     if ((st = glc_graph_create(dev, &g)) != GLC_OK)
         return st;
+    b.g = g, b.c = c, b.w = w;
     t = decode ? 1 : glc_graph_var(g, "T", 1, max_prompt);
     len = decode ? glc_graph_var(g, "L", 1, c->max_seq) : 0;
     tokens = glc_graph_input(g, "tokens", GLC_DTYPE_I32, 1, &t);
     pos = glc_graph_input(g, "pos", GLC_DTYPE_I32, 1, &t);
     last = glc_graph_input(g, "last", GLC_DTYPE_I32, 1, &one);
     memset(&rope, 0, sizeof rope);
-    rope.mode = GLC_ROPE_NEOX;
+    rope.mode = c->rope;
     rope.base = c->rope_base;
-    x = glc_get_rows(g, weight(g, "tok_emb", -1, c->wdtype, c->vocab, c->d), tokens);
+    emb = weight(&b, "tok_emb", -1, c->vocab, c->d);
+    freqs = c->rope_freqs ? weight(&b, "rope_freqs", -1, c->head_dim / 2, 0) : glc_none();
+    x = glc_get_rows(g, emb, tokens);
     for (l = 0; l < c->layers; l++) {
         glc_tensor h, qv, kvv, vv, kc, vc, a, f, h2;
         glc_sdpa_desc sd;
@@ -512,15 +514,15 @@ glc_status llama_plan(glc_device *dev, const llama_cfg *c, int decode, int max_p
         kc = glc_graph_handle(g, name, c->cache, 3, s3);
         snprintf(name, sizeof name, "vcache.%d", l);
         vc = glc_graph_handle(g, name, c->cache, 3, s3);
-        h = glc_rms_norm(g, x, weight(g, "attn_norm", l, GLC_DTYPE_F32, c->d, 0), c->eps);
+        h = glc_rms_norm(g, x, weight(&b, "attn_norm", l, c->d, 0), c->eps);
         s3[0] = t;
         s3[1] = c->heads;
-        qv = glc_reshape(g, proj(g, c, h, weight(g, "wq", l, c->wdtype, q, c->d)), 3, s3);
+        qv = glc_reshape(g, proj(&b, h, weight(&b, "wq", l, q, c->d)), 3, s3);
         s3[1] = c->kv_heads;
-        kvv = glc_reshape(g, proj(g, c, h, weight(g, "wk", l, c->wdtype, kv, c->d)), 3, s3);
-        vv = glc_reshape(g, proj(g, c, h, weight(g, "wv", l, c->wdtype, kv, c->d)), 3, s3);
-        qv = glc_rope(g, qv, pos, &rope, glc_none());
-        kvv = glc_rope(g, kvv, pos, &rope, glc_none());
+        kvv = glc_reshape(g, proj(&b, h, weight(&b, "wk", l, kv, c->d)), 3, s3);
+        vv = glc_reshape(g, proj(&b, h, weight(&b, "wv", l, kv, c->d)), 3, s3);
+        qv = glc_rope(g, qv, pos, &rope, freqs);
+        kvv = glc_rope(g, kvv, pos, &rope, freqs);
         kc = glc_set_rows(g, kc, kvv, pos);
         vc = glc_set_rows(g, vc, vv, pos);
         memset(&sd, 0, sizeof sd);
@@ -534,15 +536,16 @@ glc_status llama_plan(glc_device *dev, const llama_cfg *c, int decode, int max_p
         }
         s2[0] = t;
         s2[1] = q;
-        x = glc_add(g, x, proj(g, c, glc_reshape(g, a, 2, s2), weight(g, "wo", l, c->wdtype, c->d, q)));
-        h2 = glc_rms_norm(g, x, weight(g, "ffn_norm", l, GLC_DTYPE_F32, c->d, 0), c->eps);
+        x = glc_add(g, x, proj(&b, glc_reshape(g, a, 2, s2), weight(&b, "wo", l, c->d, q)));
+        h2 = glc_rms_norm(g, x, weight(&b, "ffn_norm", l, c->d, 0), c->eps);
         f = glc_mul(g, glc_unary(g, GLC_UNARY_SILU,
-                                 proj(g, c, h2, weight(g, "w1", l, c->wdtype, c->ffn, c->d)), 0),
-                    proj(g, c, h2, weight(g, "w3", l, c->wdtype, c->ffn, c->d)));
-        x = glc_add(g, x, proj(g, c, f, weight(g, "w2", l, c->wdtype, c->d, c->ffn)));
+                                 proj(&b, h2, weight(&b, "w1", l, c->ffn, c->d)), 0),
+                    proj(&b, h2, weight(&b, "w3", l, c->ffn, c->d)));
+        x = glc_add(g, x, proj(&b, f, weight(&b, "w2", l, c->d, c->ffn)));
     }
-    x = glc_rms_norm(g, x, weight(g, "out_norm", -1, GLC_DTYPE_F32, c->d, 0), c->eps);
-    logits = proj(g, c, glc_get_rows(g, x, last), weight(g, "out", -1, c->wdtype, c->vocab, c->d));
+    x = glc_rms_norm(g, x, weight(&b, "out_norm", -1, c->d, 0), c->eps);
+    logits = proj(&b, glc_get_rows(g, x, last),
+                  c->tied ? emb : weight(&b, "out", -1, c->vocab, c->d));
     glc_graph_output(g, "logits", logits);
     glc_graph_output(g, "next", glc_argmax(g, logits));
     cd.flags = compile_flags;

@@ -75,14 +75,17 @@ static void matvec(const float *x, const float *w, int n, int k, float *out)
     }
 }
 
-/* NeoX: pairs (i, i + hd/2), theta_i = pos * base^(-2i/hd) */
-static void rope(float *v, int heads, int hd, int pos, float base)
+/* Pair i rotated by theta_i = pos * base^(-2i/hd) / factor_i (factors:
+ * rope_freqs, or 1): (i, i + hd/2) for NeoX, (2i, 2i + 1) otherwise. */
+static void rope(float *v, int heads, int hd, int pos, float base, glc_rope_mode mode,
+                 const float *factors)
 {
     int h, i;
     for (h = 0; h < heads; h++)
         for (i = 0; i < hd / 2; i++) {
-            double th = pos * pow(base, -2.0 * i / hd);
-            float *a = v + h * hd + i, *b = a + hd / 2;
+            double th = pos * pow(base, -2.0 * i / hd) / (factors ? factors[i] : 1.0);
+            float *a = v + h * hd + (mode == GLC_ROPE_NEOX ? i : 2 * i);
+            float *b = a + (mode == GLC_ROPE_NEOX ? hd / 2 : 1);
             double x0 = *a, x1 = *b;
             *a = (float)(x0 * cos(th) - x1 * sin(th));
             *b = (float)(x0 * sin(th) + x1 * cos(th));
@@ -97,6 +100,7 @@ static void one_token(llama_ref *r, int token, int pos, float *x)
     float *h1 = malloc((size_t)d * 4), *qv = malloc((size_t)q * 4), *att = malloc((size_t)q * 4);
     float *o = malloc((size_t)d * 4), *f1 = malloc((size_t)c->ffn * 4), *f3 = malloc((size_t)c->ffn * 4);
     double *sc = malloc((size_t)(pos + 1) * sizeof *sc);
+    const float *freqs = c->rope_freqs ? vals(r, "rope_freqs", -1) : NULL;
     memcpy(x, vals(r, "tok_emb", -1) + (size_t)token * d, (size_t)d * 4);
     for (l = 0; l < c->layers; l++) {
         float *kl = r->kc + ((size_t)l * c->max_seq) * kv, *vl = r->vc + ((size_t)l * c->max_seq) * kv;
@@ -104,8 +108,8 @@ static void one_token(llama_ref *r, int token, int pos, float *x)
         matvec(h1, vals(r, "wq", l), q, d, qv);
         matvec(h1, vals(r, "wk", l), kv, d, kl + (size_t)pos * kv);
         matvec(h1, vals(r, "wv", l), kv, d, vl + (size_t)pos * kv);
-        rope(qv, c->heads, hd, pos, c->rope_base);
-        rope(kl + (size_t)pos * kv, c->kv_heads, hd, pos, c->rope_base);
+        rope(qv, c->heads, hd, pos, c->rope_base, c->rope, freqs);
+        rope(kl + (size_t)pos * kv, c->kv_heads, hd, pos, c->rope_base, c->rope, freqs);
         if (c->cache == GLC_DTYPE_F16)
             for (i = 0; i < kv; i++) {
                 kl[(size_t)pos * kv + i] = llama_f16_round(kl[(size_t)pos * kv + i]);
@@ -161,7 +165,7 @@ void llama_ref_forward(llama_ref *r, const int32_t *tokens, int n, int pos0, flo
     for (i = 0; i < n; i++)
         one_token(r, tokens[i], pos0 + i, x);
     rms_norm(x, vals(r, "out_norm", -1), c->d, c->eps, xn);
-    matvec(xn, vals(r, "out", -1), c->vocab, c->d, logits);
+    matvec(xn, vals(r, c->tied ? "tok_emb" : "out", -1), c->vocab, c->d, logits);
     free(x);
     free(xn);
 }

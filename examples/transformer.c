@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 typedef struct opts {
-    const char *config, *save, *load, *logits, *json;
+    const char *config, *save, *save_gguf, *load, *logits, *json;
     glc_dtype wdtype, cache;
-    int prompt, decode, max_prompt, verify, no_fuse;
+    int prompt, decode, max_prompt, max_seq, verify, no_fuse;
     long long seed;
 } opts;
 
@@ -91,8 +91,14 @@ static void usage(FILE *f)
             "                       larger of prompt and 64)\n"
             "  --seed N             weight seed, 0..4294967295 (default: 1234)\n"
             "  --save FILE          write the weights to FILE\n"
-            "  --load FILE          read the weights from FILE (written by --save); the\n"
-            "                       config, weight dtype and seed come from the file\n"
+            "  --save-gguf FILE     write the model to FILE as a llama GGUF file (llama.cpp's\n"
+            "                       format: Q and K rows in its RoPE order, a byte-level\n"
+            "                       vocabulary)\n"
+            "  --load FILE          read the weights from FILE: one written by --save (the\n"
+            "                       config, weight dtype and seed come from the file) or a\n"
+            "                       llama GGUF file (the config from its llama.* keys)\n"
+            "  --max-seq N          a GGUF model's KV cache length (default: its context\n"
+            "                       length, at most 4096)\n"
             "  --logits FILE        write every step's logits to FILE\n"
             "  --report-json FILE   write the report as JSON to FILE\n"
             "  --verify             check every step against the C reference (default for tiny)\n"
@@ -134,6 +140,7 @@ static int parse(int argc, char **argv, opts *o)
         if (strcmp(a, "--config") && strcmp(a, "--wdtype") && strcmp(a, "--cache") &&
             strcmp(a, "--prompt") && strcmp(a, "--decode") && strcmp(a, "--max-prompt") &&
             strcmp(a, "--seed") && strcmp(a, "--save") && strcmp(a, "--load") &&
+            strcmp(a, "--save-gguf") && strcmp(a, "--max-seq") &&
             strcmp(a, "--logits") && strcmp(a, "--report-json")) {
             fprintf(stderr, "transformer: unknown option %s (--help lists them)\n", a);
             return -1;
@@ -166,8 +173,14 @@ static int parse(int argc, char **argv, opts *o)
         } else if (strcmp(a, "--seed") == 0) {
             if (!int_of(a, v, 0, UINT32_MAX, &o->seed))
                 return -1;
+        } else if (strcmp(a, "--max-seq") == 0) {
+            if (!int_of(a, v, 1, 1 << 24, &n))
+                return -1;
+            o->max_seq = (int)n;
         } else if (strcmp(a, "--save") == 0)
             o->save = v;
+        else if (strcmp(a, "--save-gguf") == 0)
+            o->save_gguf = v;
         else if (strcmp(a, "--load") == 0)
             o->load = v;
         else if (strcmp(a, "--logits") == 0)
@@ -278,8 +291,13 @@ int main(int argc, char **argv)
     if ((i = parse(argc, argv, &o)) <= 0)
         return i == 0 ? 0 : 2;
     if (o.load) {
-        char err[512];
-        if (!llama_load(o.load, &w, err, sizeof err)) {
+        char err[512], magic[4] = {0};
+        FILE *f = fopen(o.load, "rb");
+        int gguf = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
+        if (f)
+            fclose(f);
+        if (!(gguf ? llama_load_gguf(o.load, o.max_seq ? o.max_seq : 4096, &w, err, sizeof err)
+                   : llama_load(o.load, &w, err, sizeof err))) {
             fprintf(stderr, "transformer: cannot load weights: %s\n", err);
             return 1;
         }
@@ -319,6 +337,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "transformer: cannot write %s\n", o.save);
         goto out;
     }
+    if (o.save_gguf) {
+        char err[512];
+        if (!llama_save_gguf(&w, o.save_gguf, err, sizeof err)) {
+            fprintf(stderr, "transformer: cannot write %s: %s\n", o.save_gguf, err);
+            goto out;
+        }
+    }
     memset(&desc, 0, sizeof desc);
     desc.log = log_cb;
     desc.log_level = GLC_LOG_WARN;
@@ -328,8 +353,8 @@ int main(int argc, char **argv)
     }
     glc_device_get_info(dev, &info);
     t0 = now_s();
-    if ((st = llama_plan(dev, &cfg, 0, o.max_prompt, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &pre)) != GLC_OK ||
-        (st = llama_plan(dev, &cfg, 1, 1, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &dec)) != GLC_OK ||
+    if ((st = llama_plan(dev, &cfg, &w, 0, o.max_prompt, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &pre)) != GLC_OK ||
+        (st = llama_plan(dev, &cfg, &w, 1, 1, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &dec)) != GLC_OK ||
         (st = glc_plan_share(dec, pre, GLC_SHARE_PARAMS | GLC_SHARE_HANDLES)) != GLC_OK ||
         (st = llama_set_params(pre, &w)) != GLC_OK || (st = llama_reset_cache(pre, &cfg)) != GLC_OK) {
         fprintf(stderr, "transformer: %s: %s\n", glc_status_str(st),
@@ -342,9 +367,11 @@ int main(int argc, char **argv)
            info.limits_clamped ? "min" : "device", info.validate ? 1 : 0,
            glc_platform_name(info.platform));
     printf("config %s: d %d, %d layers, %d heads (%d kv), head %d, ffn %d, vocab %d; weights %s "
-           "(%.1f MB), cache %s; plans built in %.2f s\n",
+           "(%.1f MB), cache %s; RoPE %s%s%s; plans built in %.2f s\n",
            o.load ? o.load : o.config, cfg.d, cfg.layers, cfg.heads, cfg.kv_heads, cfg.head_dim,
            cfg.ffn, cfg.vocab, dtype_name(cfg.wdtype), (double)wbytes / 1e6, dtype_name(cfg.cache),
+           cfg.rope == GLC_ROPE_NEOX ? "halves" : "adjacent pairs",
+           cfg.rope_freqs ? " with frequency factors" : "", cfg.tied ? ", output tied" : "",
            now_s() - t0);
 
     logits = malloc((size_t)cfg.vocab * 4);

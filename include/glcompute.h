@@ -100,6 +100,11 @@ GLC_API const char *glc_dtype_name(glc_dtype dtype);
  * does not compute with. */
 GLC_API int glc_dtype_ggml_type(glc_dtype dtype);
 GLC_API glc_dtype glc_dtype_from_ggml_type(uint32_t ggml_type);
+/* Decodes n consecutive elements of dtype at src (block types: whole
+ * blocks, as the GGML definitions lay them out) into n floats at dst, on
+ * the host. GLC_ERR_INVALID_ARG for NULL pointers or an n the dtype cannot
+ * hold (dst untouched). */
+GLC_API glc_status glc_dtype_to_f32(glc_dtype dtype, const void *src, int64_t n, float *dst);
 
 /* ---- Device -------------------------------------------------------------- */
 

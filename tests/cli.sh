@@ -94,11 +94,14 @@ expect load_empty 1 "empty (0 bytes)" --once -- "$T" --load "$tmp/empty.bin"
 expect load_directory 1 "not a regular file" --once -- "$T" --load "$tmp"
 awk 'BEGIN { srand(7); for (i = 0; i < 4096; i++) printf "%c", 32 + int(rand() * 90) }' >"$tmp/random.bin"
 expect load_random 1 'does not start with the magic "GLCWTS01"' --once -- "$T" --load "$tmp/random.bin"
+printf 'GGUF\003\000\000\000' >"$tmp/short.gguf"
+expect load_gguf_short 1 "cannot load weights: " --once -- "$T" --load "$tmp/short.gguf"
 
 # ---- with a device: a run that saves the weights, then their damaged copies ----
 if ! "$INFO" >/dev/null 2>&1; then
     for c in transformer_run transformer_report_json transformer_knobs load_good load_truncated load_junk load_version \
-        load_max_seq load_header_short transformer_plan_error_once info_run info_json plan_dump_run; do
+        load_max_seq load_header_short transformer_plan_error_once info_run info_json plan_dump_run \
+        gguf_save gguf_load gguf_load_rope gguf_max_seq; do
         skip_case "$c"
     done
 else
@@ -119,6 +122,13 @@ else
     cp "$w" "$tmp/maxseq.bin"
     printf '\377\377\377\377' | dd of="$tmp/maxseq.bin" bs=1 seek=36 conv=notrunc status=none
     expect load_max_seq 1 "max_seq = 4294967295 is out of range" --once -- "$T" --load "$tmp/maxseq.bin"
+    # the model as a llama GGUF file, run back with llama.cpp's RoPE pairing
+    expect gguf_save 0 "check: 2 steps against the C reference" -- \
+        "$T" --wdtype q8_0 --prompt 2 --decode 1 --verify --save-gguf "$tmp/m.gguf"
+    expect gguf_load 0 "check: 4 steps against the C reference" -- \
+        "$T" --load "$tmp/m.gguf" --prompt 3 --decode 3 --verify
+    expect gguf_load_rope 0 "RoPE adjacent pairs" -- "$T" --load "$tmp/m.gguf" --prompt 1 --decode 0 --no-verify
+    expect gguf_max_seq 2 "must fit max_seq 8" --once -- "$T" --load "$tmp/m.gguf" --max-seq 8 --prompt 4 --decode 8
     head -c 40 "$w" >"$tmp/short.bin"
     expect load_header_short 1 "40 bytes, shorter than the 60-byte header" --once -- "$T" --load "$tmp/short.bin"
     if "$INFO" | grep -q llvmpipe; then

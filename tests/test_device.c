@@ -5,6 +5,9 @@
  */
 #include "testutil.h"
 
+#include "ref_quant.h"
+
+#include "convert.h"
 #include "device.h"
 #include "env.h"
 #include "grid.h"
@@ -38,6 +41,41 @@ static void test_status_table(void **state)
                 assert_int_equal(glc_dtype_from_ggml_type((uint32_t)glc_dtype_ggml_type(d)), d);
     }
     assert_string_equal(glc_platform_name(GLC_PLATFORM_SURFACELESS), "surfaceless");
+}
+
+/* glc_dtype_to_f32 against the test references: random blocks (finite
+ * scales), bit for bit; a partial block or NULL refused, dst untouched. */
+static void test_dtype_to_f32(void **state)
+{
+    static const glc_dtype q[] = {GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0};
+    enum { N = 32 * 37 };
+    uint8_t bytes[N / 32 * 34];
+    float got[N], want[N], x[N];
+    uint16_t h[3] = {0x3c00, 0xc500, 0x7bff}; /* 1, -5, 65504 as f16 */
+    uint32_t s = 7;
+    size_t i, k;
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        size_t per = glc_dtype_row_bytes(q[k], 32);
+        for (i = 0; i < sizeof bytes; i++)
+            bytes[i] = (uint8_t)((s = s * 1103515245u + 12345u) >> 16);
+        for (i = 0; i < N / 32; i++)
+            memcpy(bytes + i * per, &h[i % 3], 2);
+        assert_int_equal(glc_dtype_to_f32(q[k], bytes, N, got), GLC_OK);
+        (k ? ref_dequantize_q4_0 : ref_dequantize_q8_0)(bytes, N, want);
+        assert_memory_equal(got, want, sizeof got);
+        got[0] = 12345.0f;
+        assert_int_equal(glc_dtype_to_f32(q[k], bytes, 31, got), GLC_ERR_INVALID_ARG);
+        assert_true(got[0] == 12345.0f);
+    }
+    for (i = 0; i < N; i++)
+        x[i] = (float)i * 0.25f - 8.0f;
+    glc__convert_from_f32(GLC_DTYPE_BF16, x, bytes, 64);
+    assert_int_equal(glc_dtype_to_f32(GLC_DTYPE_BF16, bytes, 64, got), GLC_OK);
+    for (i = 0; i < 64; i++)
+        assert_true(got[i] == x[i]); /* these are exact in bf16 */
+    assert_int_equal(glc_dtype_to_f32(GLC_DTYPE_F32, NULL, 4, got), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_dtype_to_f32((glc_dtype)99, x, 4, got), GLC_ERR_INVALID_ARG);
 }
 
 static void test_select_rules(void **state)
@@ -678,6 +716,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_table),
+        cmocka_unit_test(test_dtype_to_f32),
         cmocka_unit_test(test_select_rules),
         cmocka_unit_test(test_grid_fold),
         cmocka_unit_test(test_create_default),

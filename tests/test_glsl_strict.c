@@ -167,7 +167,7 @@ static void plan_decoder(glc_device *dev, int gpu)
                     if (!gpu && n && wt[w] == GLC_DTYPE_F32)
                         continue; /* a 262 MB embedding: one SSBO of 128 MiB cannot hold it
                                    * (split params: issue 16) */
-                    if (llama_plan(dev, &cfg, dec, n ? 128 : 16, 0, &p) != GLC_OK)
+                    if (llama_plan(dev, &cfg, NULL, dec, n ? 128 : 16, 0, &p) != GLC_OK)
                         fail_msg("plan (%s, %s weights, %s cache, %s, %s target): %s", config[n],
                                  glc_dtype_name(wt[w]), glc_dtype_name(ct[c]),
                                  dec ? "decode" : "prefill", gpu ? "GPU" : "minimum",

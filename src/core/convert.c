@@ -1,6 +1,8 @@
 /*
  * f32 <-> f16 / bf16 on the host (see convert.h), by bit manipulation so
- * the result does not depend on the compiler's or CPU's half support.
+ * the result does not depend on the compiler's or CPU's half support; and
+ * glc_dtype_to_f32, the public host decoding of every dtype (GGML blocks
+ * included) into f32.
  */
 #include "convert.h"
 
@@ -93,4 +95,70 @@ void glc__convert_to_f32(glc_dtype dtype, const void *src, float *dst, size_t n)
             dst[i] = glc__bf16_to_f32(s[i]);
     else
         memcpy(dst, src, n * 4);
+}
+
+/* GGML block decoders: one block at b into 32 (or 256) floats. */
+static void q8_0_block(const unsigned char *b, float *x)
+{
+    float d = glc__f16_to_f32((uint16_t)(b[0] | b[1] << 8));
+    int j;
+    for (j = 0; j < 32; j++)
+        x[j] = d * (float)(signed char)b[2 + j];
+}
+
+/* 16 bytes of nibbles: value j is byte j's low nibble, value j + 16 its high */
+static void q4_0_block(const unsigned char *b, float *x)
+{
+    float d = glc__f16_to_f32((uint16_t)(b[0] | b[1] << 8));
+    int j;
+    for (j = 0; j < 16; j++) {
+        x[j] = d * (float)((b[2 + j] & 15) - 8);
+        x[j + 16] = d * (float)((b[2 + j] >> 4) - 8);
+    }
+}
+
+glc_status glc_dtype_to_f32(glc_dtype dtype, const void *src, int64_t n, float *dst)
+{
+    const unsigned char *s = src;
+    size_t row = glc_dtype_row_bytes(dtype, n), i, per, elems = 32;
+    void (*block)(const unsigned char *, float *) = NULL;
+    if (!src || !dst || n < 0 || (n > 0 && row == 0))
+        return GLC_ERR_INVALID_ARG;
+    switch (dtype) {
+    case GLC_DTYPE_F32:
+    case GLC_DTYPE_F16:
+    case GLC_DTYPE_BF16:
+        glc__convert_to_f32(dtype, src, dst, (size_t)n);
+        return GLC_OK;
+    case GLC_DTYPE_I32:
+        for (i = 0; i < (size_t)n; i++) {
+            int32_t v;
+            memcpy(&v, s + i * 4, 4);
+            dst[i] = (float)v;
+        }
+        return GLC_OK;
+    case GLC_DTYPE_U32:
+        for (i = 0; i < (size_t)n; i++) {
+            uint32_t v;
+            memcpy(&v, s + i * 4, 4);
+            dst[i] = (float)v;
+        }
+        return GLC_OK;
+    case GLC_DTYPE_U8:
+        for (i = 0; i < (size_t)n; i++)
+            dst[i] = (float)s[i];
+        return GLC_OK;
+    case GLC_DTYPE_Q8_0:
+        block = q8_0_block;
+        break;
+    case GLC_DTYPE_Q4_0:
+        block = q4_0_block;
+        break;
+    default:
+        return GLC_ERR_UNSUPPORTED;
+    }
+    per = glc_dtype_row_bytes(dtype, (int64_t)elems);
+    for (i = 0; i < (size_t)n / elems; i++)
+        block(s + i * per, dst + i * elems);
+    return GLC_OK;
 }
