@@ -156,7 +156,7 @@ int llama_layout(const llama_cfg *c, llama_weights *w)
     w->cfg = *c;
     w->n = 0;
     w->gguf = NULL;
-    w->t = calloc((size_t)(9 * c->layers + 4), sizeof *w->t);
+    w->t = calloc((size_t)(12 * c->layers + 4), sizeof *w->t);
     if (!w->t)
         return 0;
     add(w, "tok_emb", -1, m, c->vocab, c->d);
@@ -167,6 +167,11 @@ int llama_layout(const llama_cfg *c, llama_weights *w)
         add(w, "wq", l, m, q, c->d);
         add(w, "wk", l, m, kv, c->d);
         add(w, "wv", l, m, kv, c->d);
+        if (c->qkv_bias) {
+            add(w, "bq", l, GLC_DTYPE_F32, q, 0);
+            add(w, "bk", l, GLC_DTYPE_F32, kv, 0);
+            add(w, "bv", l, GLC_DTYPE_F32, kv, 0);
+        }
         add(w, "wo", l, m, c->d, q);
         add(w, "ffn_norm", l, GLC_DTYPE_F32, c->d, 0);
         add(w, "w1", l, m, c->ffn, c->d);
@@ -468,13 +473,24 @@ static glc_tensor weight(const builder *b, const char *name, int layer, int64_t 
     return glc_graph_param(b->g, full, dt, c ? 2 : 1, s);
 }
 
-/* x W^T: matmul_q for a block dtype, matmul otherwise */
-static glc_tensor proj(const builder *b, glc_tensor x, glc_tensor w)
+/* x W^T (+ bias): matmul_q for a block dtype, matmul otherwise */
+static glc_tensor proj_bias(const builder *b, glc_tensor x, glc_tensor w, glc_tensor bias)
 {
     glc_matmul_desc nt = {1};
     if (glc_dtype_size(glc_tensor_dtype(b->g, w)) == 0)
-        return glc_matmul_q(b->g, x, w, glc_none());
-    return glc_matmul(b->g, x, w, glc_none(), &nt);
+        return glc_matmul_q(b->g, x, w, bias);
+    return glc_matmul(b->g, x, w, bias, &nt);
+}
+
+static glc_tensor proj(const builder *b, glc_tensor x, glc_tensor w)
+{
+    return proj_bias(b, x, w, glc_none());
+}
+
+/* Q, K or V's bias ("bq", ...) of layer l, or none */
+static glc_tensor qkv_bias(const builder *b, const char *name, int l, int64_t n)
+{
+    return b->c->qkv_bias ? weight(b, name, l, n, 0) : glc_none();
 }
 
 glc_status llama_plan(glc_device *dev, const llama_cfg *c, const llama_weights *w, int decode,
@@ -517,10 +533,12 @@ glc_status llama_plan(glc_device *dev, const llama_cfg *c, const llama_weights *
         h = glc_rms_norm(g, x, weight(&b, "attn_norm", l, c->d, 0), c->eps);
         s3[0] = t;
         s3[1] = c->heads;
-        qv = glc_reshape(g, proj(&b, h, weight(&b, "wq", l, q, c->d)), 3, s3);
+        qv = glc_reshape(g, proj_bias(&b, h, weight(&b, "wq", l, q, c->d), qkv_bias(&b, "bq", l, q)), 3, s3);
         s3[1] = c->kv_heads;
-        kvv = glc_reshape(g, proj(&b, h, weight(&b, "wk", l, kv, c->d)), 3, s3);
-        vv = glc_reshape(g, proj(&b, h, weight(&b, "wv", l, kv, c->d)), 3, s3);
+        kvv = glc_reshape(g, proj_bias(&b, h, weight(&b, "wk", l, kv, c->d), qkv_bias(&b, "bk", l, kv)), 3,
+                          s3);
+        vv = glc_reshape(g, proj_bias(&b, h, weight(&b, "wv", l, kv, c->d), qkv_bias(&b, "bv", l, kv)), 3,
+                         s3);
         qv = glc_rope(g, qv, pos, &rope, freqs);
         kvv = glc_rope(g, kvv, pos, &rope, freqs);
         kc = glc_set_rows(g, kc, kvv, pos);

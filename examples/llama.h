@@ -26,6 +26,7 @@ typedef struct llama_cfg {
     glc_rope_mode rope; /* GLC_ROPE_NEOX (our weights) or GLC_ROPE_NORMAL (GGUF) */
     int tied;           /* no "out" tensor: the logits use tok_emb */
     int rope_freqs;     /* a "rope_freqs" tensor [head_dim/2] divides pair i's frequency */
+    int qkv_bias;       /* "bq", "bk", "bv" biases of Q, K, V (qwen2) */
     glc_dtype wdtype;   /* embedding and matrices (a GGUF file's: the most common) */
     glc_dtype cache;    /* KV cache: F32 or F16 */
     uint32_t seed;

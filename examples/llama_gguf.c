@@ -49,9 +49,11 @@ int64_t llama_rope_row(int64_t row, int head_dim, int inverse)
 static void gguf_name(const char *ours, char *out, size_t len)
 {
     static const char *const map[][2] = {
-        {"attn_norm", "attn_norm"}, {"wq", "attn_q"},     {"wk", "attn_k"},
-        {"wv", "attn_v"},           {"wo", "attn_output"}, {"ffn_norm", "ffn_norm"},
-        {"w1", "ffn_gate"},         {"w3", "ffn_up"},      {"w2", "ffn_down"}};
+        {"attn_norm", "attn_norm.weight"}, {"wq", "attn_q.weight"},   {"wk", "attn_k.weight"},
+        {"wv", "attn_v.weight"},           {"bq", "attn_q.bias"},     {"bk", "attn_k.bias"},
+        {"bv", "attn_v.bias"},             {"wo", "attn_output.weight"},
+        {"ffn_norm", "ffn_norm.weight"},   {"w1", "ffn_gate.weight"}, {"w3", "ffn_up.weight"},
+        {"w2", "ffn_down.weight"}};
     const char *dot = strchr(ours, '.');
     size_t i;
     if (!dot) {
@@ -64,23 +66,29 @@ static void gguf_name(const char *ours, char *out, size_t len)
     }
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strlen(map[i][0]) == (size_t)(dot - ours) && strncmp(ours, map[i][0], (size_t)(dot - ours)) == 0) {
-            snprintf(out, len, "blk.%s.%s.weight", dot + 1, map[i][1]);
+            snprintf(out, len, "blk.%s.%s", dot + 1, map[i][1]);
             return;
         }
     snprintf(out, len, "%s", ours);
 }
 
-/* Q and K are permuted between our rows and the file's */
-static int is_qk(const char *name) { return strncmp(name, "wq.", 3) == 0 || strncmp(name, "wk.", 3) == 0; }
+/* Q and K (weights and biases) are permuted between NeoX rows and
+ * adjacent-pair rows */
+static int is_qk(const char *name)
+{
+    return (name[0] == 'w' || name[0] == 'b') && (name[1] == 'q' || name[1] == 'k') && name[2] == '.';
+}
 
 /* ---- loading ---- */
 
-/* An integer key >= 1 (and <= max): 0 and the reason when missing or out
- * of range, def when missing and def > 0. */
-static int key_int(const glc_gguf *f, const char *key, int64_t def, int64_t max, int *out, char *err,
-                   size_t len)
+/* An integer key "<arch>.<name>" >= 1 (and <= max): 0 and the reason when
+ * missing or out of range, def when missing and def > 0. */
+static int key_int(const glc_gguf *f, const char *arch, const char *name, int64_t def, int64_t max,
+                   int *out, char *err, size_t len)
 {
+    char key[96];
     int64_t v;
+    snprintf(key, sizeof key, "%s.%s", arch, name);
     if (glc_gguf_value_type(f, key) < 0) {
         if (def > 0) {
             *out = (int)def;
@@ -96,9 +104,12 @@ static int key_int(const glc_gguf *f, const char *key, int64_t def, int64_t max,
     return 1;
 }
 
-static int key_float(const glc_gguf *f, const char *key, double def, float *out, char *err, size_t len)
+static int key_float(const glc_gguf *f, const char *arch, const char *name, double def, float *out,
+                     char *err, size_t len)
 {
+    char key[96];
     double v = def;
+    snprintf(key, sizeof key, "%s.%s", arch, name);
     if (glc_gguf_value_type(f, key) >= 0 && glc_gguf_get_float(f, key, &v) != GLC_OK)
         return fail(err, len, "key %s: not a number (value type %d)", key, glc_gguf_value_type(f, key));
     if (glc_gguf_value_type(f, key) < 0 && def <= 0)
@@ -113,6 +124,7 @@ static int key_float(const glc_gguf *f, const char *key, double def, float *out,
 static int read_config(const glc_gguf *f, int max_seq_cap, llama_cfg *c, char *err, size_t len)
 {
     const char *arch, *scaling;
+    char a[8], key[96];
     size_t n, sn;
     int key_len = 0, val_len = 0, rope_dim = 0;
     int64_t i;
@@ -120,37 +132,42 @@ static int read_config(const glc_gguf *f, int max_seq_cap, llama_cfg *c, char *e
     memset(c, 0, sizeof *c);
     if (glc_gguf_get_string(f, "general.architecture", &arch, &n) != GLC_OK)
         return fail(err, len, "key general.architecture is missing or not a string");
-    if (n != 5 || memcmp(arch, "llama", 5) != 0)
-        return fail(err, len, "general.architecture is \"%.*s\"; this loader reads \"llama\"",
-                    (int)(n > 64 ? 64 : n), arch);
-    if (!key_int(f, "llama.embedding_length", 0, 65536, &c->d, err, len) ||
-        !key_int(f, "llama.block_count", 0, 1024, &c->layers, err, len) ||
-        !key_int(f, "llama.attention.head_count", 0, 1024, &c->heads, err, len) ||
-        !key_int(f, "llama.attention.head_count_kv", c->heads, 1024, &c->kv_heads, err, len) ||
-        !key_int(f, "llama.feed_forward_length", 0, 1 << 20, &c->ffn, err, len) ||
-        !key_int(f, "llama.context_length", 0, 1 << 24, &c->max_seq, err, len) ||
-        !key_int(f, "llama.attention.key_length", c->d / c->heads, 1024, &key_len, err, len) ||
-        !key_int(f, "llama.attention.value_length", key_len, 1024, &val_len, err, len) ||
-        !key_int(f, "llama.rope.dimension_count", key_len, 1024, &rope_dim, err, len) ||
-        !key_float(f, "llama.rope.freq_base", 10000.0, &c->rope_base, err, len) ||
-        !key_float(f, "llama.attention.layer_norm_rms_epsilon", 0, &c->eps, err, len))
+    if ((n == 5 && memcmp(arch, "llama", 5) == 0) || (n == 5 && memcmp(arch, "qwen2", 5) == 0))
+        memcpy(a, arch, 5), a[5] = '\0';
+    else
+        return fail(err, len, "general.architecture is \"%.*s\"; this loader reads \"llama\" and "
+                              "\"qwen2\"", (int)(n > 64 ? 64 : n), arch);
+    if (!key_int(f, a, "embedding_length", 0, 65536, &c->d, err, len) ||
+        !key_int(f, a, "block_count", 0, 1024, &c->layers, err, len) ||
+        !key_int(f, a, "attention.head_count", 0, 1024, &c->heads, err, len) ||
+        !key_int(f, a, "attention.head_count_kv", c->heads, 1024, &c->kv_heads, err, len) ||
+        !key_int(f, a, "feed_forward_length", 0, 1 << 20, &c->ffn, err, len) ||
+        !key_int(f, a, "context_length", 0, 1 << 24, &c->max_seq, err, len) ||
+        !key_int(f, a, "attention.key_length", c->d / c->heads, 1024, &key_len, err, len) ||
+        !key_int(f, a, "attention.value_length", key_len, 1024, &val_len, err, len) ||
+        !key_int(f, a, "rope.dimension_count", key_len, 1024, &rope_dim, err, len) ||
+        !key_float(f, a, "rope.freq_base", 10000.0, &c->rope_base, err, len) ||
+        !key_float(f, a, "attention.layer_norm_rms_epsilon", 0, &c->eps, err, len))
         return 0;
     if (c->heads % c->kv_heads != 0)
-        return fail(err, len, "llama.attention.head_count %d is not a multiple of head_count_kv %d",
+        return fail(err, len, "%s.attention.head_count %d is not a multiple of head_count_kv %d", a,
                     c->heads, c->kv_heads);
     if (key_len != val_len || rope_dim != key_len || key_len % 2)
         return fail(err, len,
                     "head sizes: key_length %d, value_length %d, rope.dimension_count %d: this "
                     "loader needs them equal and even",
                     key_len, val_len, rope_dim);
-    if (glc_gguf_get_string(f, "llama.rope.scaling.type", &scaling, &sn) == GLC_OK &&
-        !(sn == 4 && memcmp(scaling, "none", 4) == 0))
-        return fail(err, len, "llama.rope.scaling.type \"%.*s\": not supported (only none)",
-                    (int)(sn > 32 ? 32 : sn), scaling);
+    snprintf(key, sizeof key, "%s.rope.scaling.type", a);
+    if (glc_gguf_get_string(f, key, &scaling, &sn) == GLC_OK && !(sn == 4 && memcmp(scaling, "none", 4) == 0))
+        return fail(err, len, "%s \"%.*s\": not supported (only none)", key, (int)(sn > 32 ? 32 : sn),
+                    scaling);
     c->head_dim = key_len;
     if (max_seq_cap > 0 && c->max_seq > max_seq_cap)
         c->max_seq = max_seq_cap;
-    c->rope = GLC_ROPE_NORMAL;
+    /* llama.cpp: adjacent pairs for llama (Q, K permuted by its converter),
+     * NeoX halves for qwen2 (rows as trained); qwen2 has Q, K, V biases */
+    c->rope = a[0] == 'l' ? GLC_ROPE_NORMAL : GLC_ROPE_NEOX;
+    c->qkv_bias = a[0] == 'q';
     c->cache = c->d >= 1024 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
     if ((i = glc_gguf_find_tensor(f, "token_embd.weight")) < 0)
         return fail(err, len, "tensor token_embd.weight is missing");
@@ -297,41 +314,47 @@ int llama_save_gguf(const llama_weights *w, const char *path, char *err, size_t 
     char **vocab = NULL;
     uint32_t u;
     int i, ok = 0, ft = file_type(c->wdtype);
+    /* qwen2 (Q, K, V biases) runs NeoX pairs, llama adjacent ones */
+    const char *arch = c->qkv_bias ? "qwen2" : "llama";
+    glc_rope_mode file_rope = c->qkv_bias ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL;
+    char key[96];
     glc_status st = GLC_OK;
     if (!perm || glc_gguf_writer_create(&g) != GLC_OK || !(vocab = demo_vocab(c->vocab, &scores, &types))) {
         fail(err, len, "out of memory");
         goto done;
     }
-#define SET_U32(key, v) (u = (uint32_t)(v), glc_gguf_set_value(g, key, GG_U32, &u))
-#define SET_F32(key, v) (f = (float)(v), glc_gguf_set_value(g, key, GG_F32, &f))
+#define ARCH_KEY(name) (snprintf(key, sizeof key, "%s.%s", arch, name), key)
+#define SET_U32(name, v) (u = (uint32_t)(v), glc_gguf_set_value(g, ARCH_KEY(name), GG_U32, &u))
+#define SET_F32(name, v) (f = (float)(v), glc_gguf_set_value(g, ARCH_KEY(name), GG_F32, &f))
     u = 1;
-    if ((st = glc_gguf_set_string(g, "general.architecture", "llama")) != GLC_OK ||
+    if ((st = glc_gguf_set_string(g, "general.architecture", arch)) != GLC_OK ||
         (st = glc_gguf_set_string(g, "general.name", "glcompute demo")) != GLC_OK ||
-        (ft >= 0 && (st = SET_U32("general.file_type", ft)) != GLC_OK) ||
-        (st = SET_U32("llama.context_length", c->max_seq)) != GLC_OK ||
-        (st = SET_U32("llama.embedding_length", c->d)) != GLC_OK ||
-        (st = SET_U32("llama.block_count", c->layers)) != GLC_OK ||
-        (st = SET_U32("llama.feed_forward_length", c->ffn)) != GLC_OK ||
-        (st = SET_U32("llama.attention.head_count", c->heads)) != GLC_OK ||
-        (st = SET_U32("llama.attention.head_count_kv", c->kv_heads)) != GLC_OK ||
-        (st = SET_U32("llama.attention.key_length", c->head_dim)) != GLC_OK ||
-        (st = SET_U32("llama.attention.value_length", c->head_dim)) != GLC_OK ||
-        (st = SET_U32("llama.rope.dimension_count", c->head_dim)) != GLC_OK ||
-        (st = SET_F32("llama.rope.freq_base", c->rope_base)) != GLC_OK ||
-        (st = SET_F32("llama.attention.layer_norm_rms_epsilon", c->eps)) != GLC_OK ||
-        (st = SET_U32("llama.vocab_size", c->vocab)) != GLC_OK ||
+        (ft >= 0 && (u = (uint32_t)ft, st = glc_gguf_set_value(g, "general.file_type", GG_U32, &u)) != GLC_OK) ||
+        (st = SET_U32("context_length", c->max_seq)) != GLC_OK ||
+        (st = SET_U32("embedding_length", c->d)) != GLC_OK ||
+        (st = SET_U32("block_count", c->layers)) != GLC_OK ||
+        (st = SET_U32("feed_forward_length", c->ffn)) != GLC_OK ||
+        (st = SET_U32("attention.head_count", c->heads)) != GLC_OK ||
+        (st = SET_U32("attention.head_count_kv", c->kv_heads)) != GLC_OK ||
+        (st = SET_U32("attention.key_length", c->head_dim)) != GLC_OK ||
+        (st = SET_U32("attention.value_length", c->head_dim)) != GLC_OK ||
+        (st = SET_U32("rope.dimension_count", c->head_dim)) != GLC_OK ||
+        (st = SET_F32("rope.freq_base", c->rope_base)) != GLC_OK ||
+        (st = SET_F32("attention.layer_norm_rms_epsilon", c->eps)) != GLC_OK ||
+        (st = SET_U32("vocab_size", c->vocab)) != GLC_OK ||
         (st = glc_gguf_set_string(g, "tokenizer.ggml.model", "llama")) != GLC_OK ||
         (st = glc_gguf_set_string_array(g, "tokenizer.ggml.tokens", (const char *const *)vocab,
                                         (uint64_t)c->vocab)) != GLC_OK ||
         (st = glc_gguf_set_array(g, "tokenizer.ggml.scores", GG_F32, (uint64_t)c->vocab, scores)) != GLC_OK ||
         (st = glc_gguf_set_array(g, "tokenizer.ggml.token_type", GG_I32, (uint64_t)c->vocab, types)) != GLC_OK ||
-        (st = SET_U32("tokenizer.ggml.unknown_token_id", 0)) != GLC_OK ||
-        (st = SET_U32("tokenizer.ggml.bos_token_id", 1)) != GLC_OK ||
-        (st = SET_U32("tokenizer.ggml.eos_token_id", 2)) != GLC_OK ||
+        (u = 0, st = glc_gguf_set_value(g, "tokenizer.ggml.unknown_token_id", GG_U32, &u)) != GLC_OK ||
+        (u = 1, st = glc_gguf_set_value(g, "tokenizer.ggml.bos_token_id", GG_U32, &u)) != GLC_OK ||
+        (u = 2, st = glc_gguf_set_value(g, "tokenizer.ggml.eos_token_id", GG_U32, &u)) != GLC_OK ||
         (u = 1, st = glc_gguf_set_value(g, "tokenizer.ggml.add_bos_token", GG_BOOL, &u)) != GLC_OK)
         goto done;
 #undef SET_U32
 #undef SET_F32
+#undef ARCH_KEY
     for (i = 0; i < w->n && st == GLC_OK; i++) {
         const llama_tensor *t = &w->t[i];
         const unsigned char *data = t->data;
@@ -341,7 +364,7 @@ int llama_save_gguf(const llama_weights *w, const char *path, char *err, size_t 
             fail(err, len, "tensor %s: dtype %s has no GGML type", t->name, glc_dtype_name(t->dtype));
             goto done;
         }
-        if (c->rope == GLC_ROPE_NEOX && is_qk(t->name)) {
+        if (c->rope != file_rope && is_qk(t->name)) { /* rows (a bias: values) reordered */
             size_t row = t->bytes / (size_t)t->shape[0];
             int64_t r;
             if (!(perm[i] = malloc(t->bytes))) {
@@ -350,7 +373,8 @@ int llama_save_gguf(const llama_weights *w, const char *path, char *err, size_t 
             }
             for (r = 0; r < t->shape[0]; r++)
                 memcpy(perm[i] + (size_t)r * row,
-                       t->data + (size_t)llama_rope_row(r, c->head_dim, 0) * row, row);
+                       t->data + (size_t)llama_rope_row(r, c->head_dim, file_rope == GLC_ROPE_NEOX) * row,
+                       row);
             data = perm[i];
         }
         gguf_name(t->name, name, sizeof name);

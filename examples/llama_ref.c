@@ -108,6 +108,15 @@ static void one_token(llama_ref *r, int token, int pos, float *x)
         matvec(h1, vals(r, "wq", l), q, d, qv);
         matvec(h1, vals(r, "wk", l), kv, d, kl + (size_t)pos * kv);
         matvec(h1, vals(r, "wv", l), kv, d, vl + (size_t)pos * kv);
+        if (c->qkv_bias) {
+            const float *bq = vals(r, "bq", l), *bk = vals(r, "bk", l), *bv = vals(r, "bv", l);
+            for (i = 0; i < q; i++)
+                qv[i] += bq[i];
+            for (i = 0; i < kv; i++) {
+                kl[(size_t)pos * kv + i] += bk[i];
+                vl[(size_t)pos * kv + i] += bv[i];
+            }
+        }
         rope(qv, c->heads, hd, pos, c->rope_base, c->rope, freqs);
         rope(kl + (size_t)pos * kv, c->kv_heads, hd, pos, c->rope_base, c->rope, freqs);
         if (c->cache == GLC_DTYPE_F16)

@@ -38,7 +38,7 @@ static int teardown(void **state)
 }
 
 /* A small model: d 64, 2 layers, 4 heads (2 kv) of 16, ffn 96, vocab 300. */
-static void small_cfg(llama_cfg *c, glc_dtype wdtype, int tied, int freqs)
+static void small_cfg(llama_cfg *c, glc_dtype wdtype, int tied, int freqs, int bias)
 {
     assert_true(llama_config("tiny", c));
     c->d = 64, c->layers = 2, c->heads = 4, c->kv_heads = 2, c->head_dim = 16;
@@ -46,6 +46,7 @@ static void small_cfg(llama_cfg *c, glc_dtype wdtype, int tied, int freqs)
     c->wdtype = wdtype;
     c->tied = tied;
     c->rope_freqs = freqs;
+    c->qkv_bias = bias;
     c->seed = 77;
 }
 
@@ -87,16 +88,18 @@ static void save_load(llama_weights *orig, const char *name, llama_weights *back
 
 /* Save, load, compare: config, bytes (Q and K through the permutation),
  * and the reference's logits with either pairing. */
-static void round_trip(glc_dtype wdtype, int tied, int freqs)
+static void round_trip(glc_dtype wdtype, int tied, int freqs, int bias)
 {
     llama_cfg c;
     llama_weights w, g;
     const llama_cfg *b = &g.cfg;
     float *lo, *lg;
     int i;
-    small_cfg(&c, wdtype, tied, freqs);
+    small_cfg(&c, wdtype, tied, freqs, bias);
     assert_true(llama_generate(&c, &w));
     save_load(&w, "m.gguf", &g);
+    /* llama files: adjacent pairs, Q and K rows permuted; qwen2 (biases):
+     * NeoX, rows as they are */
     assert_int_equal(b->d, c.d);
     assert_int_equal(b->layers, c.layers);
     assert_int_equal(b->heads, c.heads);
@@ -106,7 +109,8 @@ static void round_trip(glc_dtype wdtype, int tied, int freqs)
     assert_int_equal(b->vocab, c.vocab);
     assert_int_equal(b->max_seq, c.max_seq);
     assert_true(b->rope_base == c.rope_base && b->eps == c.eps);
-    assert_int_equal(b->rope, GLC_ROPE_NORMAL);
+    assert_int_equal(b->rope, bias ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL);
+    assert_int_equal(b->qkv_bias, bias);
     assert_int_equal(b->tied, tied);
     assert_int_equal(b->rope_freqs, freqs);
     assert_int_equal(b->wdtype, wdtype);
@@ -116,7 +120,7 @@ static void round_trip(glc_dtype wdtype, int tied, int freqs)
         assert_string_equal(u->name, t->name);
         assert_int_equal(u->dtype, t->dtype);
         assert_int_equal(u->bytes, t->bytes);
-        if (t->name[0] == 'w' && (t->name[1] == 'q' || t->name[1] == 'k')) {
+        if (!bias && (t->name[0] == 'w' || t->name[0] == 'b') && (t->name[1] == 'q' || t->name[1] == 'k')) {
             size_t row = t->bytes / (size_t)t->shape[0];
             int64_t r;
             for (r = 0; r < t->shape[0]; r++)
@@ -136,11 +140,11 @@ static void round_trip(glc_dtype wdtype, int tied, int freqs)
     for (i = 0; i < 4; i++) {
         double e = nmse(lg + (size_t)i * c.vocab, lo + (size_t)i * c.vocab, c.vocab);
         if (e > 1e-10)
-            fail_msg("%s tied %d freqs %d: step %d: nmse %g between the loaded file and the "
-                     "original", glc_dtype_name(wdtype), tied, freqs, i, e);
+            fail_msg("%s tied %d freqs %d bias %d: step %d: nmse %g between the loaded file and "
+                     "the original", glc_dtype_name(wdtype), tied, freqs, bias, i, e);
     }
-    /* the same file with NeoX pairing must not match: the check sees it */
-    g.cfg.rope = GLC_ROPE_NEOX;
+    /* the same file with the other pairing must not match: the check sees it */
+    g.cfg.rope = bias ? GLC_ROPE_NORMAL : GLC_ROPE_NEOX;
     for (i = 0; i < g.n; i++) {
         free(g.t[i].values);
         g.t[i].values = NULL;
@@ -156,25 +160,26 @@ static void round_trip(glc_dtype wdtype, int tied, int freqs)
 static void test_round_trip(void **state)
 {
     (void)state;
-    round_trip(GLC_DTYPE_F32, 0, 0);
-    round_trip(GLC_DTYPE_F16, 1, 0);
-    round_trip(GLC_DTYPE_Q8_0, 0, 1);
-    round_trip(GLC_DTYPE_Q4_0, 1, 1);
+    round_trip(GLC_DTYPE_F32, 0, 0, 0);
+    round_trip(GLC_DTYPE_F16, 1, 0, 0);
+    round_trip(GLC_DTYPE_Q8_0, 0, 1, 0);
+    round_trip(GLC_DTYPE_Q4_0, 1, 1, 0);
+    round_trip(GLC_DTYPE_F32, 1, 0, 1); /* qwen2 */
+    round_trip(GLC_DTYPE_Q8_0, 0, 1, 1);
 }
 
-/* The GPU plans on the loaded file (adjacent pairs, fused or not) against
- * the reference of the original model. */
-static void test_plans_on_gguf(void **state)
+/* The GPU plans on the loaded file (fused or not) against the reference of
+ * the original model: a llama file (adjacent pairs, q8_0, tied, rope_freqs)
+ * and a qwen2 one (NeoX, f16, Q K V biases). */
+static void plans_on_gguf(glc_device *dev, glc_dtype wdtype, int tied, int freqs, int bias)
 {
     static const int32_t tokens[10] = {5, 299, 17, 3, 260, 42, 7, 100, 1, 250};
     static const int32_t pos[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-    glc_device *dev = tu_device(NULL);
     llama_cfg c;
     llama_weights w, g;
     float *lo, logits[300];
     int fuse, i;
-    (void)state;
-    small_cfg(&c, GLC_DTYPE_Q8_0, 1, 1);
+    small_cfg(&c, wdtype, tied, freqs, bias);
     assert_true(llama_generate(&c, &w));
     save_load(&w, "p.gguf", &g);
     lo = malloc(4 * sizeof *lo * (size_t)c.vocab);
@@ -205,8 +210,8 @@ static void test_plans_on_gguf(void **state)
             memcpy(logits, out[0], sizeof logits);
             e = nmse(logits, lo + (size_t)i * c.vocab, c.vocab);
             if (e > 1e-5)
-                fail_msg("fuse %d step %d: GPU on the GGUF file vs the original's reference: "
-                         "nmse %g", fuse, i, e);
+                fail_msg("%s bias %d fuse %d step %d: GPU on the GGUF file vs the original's "
+                         "reference: nmse %g", glc_dtype_name(wdtype), bias, fuse, i, e);
         }
         glc_plan_destroy(dec);
         glc_plan_destroy(pre);
@@ -214,6 +219,14 @@ static void test_plans_on_gguf(void **state)
     free(lo);
     llama_free(&w);
     llama_free(&g);
+}
+
+static void test_plans_on_gguf(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    (void)state;
+    plans_on_gguf(dev, GLC_DTYPE_Q8_0, 1, 1, 0);
+    plans_on_gguf(dev, GLC_DTYPE_F16, 0, 0, 1);
     glc_device_destroy(dev);
 }
 
@@ -238,7 +251,7 @@ static void write_model(const char *path, enum fault fault)
     /* d 32, 1 layer, heads 2, kv 1, head 16, ffn 32, vocab 8 */
     const int64_t shapes[][2] = {{32, 32}, {16, 32}, {16, 32}, {32, 32}, {32, 32}, {32, 32}, {32, 32}};
     assert_int_equal(glc_gguf_writer_create(&w), GLC_OK);
-    assert_int_equal(glc_gguf_set_string(w, "general.architecture", fault == ARCH ? "qwen2" : "llama"), GLC_OK);
+    assert_int_equal(glc_gguf_set_string(w, "general.architecture", fault == ARCH ? "falcon" : "llama"), GLC_OK);
 #define U32(key, v) (u = (v), assert_int_equal(glc_gguf_set_value(w, key, 4, &u), GLC_OK))
     if (fault != NO_EMBED_LEN)
         U32("llama.embedding_length", 32);
@@ -293,7 +306,7 @@ static void test_refusals(void **state)
 {
     static const char *const want[NFAULTS] = {
         NULL,
-        "general.architecture is \"qwen2\"; this loader reads \"llama\"",
+        "general.architecture is \"falcon\"; this loader reads \"llama\" and \"qwen2\"",
         "key llama.embedding_length is missing",
         "key llama.attention.head_count = 0 is out of range",
         "head_count 2 is not a multiple of head_count_kv 3",
