@@ -57,6 +57,7 @@ typedef struct fctx {
     uint32_t *uses; /* per tensor: consumer nodes, + 1 when a graph output */
     size_t align;   /* SSBO offset alignment: where a packed part may start */
     uint32_t ssbo;  /* SSBO blocks a compute shader may bind */
+    uint64_t max_bytes; /* the most bytes a binding may take: no pack is larger */
     int fused;
 } fctx;
 
@@ -433,6 +434,9 @@ static glc_status qkv(fctx *c, size_t first)
             return GLC_OK; /* a part would start off the binding alignment */
     }
     rowb = glc_dtype_row_bytes(dt, k);
+    if ((uint64_t)rowb * (uint64_t)ntot > c->max_bytes ||
+        (uint64_t)(off[nm - 1] + mmax * n[nm - 1]) * 4 > c->max_bytes)
+        return GLC_OK; /* the pack would not fit a binding (split params: its pieces) */
     /* the packs: weights [ntot, K], biases [ntot], output [.., M, ntot] */
     joined(g, m, nm, 1, name, sizeof name);
     shape[0] = ntot;
@@ -837,7 +841,8 @@ static void rope_qkv(fctx *c, glc__gnode *s)
     count_uses(c);
 }
 
-glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, int *fused)
+glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, uint64_t max_bytes,
+                     int *fused)
 {
     static void (*const passes[])(fctx *, glc__gnode *) = {norm_mul, swiglu, mm_bias, mm_act,
                                                            mm_res,   rope_rows};
@@ -851,6 +856,7 @@ glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, int *fuse
     c.fused = 0;
     c.align = align < 4 ? 4 : align;
     c.ssbo = ssbo_blocks;
+    c.max_bytes = max_bytes;
     glc__use_device(g->dev);
     /* each fusion adds at most 3 tensors and retires at least one node */
     if (!(c.uses = glc__malloc((g->nt + 3 * g->nn + 1) * sizeof *c.uses)))

@@ -33,6 +33,12 @@ typedef struct glc__gtensor {
     size_t alias_offset;         /* bytes into it */
     int packed;                  /* made by fusion from aliases, which are what users
                                   * set and read (a packed param is set through them) */
+    /* params past the device's buffer size, split by rows (graph_split.c) */
+    int32_t pieces, npieces;     /* the param: 1 + its first piece (pieces are
+                                  * consecutive), and their count; 0 0 unsplit */
+    int32_t piece_of;            /* a piece: 1 + the param it is rows of */
+    int64_t piece_row0;          /* its first row there */
+    size_t piece_offset;         /* and the bytes before it in the param's data */
 } glc__gtensor;
 
 typedef struct glc__gnode {
@@ -77,6 +83,16 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
  * its id, or -1 with the graph's sticky error set. */
 int32_t glc__graph_add_tensor(glc_graph *g, glc__tkind kind, const char *name, glc_dtype dtype,
                               int rank, const int64_t *shape);
+
+/* Param w split into pieces when it is larger than the device binds and
+ * a per-piece node can read it (graph_split.c): the number of pieces, the
+ * first's id in *first; 0 when it needs no split (or cannot have one), -1
+ * with the graph's error set on failure. Pieces are made once. */
+int glc__split_param(glc_graph *g, glc_tensor w, int32_t *first);
+/* matmul (op GLC__OP_MATMUL: transposed nt or not) or matmul_q of a with
+ * split param pieces first .. first + n - 1, bias optional (id < 0). */
+glc_tensor glc__split_matmul(glc_graph *g, glc__op op, glc_tensor a, int32_t first, int n,
+                             glc_tensor bias, int nt);
 
 /* Sets the graph's sticky error (when it has none) and returns no tensor. */
 glc_tensor glc__graph_fail(glc_graph *g, glc_status st, const char *fmt, ...)

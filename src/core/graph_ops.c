@@ -118,6 +118,11 @@ glc_tensor glc_matmul(glc_graph *g, glc_tensor a, glc_tensor b, glc_tensor bias,
 {
     glc__op_args args;
     glc_tensor in[3] = {a, b, bias};
+    int32_t first;
+    int n = glc__split_param(g, b, &first);
+    if (n != 0) /* b past the device's buffer size: per piece */
+        return n < 0 ? glc_none() : glc__split_matmul(g, GLC__OP_MATMUL, a, first, n, bias,
+                                                      desc && desc->transpose_b);
     glc__op_args_init(&args, GLC__OP_MATMUL, 3, 1);
     glc__pack_matmul(&args, desc);
     return node_args(g, &args, in, 0);
@@ -136,6 +141,10 @@ glc_tensor glc_matmul_affine(glc_graph *g, glc_tensor a, glc_tensor w, glc_tenso
 glc_tensor glc_matmul_q(glc_graph *g, glc_tensor a, glc_tensor w, glc_tensor bias)
 {
     glc_tensor in[3];
+    int32_t first;
+    int n = glc__split_param(g, w, &first);
+    if (n != 0) /* w past the device's buffer size: per piece */
+        return n < 0 ? glc_none() : glc__split_matmul(g, GLC__OP_MATMUL_Q, a, first, n, bias, 1);
     in[0] = a;
     in[1] = w;
     in[2] = bias;

@@ -442,8 +442,10 @@ static int32_t find_param(glc_plan *p, const char *name, const void *data)
         glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: name or data is NULL");
         return -1;
     }
-    if ((id = find_tensor(p, GLC__T_PARAM, name)) < 0)
+    if ((id = find_tensor(p, GLC__T_PARAM, name)) < 0 || p->g->t[id].piece_of) {
         glc__fail(p->dev, GLC_ERR_INVALID_ARG, "glc_plan_set_param: no param \"%s\"", name);
+        return -1;
+    }
     return id;
 }
 
@@ -462,6 +464,17 @@ glc_status glc_plan_set_param_typed(glc_plan *p, const char *name, const void *d
                          "bytes of %s",
                          name, bytes, glc_dtype_name(dtype), pl->bytes,
                          glc_dtype_name(p->g->t[id].dtype));
+    if (p->g->t[id].pieces) { /* split by rows (graph_split.c): each piece its rows */
+        const glc__gtensor *t = &p->g->t[id];
+        int32_t j;
+        for (j = t->pieces - 1; j < t->pieces - 1 + t->npieces; j++) {
+            if (p->prog.place[j].region != GLC__REGION_NONE &&
+                (st = transfer(p, j, (const unsigned char *)data + p->g->t[j].piece_offset, NULL,
+                               p->prog.place[j].bytes, "glc_plan_set_param")) != GLC_OK)
+                return st;
+            p->param_set[j] = 1;
+        }
+    }
     if (pl->region == GLC__REGION_NONE) {
         p->param_set[id] = 1; /* no live op reads it */
         return GLC_OK;
@@ -510,7 +523,9 @@ static glc_status params_ready(glc_plan *p, const char *fn)
             p->prog.place[i].region != GLC__REGION_NONE && !p->g->t[i].packed &&
             !p->ext[i].buf /* another plan's storage: that plan sets it */)
             return glc__fail(p->dev, GLC_ERR_STATE, "%s: %s \"%s\" was never %s", fn,
-                             k == GLC__T_PARAM ? "param" : "handle", p->g->t[i].name,
+                             k == GLC__T_PARAM ? "param" : "handle",
+                             p->g->t[i].piece_of ? p->g->t[p->g->t[i].piece_of - 1].name
+                                                 : p->g->t[i].name,
                              k == GLC__T_PARAM ? "set" : "bound");
     }
     return GLC_OK;
