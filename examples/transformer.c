@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 typedef struct opts {
-    const char *config, *save, *save_gguf, *load, *logits, *json;
+    const char *config, *save, *save_gguf, *load, *logits, *json, *text;
     glc_dtype wdtype, cache;
     int prompt, decode, max_prompt, max_seq, verify, no_fuse;
     long long seed;
@@ -99,6 +99,9 @@ static void usage(FILE *f)
             "                       llama GGUF file (the config from its llama.* keys)\n"
             "  --max-seq N          a GGUF model's KV cache length (default: its context\n"
             "                       length, at most 4096)\n"
+            "  --text TEXT          a GGUF model's prompt as text, tokenized by the file's\n"
+            "                       tokenizer; the generated text is printed as it comes,\n"
+            "                       until --decode tokens or the end of generation\n"
             "  --logits FILE        write every step's logits to FILE\n"
             "  --report-json FILE   write the report as JSON to FILE\n"
             "  --verify             check every step against the C reference (default for tiny)\n"
@@ -140,7 +143,7 @@ static int parse(int argc, char **argv, opts *o)
         if (strcmp(a, "--config") && strcmp(a, "--wdtype") && strcmp(a, "--cache") &&
             strcmp(a, "--prompt") && strcmp(a, "--decode") && strcmp(a, "--max-prompt") &&
             strcmp(a, "--seed") && strcmp(a, "--save") && strcmp(a, "--load") &&
-            strcmp(a, "--save-gguf") && strcmp(a, "--max-seq") &&
+            strcmp(a, "--save-gguf") && strcmp(a, "--max-seq") && strcmp(a, "--text") &&
             strcmp(a, "--logits") && strcmp(a, "--report-json")) {
             fprintf(stderr, "transformer: unknown option %s (--help lists them)\n", a);
             return -1;
@@ -181,6 +184,8 @@ static int parse(int argc, char **argv, opts *o)
             o->save = v;
         else if (strcmp(a, "--save-gguf") == 0)
             o->save_gguf = v;
+        else if (strcmp(a, "--text") == 0)
+            o->text = v;
         else if (strcmp(a, "--load") == 0)
             o->load = v;
         else if (strcmp(a, "--logits") == 0)
@@ -269,6 +274,32 @@ static glc_status step(glc_plan *p, const char *var, int64_t value, const int32_
     return GLC_OK;
 }
 
+/* The ids of text by the GGUF file's tokenizer (*n their count, *tz the
+ * tokenizer), or NULL after a message. */
+static int32_t *tokenize(const llama_weights *w, const char *text, int *n, glc_tokenizer **tz)
+{
+    int32_t *ids = NULL;
+    size_t count = 0;
+    if (!w->gguf) {
+        fprintf(stderr, "transformer: --text needs a GGUF model (--load FILE.gguf)\n");
+        return NULL;
+    }
+    if (glc_tokenizer_create(w->gguf, tz) != GLC_OK) {
+        fprintf(stderr, "transformer: the file's tokenizer: %s\n", glc_device_errmsg(NULL));
+        return NULL;
+    }
+    if (glc_tokenizer_encode(*tz, text, strlen(text), 0, NULL, 0, &count) != GLC_ERR_BOUNDS ||
+        count == 0 || count > (1u << 20) || !(ids = malloc(count * sizeof *ids)) ||
+        glc_tokenizer_encode(*tz, text, strlen(text), 0, ids, count, &count) != GLC_OK) {
+        fprintf(stderr, "transformer: --text: %s\n",
+                count == 0 ? "no tokens" : *glc_device_errmsg(NULL) ? glc_device_errmsg(NULL) : "out of memory");
+        free(ids);
+        return NULL;
+    }
+    *n = (int)count;
+    return ids;
+}
+
 int main(int argc, char **argv)
 {
     opts o;
@@ -282,7 +313,9 @@ int main(int argc, char **argv)
     glc_plan_info pi, di;
     float *logits = NULL, *rlogits = NULL;
     double *times = NULL, t_pre = 0, worst = 0, t0, cpu_us = 0;
-    int32_t *prompt = NULL, next = 0, tok;
+    int32_t *prompt = NULL, *tokens = NULL, next = 0, tok;
+    glc_tokenizer *tz = NULL;
+    glc_tokenizer_stream *stream = NULL;
     FILE *lf = NULL;
     int i, ok = 1, mismatches = 0, rc = 1;
     glc_status st;
@@ -314,6 +347,8 @@ int main(int argc, char **argv)
     }
     if (o.cache)
         cfg.cache = o.cache;
+    if (o.text && !(tokens = tokenize(&w, o.text, &o.prompt, &tz)))
+        goto out;
     if (o.prompt < 0)
         o.prompt = cfg.d >= 1024 ? 128 : 16;
     if (o.decode < 0)
@@ -384,10 +419,16 @@ int main(int argc, char **argv)
         uint64_t s = cfg.seed * 2654435761u + 1;
         for (i = 0; i < o.prompt; i++) {
             s = s * 6364136223846793005ull + 1442695040888963407ull;
-            prompt[i] = (int32_t)((s >> 33) % (uint64_t)cfg.vocab);
+            prompt[i] = tokens ? tokens[i] : (int32_t)((s >> 33) % (uint64_t)cfg.vocab);
             prompt[o.prompt + i] = i; /* positions */
         }
     }
+    if (tz && glc_tokenizer_stream_create(tz, 0, &stream) != GLC_OK) {
+        fprintf(stderr, "transformer: %s\n", glc_device_errmsg(NULL));
+        goto out;
+    }
+    if (stream)
+        printf("text: %s", o.text);
     if (o.verify) {
         if (!llama_values(&w) || !(ref = llama_ref_create(&w))) {
             fprintf(stderr, "transformer: out of memory for the reference\n");
@@ -452,6 +493,25 @@ int main(int argc, char **argv)
                                 "(reference %d, margin %.3g)\n", i, e, next, r, (double)margin);
             }
         }
+        if (stream) { /* the generated token's text, complete characters only */
+            const char *piece;
+            size_t plen;
+            if (glc_tokenizer_is_eog(tz, next)) {
+                o.decode = i; /* the steps run */
+                break;
+            }
+            if (glc_tokenizer_stream_push(stream, next, &piece, &plen) == GLC_OK) {
+                fwrite(piece, 1, plen, stdout);
+                fflush(stdout);
+            }
+        }
+    }
+    if (stream) {
+        const char *piece;
+        size_t plen;
+        if (glc_tokenizer_stream_flush(stream, &piece, &plen) == GLC_OK)
+            fwrite(piece, 1, plen, stdout);
+        printf("\n");
     }
     if (lf && (fclose(lf) != 0 || !ok)) {
         lf = NULL;
@@ -581,7 +641,10 @@ out:
     free(logits);
     free(rlogits);
     free(prompt);
+    free(tokens);
     free(times);
+    glc_tokenizer_stream_destroy(stream);
+    glc_tokenizer_destroy(tz);
     llama_ref_destroy(ref);
     glc_plan_destroy(dec);
     glc_plan_destroy(pre);

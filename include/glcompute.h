@@ -1155,6 +1155,167 @@ GLC_API glc_status glc_gguf_add_tensor(glc_gguf_writer *w, const char *name, uin
                                        uint64_t bytes);
 GLC_API glc_status glc_gguf_write(glc_gguf_writer *w, const char *path);
 
+/* ---- Tokenizer: a GGUF file's vocabulary, GL-free ------------------------ */
+
+/* Text to token ids and back, as the file's tokenizer.ggml.* metadata says
+ * and as llama.cpp does it:
+ *  - model "llama" (SentencePiece BPE): spaces become U+2581 and one is put
+ *    before the text and before text that follows a special token
+ *    (tokenizer.ggml.add_space_prefix, default true); the text is cut into
+ *    UTF-8 characters and the adjacent pair whose concatenation is a token
+ *    of the highest score (tokenizer.ggml.scores; ties: the leftmost) is
+ *    merged until none is; a piece that is no token becomes its bytes'
+ *    tokens (<0xNN>, else the byte alone), or one unknown token when a byte
+ *    has neither.
+ *  - model "gpt2" (byte-level BPE): the text is split by the pre-tokenizer
+ *    tokenizer.ggml.pre names (absent, "gpt-2", "phi-2", "mpt", "olmo",
+ *    "jais": GPT-2's split; "llama-bpe", "llama3", "llama-v3", "falcon3",
+ *    "falcon-h1", "pixtral", "midm-2.0", "lfm2": Llama 3's, where a piece
+ *    that is a token whole is taken whole; "qwen2", "deepseek-r1-qwen",
+ *    "stablelm2", "megrez": Qwen2's; other names are refused), each piece's
+ *    bytes are written as GPT-2's byte characters and merged by
+ *    tokenizer.ggml.merges, a merge listed earlier first.
+ * The splits' letters, numbers and white space are Unicode's (categories
+ * L and N of Unicode 14, and White_Space). Invalid UTF-8 is kept byte for
+ * byte (llama.cpp makes it U+FFFD): every byte string encodes, and decodes
+ * back exactly for "gpt2", and for "llama" when the vocabulary has byte
+ * tokens, U+2581 and no U+2581 of the text's own.
+ *
+ * Token types (tokenizer.ggml.token_type; absent: all normal) and what a
+ * token decodes to: normal (SentencePiece: U+2581 as a space; gpt2: the
+ * byte characters as their bytes), byte (<0xNN>: the byte), user defined
+ * (its text), control, unknown and unused (nothing; control and unknown
+ * give their text with GLC_DETOKENIZE_SPECIAL). Special tokens in the
+ * input: user-defined tokens' texts are always matched before the text is
+ * split, control and unknown tokens' texts with
+ * GLC_TOKENIZE_PARSE_SPECIAL; the longest match at the leftmost place
+ * wins.
+ *
+ * A tokenizer copies what it needs: it stays valid after glc_gguf_close.
+ * It does not change after create, so any number of threads may use one at
+ * once (a stream: one thread at a time). */
+typedef struct glc_tokenizer glc_tokenizer;
+typedef struct glc_tokenizer_stream glc_tokenizer_stream;
+
+typedef enum glc_tokenizer_model {
+    GLC_TOKENIZER_LLAMA = 1, /* SentencePiece */
+    GLC_TOKENIZER_GPT2       /* byte-level BPE */
+} glc_tokenizer_model;
+typedef enum glc_tokenizer_pre {
+    GLC_TOKENIZER_PRE_NONE = 0, /* model "llama" */
+    GLC_TOKENIZER_PRE_GPT2,
+    GLC_TOKENIZER_PRE_LLAMA3,
+    GLC_TOKENIZER_PRE_QWEN2
+} glc_tokenizer_pre;
+typedef enum glc_token_type {
+    GLC_TOKEN_NORMAL = 1,
+    GLC_TOKEN_UNKNOWN,
+    GLC_TOKEN_CONTROL,
+    GLC_TOKEN_USER_DEFINED,
+    GLC_TOKEN_UNUSED,
+    GLC_TOKEN_BYTE
+} glc_token_type;
+
+/* Reads tokenizer.ggml.model, .pre, .tokens, .scores, .token_type,
+ * .merges, .bos_token_id, .eos_token_id, .eot_token_id, .eom_token_id,
+ * .unknown_token_id, .padding_token_id, .add_bos_token, .add_eos_token and
+ * .add_space_prefix. Defaults as llama.cpp's: "llama" takes BOS 1, EOS 2
+ * and unknown 0 (ids the vocabulary has), adds BOS and no EOS; "gpt2" has
+ * none of them and adds BOS only for Llama 3's pre-tokenizer. Every count,
+ * type and id is checked: scores and types one per token, types 1..6, a
+ * "llama" byte token written <0xNN>, ids inside the vocabulary, an add
+ * flag with its id, each merge "a b" of two tokens that make a token; a bad
+ * file gets GLC_ERR_INVALID_ARG and a message naming the key and the index
+ * (glc_device_errmsg(NULL)); a model or pre-tokenizer this library does
+ * not have, GLC_ERR_UNSUPPORTED naming it. End of generation (is_eog): the
+ * EOS, EOT and EOM ids and the tokens llama.cpp knows by their text
+ * (<|eot_id|>, <|im_end|>, <|end|>, <end_of_turn>, <|endoftext|>,
+ * <|eom_id|>, <EOT>, <|end_of_text|>), which are made control tokens as
+ * llama.cpp does. *out is untouched on failure. */
+GLC_API glc_status glc_tokenizer_create(const glc_gguf *f, glc_tokenizer **out);
+GLC_API void glc_tokenizer_destroy(glc_tokenizer *t);
+
+typedef struct glc_tokenizer_info {
+    glc_tokenizer_model model;
+    glc_tokenizer_pre pre;
+    int32_t vocab_size;
+    int32_t bos, eos, eot, unk, pad; /* -1: none */
+    int add_bos, add_eos;            /* the file's (or the default) */
+    int add_space_prefix;            /* "llama" only */
+    size_t max_token_bytes;          /* the most bytes glc_tokenizer_token_bytes gives */
+} glc_tokenizer_info;
+GLC_API glc_status glc_tokenizer_get_info(const glc_tokenizer *t, glc_tokenizer_info *out);
+/* Token id's text as the vocabulary has it (terminated; len without the
+ * NUL, a text may hold NULs of its own), or NULL (len untouched) for an id
+ * outside 0 .. vocab_size - 1. */
+GLC_API const char *glc_tokenizer_token_text(const glc_tokenizer *t, int32_t id, size_t *len);
+/* The glc_token_type of id, or 0 outside the vocabulary. */
+GLC_API int glc_tokenizer_token_type(const glc_tokenizer *t, int32_t id);
+/* Nonzero when id ends generation (see glc_tokenizer_create). */
+GLC_API int glc_tokenizer_is_eog(const glc_tokenizer *t, int32_t id);
+/* The id of the token whose text is text[0 .. len), or -1 (a text given
+ * twice in the vocabulary: the last, as llama.cpp). */
+GLC_API int32_t glc_tokenizer_find(const glc_tokenizer *t, const char *text, size_t len);
+
+enum glc_tokenize_flags {
+    GLC_TOKENIZE_NO_BOS_EOS = 1u << 0,   /* none of the file's add_bos / add_eos */
+    GLC_TOKENIZE_ADD_BOS = 1u << 1,      /* BOS first, whatever the file says */
+    GLC_TOKENIZE_ADD_EOS = 1u << 2,      /* EOS last, whatever the file says */
+    GLC_TOKENIZE_PARSE_SPECIAL = 1u << 3 /* match control and unknown tokens' texts */
+};
+/* Encodes text[0 .. len) (any bytes; text may be NULL when len is 0) into
+ * ids[0 .. *n). BOS and EOS as the file says (add_bos_token,
+ * add_eos_token), changed by flags. When the ids do not fit in cap
+ * (cap 0 and ids NULL: a size query) it returns GLC_ERR_BOUNDS with *n set
+ * to the count needed and ids untouched. GLC_ERR_INVALID_ARG for a NULL
+ * argument, an unknown flag, a text of 2^29 bytes or more, a BOS or EOS
+ * asked for that the vocabulary does not have, or a character with
+ * neither byte tokens nor an unknown token to stand for it.
+ * GLC_ERR_OUT_OF_MEMORY: scratch memory (about 70
+ * bytes per input byte) was not had. */
+GLC_API glc_status glc_tokenizer_encode(const glc_tokenizer *t, const char *text, size_t len,
+                                        unsigned flags, int32_t *ids, size_t cap, size_t *n);
+
+enum glc_detokenize_flags {
+    GLC_DETOKENIZE_SPECIAL = 1u << 0,   /* control and unknown tokens as their text */
+    GLC_DETOKENIZE_KEEP_SPACE = 1u << 1 /* "llama": keep the leading space (below) */
+};
+/* The bytes token id decodes to (terminated; *len without the NUL; valid
+ * while t lives), or NULL (len untouched) for an id outside the
+ * vocabulary. flags: GLC_DETOKENIZE_SPECIAL. A token's bytes may be a part
+ * of a UTF-8 character. */
+GLC_API const char *glc_tokenizer_token_bytes(const glc_tokenizer *t, int32_t id, unsigned flags,
+                                              size_t *len);
+/* Decodes ids[0 .. n) into buf: the tokens' bytes in order and a NUL
+ * (*len: the bytes without it). "llama" with add_space_prefix: the leading
+ * space of a normal token that comes first, or right after a control or
+ * user-defined token, is left out (where encode put one), unless
+ * GLC_DETOKENIZE_KEEP_SPACE (for ids that continue a text). Bytes are
+ * given as they are, invalid UTF-8 included. When they and the NUL do not
+ * fit in cap: GLC_ERR_BOUNDS, *len the bytes needed (without the NUL), buf
+ * untouched; an id outside the vocabulary: GLC_ERR_INVALID_ARG naming its
+ * index. */
+GLC_API glc_status glc_tokenizer_decode(const glc_tokenizer *t, const int32_t *ids, size_t n,
+                                        unsigned flags, char *buf, size_t cap, size_t *len);
+
+/* Decoding token by token, for generation: each push gives the text that
+ * is complete so far and holds back the bytes of a UTF-8 character that
+ * the next tokens may complete (at most 3); a byte that cannot start or
+ * continue one is given as it is. The pushes' texts and then flush's (the
+ * bytes held back) are, joined, glc_tokenizer_decode's text for the same
+ * ids and flags, and no text ends inside a character a later byte
+ * completes. flags: as glc_tokenizer_decode's. *text is terminated and
+ * valid until the next call on s. push: GLC_ERR_INVALID_ARG for an id
+ * outside the vocabulary (s unchanged). A stream uses t: t must outlive
+ * it. flush makes s as new. */
+GLC_API glc_status glc_tokenizer_stream_create(const glc_tokenizer *t, unsigned flags,
+                                               glc_tokenizer_stream **out);
+GLC_API void glc_tokenizer_stream_destroy(glc_tokenizer_stream *s);
+GLC_API glc_status glc_tokenizer_stream_push(glc_tokenizer_stream *s, int32_t id,
+                                             const char **text, size_t *len);
+GLC_API glc_status glc_tokenizer_stream_flush(glc_tokenizer_stream *s, const char **text,
+                                              size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -101,7 +101,7 @@ expect load_gguf_short 1 "cannot load weights: " --once -- "$T" --load "$tmp/sho
 if ! "$INFO" >/dev/null 2>&1; then
     for c in transformer_run transformer_report_json transformer_knobs load_good load_truncated load_junk load_version \
         load_max_seq load_header_short transformer_plan_error_once info_run info_json plan_dump_run \
-        gguf_save gguf_load gguf_load_rope gguf_max_seq; do
+        gguf_save gguf_load gguf_load_rope gguf_max_seq gguf_text gguf_text_check text_needs_gguf; do
         skip_case "$c"
     done
 else
@@ -129,6 +129,10 @@ else
         "$T" --load "$tmp/m.gguf" --prompt 3 --decode 3 --verify
     expect gguf_load_rope 0 "RoPE adjacent pairs" -- "$T" --load "$tmp/m.gguf" --prompt 1 --decode 0 --no-verify
     expect gguf_max_seq 2 "must fit max_seq 8" --once -- "$T" --load "$tmp/m.gguf" --max-seq 8 --prompt 4 --decode 8
+    # text in (the file's tokenizer), text out as it is generated
+    expect gguf_text 0 "text: Hello, wörld" -- "$T" --load "$tmp/m.gguf" --text "Hello, wörld" --decode 4
+    expect gguf_text_check 0 "against the C reference" -- "$T" --load "$tmp/m.gguf" --text "Hello" --decode 2 --verify
+    expect text_needs_gguf 1 "--text needs a GGUF model" --once -- "$T" --text "Hello" --decode 1
     head -c 40 "$w" >"$tmp/short.bin"
     expect load_header_short 1 "40 bytes, shorter than the 60-byte header" --once -- "$T" --load "$tmp/short.bin"
     if "$INFO" | grep -q llvmpipe; then
