@@ -2,9 +2,12 @@
  * libFuzzer on the GGUF reader (src/core/gguf.c): any bytes must be read or
  * refused with a message, never crash, hang or read past them (ASan and
  * UBSan watch). A file that reads is walked whole: every key through every
- * getter (string arrays element by element), every tensor's bytes summed.
- * `fuzz_gguf -write_seeds=DIR` writes a seed: a small valid file of every
- * value type and a few tensors.
+ * getter (string arrays element by element), every tensor's bytes summed;
+ * then the tokenizer it describes, if any (src/core/tokenizer.c): built or
+ * refused with a message, and when built, fixed texts encoded, decoded and
+ * streamed back (decode must give the stream's text).
+ * `fuzz_gguf -write_seeds=DIR` writes seeds: a small valid file of every
+ * value type and a few tensors, and two tokenizer files ("llama", "gpt2").
  *   make fuzz-gguf-run FUZZ_SECONDS=30
  */
 #include "glcompute.h"
@@ -18,6 +21,47 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile unsigned sink;
+
+/* The tokenizer of f, when it has one: every call on it must end in a
+ * status, and the stream must join to decode's text. */
+static void tokenizer(const glc_gguf *f)
+{
+    static const char *const texts[] = {"Hello world", " a  b\n\tc", "\xc3\xa9\xf0\x9f\x98\x80 1234",
+                                        "<s>x</s>", "\xff\xfe", ""};
+    glc_tokenizer *t = NULL;
+    size_t i;
+    if (glc_tokenizer_create(f, &t) != GLC_OK) {
+        if (!glc_device_errmsg(NULL)[0])
+            abort();
+        return;
+    }
+    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        int32_t ids[256];
+        char text[4096], joined[4096];
+        size_t n = 0, len = 0, at = 0, k, pl;
+        const char *piece;
+        glc_tokenizer_stream *s = NULL;
+        if (glc_tokenizer_encode(t, texts[i], strlen(texts[i]), i & 1 ? GLC_TOKENIZE_PARSE_SPECIAL : 0,
+                                 ids, 256, &n) != GLC_OK)
+            continue;
+        if (glc_tokenizer_decode(t, ids, n, 0, text, sizeof text, &len) != GLC_OK ||
+            glc_tokenizer_stream_create(t, 0, &s) != GLC_OK)
+            continue;
+        for (k = 0; k < n && at < sizeof joined; k++)
+            if (glc_tokenizer_stream_push(s, ids[k], &piece, &pl) == GLC_OK && at + pl <= sizeof joined) {
+                memcpy(joined + at, piece, pl);
+                at += pl;
+            }
+        if (glc_tokenizer_stream_flush(s, &piece, &pl) == GLC_OK && at + pl <= sizeof joined) {
+            memcpy(joined + at, piece, pl);
+            at += pl;
+        }
+        if (at != len || memcmp(joined, text, len) != 0)
+            abort(); /* the stream and decode disagree */
+        glc_tokenizer_stream_destroy(s);
+    }
+    glc_tokenizer_destroy(t);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -62,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (b = 0; b < t.bytes; b += 61)
             sink += ((const unsigned char *)t.data)[b];
     }
+    tokenizer(f);
     glc_gguf_close(f);
     return 0;
 }
@@ -132,12 +177,54 @@ static void write_seeds(const char *dir)
     fclose(o);
 }
 
+/* Two tokenizer files through the library's writer: "llama" (pieces,
+ * scores, types, byte tokens) and "gpt2" (GPT-2's byte characters, merges). */
+static void write_tokenizer_seeds(const char *dir)
+{
+    static const char *const spm[] = {"<unk>", "<s>", "</s>", "<0x20>", "<0xC3>", "<0xA9>",
+                                      "\xe2\x96\x81", "H", "e", "l", "o", "w", "r", "d",
+                                      "\xe2\x96\x81H", "He", "ll", "llo", "\xe2\x96\x81w", "or"};
+    static const char *const bpe[] = {"H", "e", "l", "o", "\xc4\xa0", "w", "r", "d", "He", "ll",
+                                      "llo", "\xc4\xa0w", "or", "1", "2", "<|endoftext|>"};
+    static const char *const merges[] = {"H e", "l l", "ll o", "\xc4\xa0 w", "o r"};
+    float scores[20];
+    int32_t types[20];
+    uint32_t u;
+    char path[512];
+    int i, m;
+    for (m = 0; m < 2; m++) {
+        glc_gguf_writer *w = NULL;
+        if (glc_gguf_writer_create(&w) != GLC_OK)
+            exit(1);
+        glc_gguf_set_string(w, "tokenizer.ggml.model", m ? "gpt2" : "llama");
+        if (!m) {
+            for (i = 0; i < 20; i++) {
+                scores[i] = -(float)i;
+                types[i] = i == 0 ? 2 : i < 3 ? 3 : i < 6 ? 6 : 1;
+            }
+            glc_gguf_set_string_array(w, "tokenizer.ggml.tokens", spm, 20);
+            glc_gguf_set_array(w, "tokenizer.ggml.scores", 6, 20, scores);
+            glc_gguf_set_array(w, "tokenizer.ggml.token_type", 5, 20, types);
+        } else {
+            glc_gguf_set_string_array(w, "tokenizer.ggml.tokens", bpe, 16);
+            glc_gguf_set_string_array(w, "tokenizer.ggml.merges", merges, 5);
+            u = 15;
+            glc_gguf_set_value(w, "tokenizer.ggml.eos_token_id", 4, &u);
+        }
+        snprintf(path, sizeof path, "%s/tokenizer_%s.gguf", dir, m ? "gpt2" : "llama");
+        if (glc_gguf_write(w, path) != GLC_OK)
+            exit(1);
+        glc_gguf_writer_destroy(w);
+    }
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     int i;
     for (i = 1; i < *argc; i++)
         if (strncmp((*argv)[i], "-write_seeds=", 13) == 0) {
             write_seeds((*argv)[i] + 13);
+            write_tokenizer_seeds((*argv)[i] + 13);
             exit(0);
         }
     return 0;
