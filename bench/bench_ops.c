@@ -77,12 +77,27 @@ static uint16_t half_of(float f)
 
 /* count weights of type t as bytes (*bytes set; the caller frees): model-like
  * values, |w| up to about `scale` (GGML blocks: random quants, the block's
- * scale set for it) */
+ * f16 scales (and mins) set for it) */
 static unsigned char *weight_bytes(glc_dtype t, int64_t count, float scale, size_t *bytes_out)
 {
-    size_t block = t == GLC_DTYPE_Q8_0 ? 34 : t == GLC_DTYPE_Q4_0 ? 18 : 0;
-    size_t bytes = block ? (size_t)count / 32 * block : (size_t)count * glc_dtype_size(t), i;
+    int64_t elems = glc_dtype_size(t) ? 1 : glc_dtype_row_bytes(t, 32) ? 32 : 256;
+    size_t block = elems > 1 ? glc_dtype_row_bytes(t, elems) : 0;
+    size_t bytes = block ? (size_t)(count / elems) * block : (size_t)count * glc_dtype_size(t), i;
+    /* where the f16 fields are and what they hold: d = scale / (the largest
+     * |quant| (times the largest sub-block scale)), a min of -scale */
+    int at = t == GLC_DTYPE_Q6_K ? 208 : 0, has_min = 0;
+    float d = scale / 8;
     unsigned char *h = malloc(bytes);
+    switch (t) {
+    case GLC_DTYPE_Q8_0: d = scale / 128; break;
+    case GLC_DTYPE_Q4_1: has_min = 1; d = scale / 8; break;
+    case GLC_DTYPE_Q5_0: d = scale / 16; break;
+    case GLC_DTYPE_Q5_1: has_min = 1; d = scale / 16; break;
+    case GLC_DTYPE_Q4_K: has_min = 1; d = scale / (63 * 8); break;
+    case GLC_DTYPE_Q5_K: has_min = 1; d = scale / (63 * 16); break;
+    case GLC_DTYPE_Q6_K: d = scale / (128 * 32); break;
+    default: break;
+    }
     uint32_t s = 777;
     *bytes_out = bytes;
     if (!h)
@@ -92,9 +107,13 @@ static unsigned char *weight_bytes(glc_dtype t, int64_t count, float scale, size
         h[i] = (unsigned char)(s >> 24);
     }
     if (block) {
-        for (i = 0; i < bytes; i += block) { /* quants up to 127 (q8_0) or 8 (q4_0) */
-            uint16_t d = half_of(scale / (block == 34 ? 128 : 8));
-            memcpy(h + i, &d, 2);
+        uint16_t hd = half_of(d), hm = half_of(t == GLC_DTYPE_Q4_K || t == GLC_DTYPE_Q5_K
+                                                    ? scale / 63 /* dmin */
+                                                    : -scale);
+        for (i = 0; i < bytes; i += block) {
+            memcpy(h + i + at, &hd, 2);
+            if (has_min)
+                memcpy(h + i + 2, &hm, 2);
         }
     } else {
         for (i = 0; i < (size_t)count; i++) {
@@ -199,9 +218,8 @@ static glc_status r_add(glc_session *s, void *p) { ctx *c = p; return glc_op_add
 static double mv_setup(ctx *c, glc_buffer *X, glc_buffer *W, glc_buffer *Z, glc_dtype t,
                        int64_t n, int64_t k, int wanted)
 {
-    double wbytes = t == GLC_DTYPE_Q8_0   ? n * k / 32 * 34.0
-                    : t == GLC_DTYPE_Q4_0 ? n * k / 32 * 18.0
-                                          : (double)n * k * glc_dtype_size(t);
+    double wbytes = glc_dtype_size(t) ? (double)n * k * glc_dtype_size(t)
+                                      : (double)n * glc_dtype_row_bytes(t, k);
     if (wbytes > (double)glc_buffer_size(W) || !wanted)
         return -1;
     fill_weights(W, t, n * k);
@@ -449,7 +467,7 @@ static int mv_make(mv_plan *c, glc_dtype t, int64_t n, int64_t k)
     glc_compile_desc cd = {0};
     glc_matmul_desc nt = {1};
     int64_t ws[2] = {n, k}, vs[2] = {k, n}, xs[2] = {1, k};
-    int q = t == GLC_DTYPE_Q8_0 || t == GLC_DTYPE_Q4_0, i, ok = 0;
+    int q = glc_dtype_size(t) == 0, i, ok = 0;
     glc_tensor x, mats[8];
     size_t wb, vb = 0;
     unsigned char *wh = weight_bytes(t, n * k, 1.0f / sqrtf((float)k), &wb), *vh;
@@ -845,13 +863,16 @@ int main(int argc, char **argv)
         static const struct { const char *name; int64_t n, k; } mv[] = {
             {"qkv", 3072, 2048}, {"wo", 2048, 2048}, {"w1+w3", 16384, 2048},
             {"w2", 2048, 8192}, {"lm_head", 32000, 2048}};
-        static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0, GLC_DTYPE_F32};
+        static const glc_dtype wt[] = {GLC_DTYPE_F16,  GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0,
+                                       GLC_DTYPE_F32,  GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K,
+                                       GLC_DTYPE_Q5_K, GLC_DTYPE_Q4_1, GLC_DTYPE_Q5_0,
+                                       GLC_DTYPE_Q5_1};
         int64_t most = 32000LL * 2048 * 4, cap = (int64_t)in.limits.max_ssbo_size;
         glc_buffer *Wm = buffer(GLC_DTYPE_U8, most < cap ? most : cap);
         size_t j, t;
         for (j = 0; j < sizeof mv / sizeof mv[0]; j++)
             for (t = 0; t < sizeof wt / sizeof wt[0]; t++) {
-                int q = wt[t] == GLC_DTYPE_Q8_0 || wt[t] == GLC_DTYPE_Q4_0;
+                int q = glc_dtype_size(wt[t]) == 0;
                 double wbytes = mv_setup(&c, X, Wm, Z, wt[t], mv[j].n, mv[j].k, want("decode mat-vec"));
                 if (wbytes < 0)
                     continue;
@@ -866,7 +887,8 @@ int main(int argc, char **argv)
         static const struct { const char *name; int64_t n, k; } mv[] = {
             {"wo", 2048, 2048}, {"w1+w3 / 2048 x 16384", 16384, 2048},
             {"w1 / w2", 8192, 2048}, {"qkv / 2048 x 3072", 3072, 2048}};
-        static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0};
+        static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0,
+                                       GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K};
         /* rn, unroll, slots (glc__tune), then 1: f16 rows only (matvec's
          * unroll), 2: quantized rows only (matmul_q's split variant) */
         static const uint32_t var[][4] = {{0, 0, 0, 0}, {1, 8, 8, 1}, {1, 2, 8, 1}, {1, 4, 4, 1},
@@ -958,7 +980,8 @@ int main(int argc, char **argv)
         static const struct { const char *name; int64_t n, k; } mv[] = {
             {"qkv", 3072, 2048}, {"wo", 2048, 2048}, {"w1+w3", 16384, 2048},
             {"w2", 2048, 8192}, {"lm_head", 32000, 2048}};
-        static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0};
+        static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0,
+                                       GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K};
         static const uint32_t vals[] = {1, 2, 4, 8};
         int64_t most = 32000LL * 2048 * 2, cap = (int64_t)in.limits.max_ssbo_size;
         glc_buffer *Wm = buffer(GLC_DTYPE_U8, most < cap ? most : cap);

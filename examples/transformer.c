@@ -321,6 +321,7 @@ int main(int argc, char **argv)
     glc_status st;
     size_t wbytes = 0;
 
+    memset(&w, 0, sizeof w);
     if ((i = parse(argc, argv, &o)) <= 0)
         return i == 0 ? 0 : 2;
     if (o.load) {

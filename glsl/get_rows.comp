@@ -4,13 +4,15 @@
 //     so a pair may span two rows when D is odd), stored a word at a time;
 //     only a last lone element is stored half-word, with atomics. When the
 //     table has the output's dtype, raw bits move.
-//   GGML blocks (TT GLC_T_Q8_0, GLC_T_Q4_0; quant.glsl): a unit is 4
-//     values of one block, d * q in f32 as GGML dequantizes.
+//   GGML blocks (TT GLC_T_Q8_0, Q4_0, Q4_K, ...; quant.glsl): a unit is 4
+//     values of one chunk of 32 of a block (the same scale and offset), in
+//     f32 as GGML dequantizes.
 // bindings: 0 table (read; uint words), 1 ids (read; i32 [rows]),
 //           2 out (written; uint-backed floats)
 // params:   0 units, 1 D, 2 V, 3 bytes per table row (GGML blocks),
-//           4 N (output elements)
-// defines:  TT (the table's GLC_T_*: f32, f16, bf16, q8_0, q4_0), TO (GLC_T_*),
+//           4 N (output elements), 5 the id of the table's first row (a
+//           piece of a split param; else 0): ids outside the table read zeros
+// defines:  TT (the table's GLC_T_*: f32, f16, bf16, a block type), TO (GLC_T_*),
 //           UNROLL (units per invocation, a group's units contiguous)
 // local size: GLC_LOCAL_SIZE_X
 
@@ -25,32 +27,28 @@ layout(std430, binding = 2) buffer O { uint o[]; };
 #define QUANT (TT >= GLC_T_Q8_0)
 
 #if QUANT
+#define GLC_QT TT
+uint glc_qw(uint i)
+{
+    return t[i];
+}
 #include "quant.glsl"
 
-// 32 bits at an even byte offset
-uint u32_at(uint byte)
-{
-    uint i = byte >> 2;
-    return (byte & 2u) == 0u ? t[i] : glc_q_word(t[i], t[i + 1u], true);
-}
-
-// Unit u: values 4q .. 4q + 3 of row r (q = u % (D / 4)).
+// Unit u: values 4q .. 4q + 3 of row r (q = u % (D / 4)): quad q % 8 of
+// chunk q / 8 of the row (chunk % GLC_Q_CHUNKS of its block).
 void unit(uint u)
 {
     uint per_row = glc_p[P_D] >> 2, r = u / per_row, q = u - r * per_row;
-    uint id = uint(ids[r]);
+    uint id = uint(ids[r] - int(glc_p[P_ROW0])); // below the first row: huge
     vec4 v = vec4(0.0);
     if (id < glc_p[P_V]) {
-        uint sub = q & 7u;
-        uint blk = id * glc_p[P_ROW_BYTES] + (q >> 3) * GLC_Q_BLOCK_BYTES(TT);
-#if TT == GLC_T_Q8_0
-        ivec4 qi = ivec4(glc_q8_0_lanes(u32_at(blk + 2u + 4u * sub))) - GLC_Q8_0_BIAS;
-#else
-        ivec4 qi = ivec4(glc_q4_0_lanes(u32_at(blk + 2u + 4u * (sub & 3u)),
-                                        sub >= 4u ? 4u : 0u)) - GLC_Q4_0_BIAS;
+        uint c = q >> 3, i = q & 7u, j = c % GLC_Q_CHUNKS;
+        uint blk = id * glc_p[P_ROW_BYTES] + (c / GLC_Q_CHUNKS) * GLC_Q_BYTES;
+        vec2 so = glc_q_scale_offset(blk, j, i);
+        v = so.x * vec4(ivec4(glc_q_lanes(glc_q_quad(blk, j, i))) - GLC_Q_BIAS);
+#if GLC_Q_MIN
+        v += so.y;
 #endif
-        float d = glc_q_scale(t[blk >> 2], (blk & 2u) != 0u);
-        v = d * vec4(qi);
     }
     uint e = u * 4u;
 #if TO == GLC_T_F32
@@ -81,7 +79,7 @@ void unit(uint u)
 // output element r * D + c
 VAL value(uint r, uint c)
 {
-    uint id = uint(ids[r]);
+    uint id = uint(ids[r] - int(glc_p[P_ROW0])); // below the first row: huge
     if (id >= glc_p[P_V])
         return VAL(0);
     uint e = id * glc_p[P_D] + c;

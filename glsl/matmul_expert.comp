@@ -11,7 +11,7 @@
 // params: matmul_q.glsl's (M: the pairs M * k), 4 k (slots per token),
 //   8 pairs per range (0: all), 10 E, 11 a row per pair (1 when a is
 //   [M, k, K], 0 when [M, K])
-// defines: matmul_q.glsl's, WF (GLC_T_F32, _F16, _Q8_0, _Q4_0)
+// defines: matmul_q.glsl's, WF (GLC_T_F32, _F16 or a GGML block type)
 
 #define GLC_KP_MATMUL_EXPERT
 #include "kparams.glsl"

@@ -1,5 +1,5 @@
-// matmul_q: out = a x W^T (+ bias) with W [N, K] of GGML Q8_0 / Q4_0
-// blocks, or f32 / f16 (a dense matmul's mat-vec past matvec.comp's loop
+// matmul_q: out = a x W^T (+ bias) with W [N, K] of GGML blocks (any
+// type quant.glsl knows), or f32 / f16 (a dense matmul's mat-vec past matvec.comp's loop
 // cap); the tile engine is matmul_q.glsl, the weights matmul_w.glsl.
 // Also the fused Q/K/V projection (SEG) and a fused activation (ACT).
 // bindings: 0 a, 1 w, 2 out, 3 bias (the plan binds a in its
@@ -10,7 +10,7 @@
 //   (SEG: segment column bounds), 10, 11 where segments 1 and 2 start in
 //   out (elements), 12 flags (1 add bias), 13 ACT's param; 7 as
 //   matmul_q.glsl says
-// defines: matmul_q.glsl's, WF (GLC_T_Q8_0, _Q4_0, _F32, _F16), where not 0: SEG
+// defines: matmul_q.glsl's, WF (a GGML block GLC_T_*, _F32, _F16), where not 0: SEG
 //   (out is three matrices: the fused Q/K/V projection), ACT (glc_act op
 //   after the bias); GLU_OUT (matmul_q.glsl) takes ACT's param 13
 

@@ -4,9 +4,10 @@
 // matmul_expert.comp (per-expert f32 / f16 / GGML weights); the weights of
 // the first and last are matmul_w.glsl.
 //
-// K is walked in chunks of 32 values (a GGML block; an affine group holds
-// 1, 2 or 4 chunks). A tile is RN weight rows x CM rows of a; per chunk the
-// raw words of the RN rows are loaded once and dequantized in registers
+// K is walked in chunks of 32 values (a GGML block, or a sub-block of a K
+// type's 256; an affine group holds 1, 2 or 4 chunks). A tile is RN weight
+// rows x CM rows of a; per chunk the raw words of the RN rows are loaded
+// once and dequantized in registers
 // (integers made floats by the 2^23 exponent trick, no int->float
 // conversion), and each a vec4 is loaded once for the RN rows.
 //   SPLIT (SLOTS > 0): a subgroup per tile (SLOTS tiles per group, handed

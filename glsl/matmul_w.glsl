@@ -2,20 +2,36 @@
 // the tile engine (matmul_q.glsl, included here): W at binding 1 as f32 or
 // f16 values (AVEC: whole vec4s a row) or GGML blocks (quant.glsl), WF its
 // GLC_T_*. The including kernel declares its other buffers first.
+// A chunk of K (32 values) of GGML blocks is a whole block (32-value
+// types) or a sub-block (K types: chunk c is sub-block c % 8 of block c /
+// 8). Q8_0 and Q4_0 keep their raw words (8 or 4) and split the lanes in
+// weights(); the other types are decoded into 8 words of lanes when the
+// chunk is loaded (quant.glsl's glc_q_chunk), with the chunk's scale in
+// wsc and its offset (the min: Q4_K, Q5_K, Q4_1, Q5_1) in wbi, times the
+// chunk's sum of a (NEED_ASUM). Q6_K has two scales a chunk: wsc holds d,
+// wsub the two int8 scales, and weights() multiplies them in (exact
+// integers still).
 
 #ifndef AVEC
 #define AVEC 1
 #endif
-#define QUANT (WF == GLC_T_Q8_0 || WF == GLC_T_Q4_0)
-#if WF == GLC_T_Q8_0
-#define NW 8
-#elif WF == GLC_T_Q4_0
+#define QUANT (WF >= GLC_T_Q8_0)
+#if QUANT
+#define GLC_QT WF
+#endif
+#if WF == GLC_T_Q4_0
 #define NW 4
+#elif QUANT
+#define NW 8
 #else
 #define NW 1
 #endif
 #define SCALED 1
+#if WF == GLC_T_Q4_K || WF == GLC_T_Q5_K || WF == GLC_T_Q4_1 || WF == GLC_T_Q5_1
+#define NEED_ASUM 1
+#else
 #define NEED_ASUM 0
+#endif
 #define KTAIL (!QUANT)
 #define HAS_W 1
 
@@ -30,11 +46,20 @@ layout(std430, binding = 1) readonly buffer W { uint w1[]; };
 #include "matmul_q.glsl"
 
 #if QUANT
+uint glc_qw(uint i)
+{
+    return w1[i];
+}
 #include "quant.glsl"
+
+#if WF == GLC_T_Q6_K
+vec2 wsub[RN]; // the int8 scales of a chunk's two halves
+#endif
 
 void load_chunk(int r, uint w, uint c)
 {
-    uint o8 = w * glc_p[P_WSTRIDE] + c * GLC_Q_BLOCK_BYTES(WF);
+#if WF == GLC_T_Q8_0 || WF == GLC_T_Q4_0
+    uint o8 = w * glc_p[P_WSTRIDE] + c * GLC_Q_BYTES;
     // blocks sit on 2-byte boundaries: NW + 1 words cover one
     uint i0 = o8 >> 2;
     bool odd = (o8 & 2u) != 0u;
@@ -44,14 +69,30 @@ void load_chunk(int r, uint w, uint c)
     wsc[r] = glc_q_scale(wd[0], odd);
     for (int j = 0; j < NW; j++)
         raw[r][j] = odd ? wd[j + 1] : glc_q_word(wd[j], wd[j + 1], true);
+#else
+    uint blk = w * glc_p[P_WSTRIDE] + (c / GLC_Q_CHUNKS) * GLC_Q_BYTES, j = c % GLC_Q_CHUNKS;
+    glc_q_chunk(blk, j, raw[r]);
+#if WF == GLC_T_Q6_K
+    wsc[r] = glc_q_f16(blk + 208u);
+    wsub[r] = vec2(float(glc_q6_k_scale(blk, j, 0u)), float(glc_q6_k_scale(blk, j, 1u)));
+#else
+    vec2 so = glc_q_scale_offset(blk, j, 0u);
+    wsc[r] = so.x;
+    wbi[r] = so.y;
+#endif
+#endif
 }
 
 vec4 weights(int r, int q, uint k)
 {
 #if WF == GLC_T_Q8_0
-    return glc_exact_float4(glc_q8_0_lanes(raw[r][q]), float(GLC_Q8_0_BIAS));
+    return glc_exact_float4(glc_q8_0_lanes(raw[r][q]), float(GLC_Q_BIAS));
+#elif WF == GLC_T_Q4_0
+    return glc_exact_float4(glc_q4_0_lanes(raw[r][q & 3], q < 4 ? 0u : 4u), float(GLC_Q_BIAS));
+#elif WF == GLC_T_Q6_K
+    return glc_exact_float4(glc_q_lanes(raw[r][q]), float(GLC_Q_BIAS)) * wsub[r][q >> 2];
 #else
-    return glc_exact_float4(glc_q4_0_lanes(raw[r][q & 3], q < 4 ? 0u : 4u), float(GLC_Q4_0_BIAS));
+    return glc_exact_float4(glc_q_lanes(raw[r][q]), float(GLC_Q_BIAS));
 #endif
 }
 

@@ -77,11 +77,28 @@ typedef enum glc_dtype {
     GLC_DTYPE_I32,
     GLC_DTYPE_U32,
     GLC_DTYPE_U8,  /* raw bytes */
-    /* GGML blocks of 32 values along the last dim, byte-exact with GGUF:
+    /* GGML blocks along the last dim, byte-exact with GGUF (little-endian;
+     * glsl/quant.glsl spells out each layout). Blocks of 32 values:
      * Q8_0 = f16 scale + 32 x int8 (34 bytes), Q4_0 = f16 scale + 16 bytes
      * of 4-bit values, low nibbles first (18 bytes). */
     GLC_DTYPE_Q8_0,
-    GLC_DTYPE_Q4_0
+    GLC_DTYPE_Q4_0,
+    /* "K" super-blocks of 256 values (8 sub-blocks of 32, 6-bit scales):
+     * Q4_K = f16 d, f16 dmin, 12 bytes of scales and mins, 128 bytes of
+     * 4-bit values (144 bytes); Q5_K = Q4_K's fields plus 32 bytes of fifth
+     * bits before the 4-bit values (176 bytes); Q6_K = 128 bytes of low 4
+     * bits, 64 of high 2 bits, 16 int8 scales (one per 16 values), f16 d
+     * (210 bytes). */
+    GLC_DTYPE_Q4_K,
+    GLC_DTYPE_Q5_K,
+    GLC_DTYPE_Q6_K,
+    /* Blocks of 32: Q4_1 = f16 d, f16 m, 16 bytes of 4-bit values (20
+     * bytes; d * q + m); Q5_0 = f16 d, 4 bytes of fifth bits, 16 bytes of
+     * 4-bit values (22 bytes; d * (q - 16)); Q5_1 = f16 d, f16 m, 4 bytes
+     * of fifth bits, 16 bytes of 4-bit values (24 bytes; d * q + m). */
+    GLC_DTYPE_Q4_1,
+    GLC_DTYPE_Q5_0,
+    GLC_DTYPE_Q5_1
 } glc_dtype;
 
 #define GLC_MAX_DIMS 4
@@ -90,14 +107,16 @@ typedef enum glc_dtype {
  * glc_dtype. */
 GLC_API size_t glc_dtype_size(glc_dtype dtype);
 /* Bytes of n consecutive elements along the last dim (block types: n must
- * be a multiple of 32), or 0 when n does not fit the dtype. */
+ * be whole blocks, a multiple of 32, or of 256 for the K types), or 0 when
+ * n does not fit the dtype. */
 GLC_API size_t glc_dtype_row_bytes(glc_dtype dtype, int64_t n);
 /* A static name ("f32", ...), or "?" for a value that is not a glc_dtype. */
 GLC_API const char *glc_dtype_name(glc_dtype dtype);
 /* The GGML type id a GGUF file gives this dtype (F32 0, F16 1, Q4_0 2,
- * Q8_0 8, I32 26, BF16 30), or -1 for U32, U8 and values that are not
- * glc_dtypes; and the dtype of a GGML type id, or 0 for one glcompute
- * does not compute with. */
+ * Q4_1 3, Q5_0 6, Q5_1 7, Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14, I32 26,
+ * BF16 30), or -1 for U32, U8 and values that are not glc_dtypes; and
+ * the dtype of a GGML type id, or 0 for one glcompute does not compute
+ * with. */
 GLC_API int glc_dtype_ggml_type(glc_dtype dtype);
 GLC_API glc_dtype glc_dtype_from_ggml_type(uint32_t ggml_type);
 /* Decodes n consecutive elements of dtype at src (block types: whole
@@ -599,10 +618,12 @@ GLC_API glc_status glc_op_matmul(glc_session *s, glc_view a, glc_view b, glc_vie
 GLC_API glc_status glc_op_matmul_affine(glc_session *s, glc_view a, glc_view w, glc_view scales,
                                         glc_view biases, int bits, int group_size,
                                         glc_view bias, glc_view out);
-/* GGML blocks: w is Q8_0 or Q4_0 [N, K]; out = a x W^T (+ bias). */
+/* GGML blocks: w is [N, K] of any GGML block type (Q8_0, Q4_0, Q4_1,
+ * Q5_0, Q5_1, Q4_K, Q5_K, Q6_K; K whole blocks); out = a x W^T (+ bias),
+ * the weights dequantized as GGML does. */
 GLC_API glc_status glc_op_matmul_q(glc_session *s, glc_view a, glc_view w, glc_view bias,
                                    glc_view out);
-/* Expert-routed (MoE): w is [E, N, K] (F32, F16, Q8_0 or Q4_0), ids I32
+/* Expert-routed (MoE): w is [E, N, K] (F32, F16 or a GGML block type), ids I32
  * [M, k] picks k experts per row of a [M, K]; out F32 [M, k, N]. */
 GLC_API glc_status glc_op_matmul_expert(glc_session *s, glc_view a, glc_view w, glc_view ids,
                                         glc_view out);
@@ -633,9 +654,10 @@ GLC_API int64_t glc_sdpa_decode_scratch(int64_t hq, int64_t dv, int64_t kv_len);
  * inputs and output (the output's view chooses). A negative axis counts
  * from the end (-1: the last dim). */
 /* out[..., :] = table[ids[...], :] (embedding lookup); table F32, F16,
- * BF16, Q8_0 or Q4_0 (GGUF blocks: D a multiple of 32) [V, D]; ids I32 of
- * rank 1 to 3; out F32 (or F16, BF16) of shape ids.shape + [D]. An id
- * outside [0, V) yields a row of zeros. */
+ * BF16 or a GGML block type (D whole blocks: 32 or 256 values) [V, D],
+ * dequantized to the floats GGML gives; ids I32 of rank 1 to 3; out F32
+ * (or F16, BF16) of shape ids.shape + [D]. An id outside [0, V) yields a
+ * row of zeros. */
 GLC_API glc_status glc_op_get_rows(glc_session *s, glc_view table, glc_view ids, glc_view out);
 /* dst[ids[i], ...] = src[i, ...] (KV-cache writes at positions); src float
  * [n, ...], dst float [V, ...] with the same trailing dims, ids I32 [n]. A

@@ -165,7 +165,7 @@ static glc_tensor tensor(state *s)
     return t;
 }
 
-static glc_dtype dtype(reader *r) { return (glc_dtype)(u8(r) % 10); } /* 0 and 9: invalid */
+static glc_dtype dtype(reader *r) { return (glc_dtype)(u8(r) % 16); } /* 0 and 15: invalid */
 
 static const char *name(reader *r)
 {
@@ -365,6 +365,7 @@ static int small_enough(const glc_graph *g)
     size_t i;
     int d;
     for (i = 0; i < g->nt; i++) {
+        /* block types: fewer than 34 bytes an element */
         uint64_t n = glc_dtype_size(g->t[i].dtype) ? glc_dtype_size(g->t[i].dtype) : 34;
         for (d = 0; d < g->t[i].rank; d++) {
             int64_t v = glc__dim_value(g, g->t[i].shape[d], NULL);

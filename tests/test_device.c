@@ -33,10 +33,23 @@ static void test_status_table(void **state)
     assert_int_equal(glc_dtype_ggml_type((glc_dtype)99), -1);
     assert_int_equal(glc_dtype_from_ggml_type(8), GLC_DTYPE_Q8_0);
     assert_int_equal(glc_dtype_from_ggml_type(30), GLC_DTYPE_BF16);
+    assert_int_equal(glc_dtype_from_ggml_type(12), GLC_DTYPE_Q4_K);
+    assert_int_equal(glc_dtype_from_ggml_type(14), GLC_DTYPE_Q6_K);
+    assert_int_equal(glc_dtype_from_ggml_type(7), GLC_DTYPE_Q5_1);
+    assert_int_equal(glc_dtype_from_ggml_type(10), 0); /* Q2_K: not computed with */
+    assert_string_equal(glc_dtype_name(GLC_DTYPE_Q5_K), "q5_K");
+    assert_int_equal(glc_dtype_row_bytes(GLC_DTYPE_Q4_K, 512), 288);
+    assert_int_equal(glc_dtype_row_bytes(GLC_DTYPE_Q6_K, 2816), 11 * 210);
+    assert_int_equal(glc_dtype_row_bytes(GLC_DTYPE_Q5_K, 256), 176);
+    assert_int_equal(glc_dtype_row_bytes(GLC_DTYPE_Q6_K, 32), 0); /* not whole blocks */
+    assert_int_equal(glc_dtype_row_bytes(GLC_DTYPE_Q4_1, 64), 40);
+    assert_int_equal(glc_dtype_row_bytes(GLC_DTYPE_Q5_0, 32), 22);
+    assert_int_equal(glc_dtype_row_bytes(GLC_DTYPE_Q5_1, 96), 72);
+    assert_int_equal(glc_dtype_size(GLC_DTYPE_Q4_K), 0);
     assert_int_equal(glc_dtype_from_ggml_type(0xffffffffu), 0);
     {
         glc_dtype d;
-        for (d = GLC_DTYPE_F32; d <= GLC_DTYPE_Q4_0; d++)
+        for (d = GLC_DTYPE_F32; d <= GLC_DTYPE_Q5_1; d++)
             if (glc_dtype_ggml_type(d) >= 0)
                 assert_int_equal(glc_dtype_from_ggml_type((uint32_t)glc_dtype_ggml_type(d)), d);
     }
@@ -48,13 +61,28 @@ static void test_status_table(void **state)
 static void test_dtype_to_f32(void **state)
 {
     static const glc_dtype q[] = {GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0};
-    enum { N = 32 * 37 };
-    uint8_t bytes[N / 32 * 34];
-    float got[N], want[N], x[N];
+    static const glc_dtype more[] = {GLC_DTYPE_Q4_K, GLC_DTYPE_Q5_K, GLC_DTYPE_Q6_K,
+                                     GLC_DTYPE_Q4_1, GLC_DTYPE_Q5_0, GLC_DTYPE_Q5_1};
+    enum { N = 32 * 37, NK = 256 * 5 };
+    uint8_t bytes[N / 32 * 34], kbytes[NK / 256 * 210];
+    float got[N], want[N], x[N], kgot[NK], kwant[NK];
     uint16_t h[3] = {0x3c00, 0xc500, 0x7bff}; /* 1, -5, 65504 as f16 */
     uint32_t s = 7;
+    uint64_t seed = 3;
     size_t i, k;
     (void)state;
+    for (k = 0; k < sizeof more / sizeof more[0]; k++) { /* random blocks, finite scales */
+        size_t n = glc_dtype_row_bytes(more[k], 32) ? N : NK;
+        float *g = n == N ? got : kgot, *w = n == N ? want : kwant;
+        uint8_t *b = n == N ? bytes : kbytes;
+        ref_random_blocks(more[k], n, &seed, b);
+        assert_int_equal(glc_dtype_to_f32(more[k], b, (int64_t)n, g), GLC_OK);
+        ref_dequantize(more[k], b, n, w);
+        assert_memory_equal(g, w, n * 4);
+        g[0] = 12345.0f;
+        assert_int_equal(glc_dtype_to_f32(more[k], b, n == N ? 48 : 384, g), GLC_ERR_INVALID_ARG);
+        assert_true(g[0] == 12345.0f);
+    }
     for (k = 0; k < 2; k++) {
         size_t per = glc_dtype_row_bytes(q[k], 32);
         for (i = 0; i < sizeof bytes; i++)

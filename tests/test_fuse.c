@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include "optest.h"
+#include "ref_quant.h"
 
 #include "compile.h"
 #include "op_run.h"
@@ -270,8 +271,13 @@ static void test_fusion_residual_norm(void **state)
 /* q, k, v = x Wq^T (+ bq), x Wk^T (+ bk), x Wv^T (+ bv): one dispatch over
  * the packed weights, outputs packed; then rope-free consumers read them.
  * tmax 1 (decode: consecutive segments) and > 1 (prefill: three matrices),
- * f16 and q8_0 weights, with and without biases; run at T below the
- * maximum too. */
+ * f16 and GGML weights (quant 1 q8_0, 2 q4_K, 3 q6_K), with and without
+ * biases; run at T below the maximum too. */
+static glc_dtype qkv_dtype(int quant)
+{
+    return quant == 1 ? GLC_DTYPE_Q8_0 : quant == 2 ? GLC_DTYPE_Q4_K : GLC_DTYPE_Q6_K;
+}
+
 static glc_plan *qkv_plan(glc_device *dev, int64_t tmax, int quant, int bias, uint32_t flags)
 {
     glc_graph *g;
@@ -280,7 +286,7 @@ static glc_plan *qkv_plan(glc_device *dev, int64_t tmax, int quant, int bias, ui
     glc_compile_desc cd;
     static const char *const wn[3] = {"wq", "wk", "wv"}, *const bn[3] = {"bq", "bk", "bv"};
     static const int64_t nn[3] = {24, 8, 8};
-    int64_t xs[2], k = quant ? 64 : D;
+    int64_t xs[2], k = quant ? (quant == 1 ? 64 : 256) : D;
     glc_tensor x, out[3];
     int i;
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
@@ -288,7 +294,7 @@ static glc_plan *qkv_plan(glc_device *dev, int64_t tmax, int quant, int bias, ui
     xs[1] = k;
     x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
     for (i = 0; i < 3; i++) {
-        glc_tensor w = param(g, wn[i], quant ? GLC_DTYPE_Q8_0 : GLC_DTYPE_F16, 2, nn[i], k);
+        glc_tensor w = param(g, wn[i], quant ? qkv_dtype(quant) : GLC_DTYPE_F16, 2, nn[i], k);
         glc_tensor b = bias ? param(g, bn[i], GLC_DTYPE_F32, 1, nn[i], 0) : glc_none();
         out[i] = quant ? glc_matmul_q(g, x, w, b) : glc_matmul(g, x, w, b, &nt);
     }
@@ -309,13 +315,14 @@ static void test_fusion_qkv(void **state)
     glc_device *dev = tu_device(NULL);
     int c;
     (void)state;
-    for (c = 0; c < 6; c++) {
+    for (c = 0; c < 8; c++) {
         int64_t tmax = c % 2 ? T : 1, k;
-        int quant = c >= 4, bias = c / 2 == 1 || c == 5, i, j, t, packs;
+        int quant = c < 4 ? 0 : c < 6 ? 1 : c - 4, bias = c / 2 == 1 || c == 5 || c == 7;
+        int i, j, t, packs;
         glc_plan *pl[2];
         glc_plan_info fi, pi;
         uint64_t seed = 300 + (uint64_t)c;
-        k = quant ? 64 : D;
+        k = quant ? (quant == 1 ? 64 : 256) : D;
         pl[0] = qkv_plan(dev, tmax, quant, bias, 0);
         pl[1] = qkv_plan(dev, tmax, quant, bias, GLC_COMPILE_NO_FUSE);
         assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
@@ -326,11 +333,18 @@ static void test_fusion_qkv(void **state)
             fail_msg("qkv case %d: fused %u, %u -> %u dispatches", c, fi.fused, pi.dispatches,
                      fi.dispatches);
         for (i = 0; i < 3; i++) {
-            float w[24 * 64], b[24];
+            float w[24 * 256], b[24];
             ot_fill(&seed, w, (size_t)(nn[i] * k), -1, 1);
             ot_fill(&seed, b, (size_t)nn[i], -1, 1);
             for (j = 0; j < 2; j++) {
-                if (quant) {
+                if (quant > 1) { /* the test references' quantizer */
+                    glc_dtype qt = qkv_dtype(quant);
+                    uint8_t blk[24 * 210];
+                    size_t bytes = (size_t)nn[i] * glc_dtype_row_bytes(qt, k);
+                    ref_quantize(qt, w, (size_t)(nn[i] * k), blk);
+                    assert_int_equal(glc_plan_set_param_typed(pl[j], wn[i], blk, bytes, qt),
+                                     GLC_OK);
+                } else if (quant) {
                     size_t nb = (size_t)(nn[i] * k) / 32, q, e;
                     uint8_t blk[24 * 2 * 34];
                     for (q = 0; q < nb; q++) {
@@ -350,7 +364,7 @@ static void test_fusion_qkv(void **state)
             }
         }
         for (t = (int)tmax; t >= 1; t -= 3) {
-            float x[T * 64], o[2][3][T * 24];
+            float x[T * 256], o[2][3][T * 24];
             glc_plan_var v = {"T", t};
             ot_fill(&seed, x, (size_t)(t * k), -1, 1);
             for (j = 0; j < 2; j++) {

@@ -4,11 +4,12 @@
  * W1 | W3 whose epilogue writes h: a gate row and its up row are summed by
  * the same subgroup or invocation, so neither half is stored and the mul's
  * dispatch goes. Fused, GLC_COMPILE_NO_FUSE and a plain C reference
- * (double) agree over generated cases: f32, f16, bf16, q8_0 and q4_0
- * weights; T = 1 and a variable T run at every value; the gate built
- * before or after the up projection (the pack's two orders); biases; SiLU,
- * GELU and ReLU; with and without the rms_norm prologue (mm_norm) and a
- * down projection after it; odd and prime widths; a forced small loop cap
+ * (double) agree over generated cases: f32, f16, bf16 and GGML block
+ * weights (q8_0, q4_0, the K types and q4_1 / q5_0 / q5_1); T = 1 and a
+ * variable T run at every value; the gate built before or after the up
+ * projection (the pack's two orders); biases; SiLU, GELU and ReLU; with
+ * and without the rms_norm prologue (mm_norm) and a down projection after
+ * it; odd and prime widths; a forced small loop cap
  * (the product then K-split, ksum applying the epilogue). Left apart: 12
  * or 16 rows (prefill), a half read by another op, halves of different
  * widths. The plan listing shows the GLU_OUT kernel where it fired.
@@ -17,6 +18,7 @@
 
 #include "device.h" /* the loop cap, as test_op_matmul sets it */
 #include "optest.h"
+#include "ref_quant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -57,9 +59,19 @@ static const gcase cases[] = {
     {GLC_DTYPE_Q8_0, 16, 32, 4, GLC_UNARY_SILU, 0, 0, 0, 1, 0, 0, 0},
     {GLC_DTYPE_F32, 4, 16, 5, GLC_UNARY_SILU, 0, 0, 0, 0, 0, 1, 0},
     {GLC_DTYPE_F32, 4, 16, 4, GLC_UNARY_SILU, 0, 0, 0, 0, 0, 2, 0},
+    /* the other GGML block types (last: the cases above keep their seeds) */
+    {GLC_DTYPE_Q4_K, 1, 256, 12, GLC_UNARY_SILU, 0, 1, 1, 1, 0, 0, 1},
+    {GLC_DTYPE_Q6_K, 4, 512, 7, GLC_UNARY_GELU, 1, 0, 0, 0, 0, 0, 1},
+    {GLC_DTYPE_Q5_K, 1, 256, 5, GLC_UNARY_SILU, 1, 0, 1, 0, 0, 0, 1},
+    {GLC_DTYPE_Q4_1, 2, 64, 9, GLC_UNARY_SILU, 0, 0, 1, 1, 0, 0, 1},
+    {GLC_DTYPE_Q5_0, 1, 96, 11, GLC_UNARY_RELU, 1, 1, 0, 0, 0, 0, 1},
+    {GLC_DTYPE_Q5_1, 3, 32, 6, GLC_UNARY_SILU, 0, 0, 1, 0, 0, 0, 1},
+    /* with a small loop cap */
+    {GLC_DTYPE_Q4_K, 1, 2048, 4, GLC_UNARY_SILU, 0, 0, 1, 0, 600, 0, 1},
+    {GLC_DTYPE_Q6_K, 2, 2304, 6, GLC_UNARY_SILU, 1, 1, 0, 0, 600, 0, 1},
 };
 
-static int quantized(glc_dtype t) { return t == GLC_DTYPE_Q8_0 || t == GLC_DTYPE_Q4_0; }
+static int quantized(glc_dtype t) { return glc_dtype_size(t) == 0; }
 
 static glc_tensor project(glc_graph *g, const gcase *c, glc_tensor a, const char *w,
                           const char *b, int64_t n)
@@ -132,6 +144,13 @@ static uint8_t *weights(glc_dtype t, float *w, int64_t n, int64_t k, size_t *byt
     if (!quantized(t)) {
         ot_round(t, w, (size_t)(n * k));
         return NULL;
+    }
+    if (t != GLC_DTYPE_Q8_0 && t != GLC_DTYPE_Q4_0) { /* the test references' quantizers */
+        *bytes = (size_t)n * glc_dtype_row_bytes(t, k);
+        q = malloc(*bytes);
+        ref_quantize(t, w, (size_t)(n * k), q);
+        ref_dequantize(t, q, (size_t)(n * k), w);
+        return q;
     }
     *bytes = nb * (t == GLC_DTYPE_Q8_0 ? 34 : 18);
     q = malloc(*bytes);

@@ -2,9 +2,9 @@
  * The mm_res and mm_norm fusions (src/core/fuse.c). mm_res: y = add(r, act(x W^T + bias)) (either
  * operand order) becomes one matmul whose epilogue adds the residual r.
  * Fused, GLC_COMPILE_NO_FUSE and a plain C reference (double) agree: f32,
- * f16 and q8_0 weights (q8_0: a matmul_q node), T = 1 and a variable T run at several
- * values, odd N and K, bias as the matmul's input or a separate add, an
- * activation before the add, the direct, tiled and K-split (ksum) kernels
+ * f16 and GGML block weights (q8_0, q4_K, q6_K ...: a matmul_q node), T =
+ * 1 and a variable T run at several values, odd N and K, bias as the
+ * matmul's input or a separate add, an activation before the add, the direct, tiled and K-split (ksum) kernels
  * (GLC_MATMUL forced; a K past llvmpipe's loop cap). A product with a
  * second reader, or a residual that broadcasts, stays a separate add, as
  * does every one on a device of 4 SSBO blocks (GLC_LIMITS=min).
@@ -12,13 +12,14 @@
  * one matmul computing each row's norm itself (with or without the
  * residual), checked the same way: M = 1 to 8, f32 and f16 weights, bias
  * and activation, a forced tiled variant (it goes direct), K up to 8192;
- * q8_0 weights too (matmul_q); left apart at 12 or 16 rows (prefill), K
+ * GGML block weights too (matmul_q); left apart at 12 or 16 rows (prefill), K
  * past 8192 or not a multiple of 4, a second reader of the norm, and
  * below 6 SSBO blocks.
  */
 #include "testutil.h"
 
 #include "optest.h"
+#include "ref_quant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,6 +65,13 @@ static const rcase cases[] = {
     {GLC_DTYPE_Q8_0, 1, 64, 5, 0, 0, 1, NULL, 0, 1, 1, 1},     /* matmul_q */
     {GLC_DTYPE_Q8_0, 6, 96, 7, 1, GLC_UNARY_SILU, 0, NULL, 0, 1, 1, 1},
     {GLC_DTYPE_Q8_0, 12, 32, 5, 0, 0, 1, NULL, 0, 1, 1, 0},    /* 12 rows */
+    /* the other block types (last: the cases above keep their seeds) */
+    {GLC_DTYPE_Q4_K, 3, 256, 9, 1, 0, 1, NULL, 0, 1, 0, 0},
+    {GLC_DTYPE_Q6_K, 2, 2816, 3, 2, GLC_UNARY_GELU, 0, NULL, 0, 1, 0, 0},
+    {GLC_DTYPE_Q4_K, 1, 512, 5, 0, 0, 1, NULL, 0, 1, 1, 1},     /* mm_norm */
+    {GLC_DTYPE_Q5_K, 6, 256, 7, 1, GLC_UNARY_SILU, 0, NULL, 0, 1, 1, 1},
+    {GLC_DTYPE_Q6_K, 3, 768, 5, 2, 0, 1, NULL, 0, 1, 1, 1},
+    {GLC_DTYPE_Q5_1, 1, 64, 5, 0, 0, 1, NULL, 0, 1, 1, 1},
 };
 
 static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)
@@ -88,8 +96,8 @@ static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)
     w = glc_graph_param(g, "w", c->w, 2, ws);
     b = c->bias ? glc_graph_param(g, "b", GLC_DTYPE_F32, 1, bs) : glc_none();
     a = c->norm ? glc_rms_norm(g, x, glc_graph_param(g, "wn", GLC_DTYPE_F32, 1, &c->k), 1e-5f) : x;
-    prod = c->w == GLC_DTYPE_Q8_0 ? glc_matmul_q(g, a, w, c->bias == 1 ? b : glc_none())
-                                  : glc_matmul(g, a, w, c->bias == 1 ? b : glc_none(), &nt);
+    prod = glc_dtype_size(c->w) == 0 ? glc_matmul_q(g, a, w, c->bias == 1 ? b : glc_none())
+                                     : glc_matmul(g, a, w, c->bias == 1 ? b : glc_none(), &nt);
     if (c->bias == 2)
         prod = glc_add(g, prod, b);
     if (c->act)
@@ -167,13 +175,18 @@ static void test_mm_res(void **state)
                     w[bl * 32 + (size_t)j] = (float)v / 64;
                 }
             }
+        } else if (glc_dtype_size(c->w) == 0) { /* the test references' quantizer */
+            wq = malloc((size_t)n * glc_dtype_row_bytes(c->w, k));
+            ref_quantize(c->w, w, (size_t)(n * k), wq);
+            ref_dequantize(c->w, wq, (size_t)(n * k), w);
         } else if (c->w == GLC_DTYPE_F16) {
             ot_round(GLC_DTYPE_F16, w, (size_t)(n * k));
         }
         for (p = 0; p < 2; p++) {
             if (wq)
-                assert_int_equal(glc_plan_set_param_typed(pl[p], "w", wq, (size_t)(n * k) / 32 * 34,
-                                                          GLC_DTYPE_Q8_0),
+                assert_int_equal(glc_plan_set_param_typed(pl[p], "w", wq,
+                                                          (size_t)n * glc_dtype_row_bytes(c->w, k),
+                                                          c->w),
                                  GLC_OK);
             else
                 assert_int_equal(glc_plan_set_param(pl[p], "w", w, (size_t)(n * k)), GLC_OK);

@@ -41,11 +41,22 @@ static void test_enums_match_c(void **state)
     assert_true(has_define(common, "GLC_T_F16", GLC__T_F16));
     assert_true(has_define(common, "GLC_T_BF16", GLC__T_BF16));
     assert_true(has_define(common, "GLC_T_Q4_0", GLC__T_Q4_0));
+    assert_true(has_define(common, "GLC_T_Q4_K", GLC__T_Q4_K));
+    assert_true(has_define(common, "GLC_T_Q5_K", GLC__T_Q5_K));
+    assert_true(has_define(common, "GLC_T_Q6_K", GLC__T_Q6_K));
+    assert_true(has_define(common, "GLC_T_Q4_1", GLC__T_Q4_1));
+    assert_true(has_define(common, "GLC_T_Q5_0", GLC__T_Q5_0));
+    assert_true(has_define(common, "GLC_T_Q5_1", GLC__T_Q5_1));
+    assert_true(has_define(common, "GLC_T_AFFINE", GLC__T_AFFINE));
     assert_true(has_define(common, "GLC_R_ARGMAX", GLC__R_ARGMAX));
     assert_true(has_define(common, "GLC_OP_DIV", GLC__OP_DIV));
     /* the dtype mapping planners define */
     assert_int_equal(glc__kdtype_of(GLC_DTYPE_F32), GLC__T_F32);
     assert_int_equal(glc__kdtype_of(GLC_DTYPE_Q8_0), GLC__T_Q8_0);
+    assert_int_equal(glc__kdtype_of(GLC_DTYPE_Q6_K), GLC__T_Q6_K);
+    assert_int_equal(glc__kdtype_of(GLC_DTYPE_Q5_1), GLC__T_Q5_1);
+    /* kernels take the GGML block types as the values from Q8_0 on */
+    assert_true(GLC__T_Q8_0 > GLC__T_AFFINE && GLC__T_Q5_1 > GLC__T_Q8_0);
 }
 
 /* The kparams section of kernel text: "#define GLC_KP_X" -> "X". */

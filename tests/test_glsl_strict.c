@@ -6,9 +6,10 @@
  * device with an NVIDIA-like target (subgroups of 32, 48 KiB of shared
  * memory, 1024 invocations, no loop cap), and one with the ES 3.1 minimum
  * limits, compile the decoder's plans (examples/llama.c, tiny and 1b
- * configs: f32, f16, q8_0 and q4_0 weights, f32 and f16 caches, prefill
- * and decode) and every case of the op table (tests/ref/opcases.c, but
- * the large ones), recording every source they are handed,
+ * configs: f32, f16, q8_0, q4_0, q4_K and q6_K weights, f32 and f16
+ * caches, prefill and decode) and every case of the op table
+ * (tests/ref/opcases.c, but the large ones), recording every source they
+ * are handed,
  * and each distinct source goes through glslangValidator (Khronos'
  * reference front end). Skipped when glslangValidator is missing
  * (ci/deps.sh installs glslang-tools). A source with that int * uint is
@@ -151,12 +152,13 @@ static int validates(const char *src, char *msg, size_t len)
  * and decode) made on dev. */
 static void plan_decoder(glc_device *dev, int gpu)
 {
-    static const glc_dtype wt[] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0};
+    static const glc_dtype wt[] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0,
+                                   GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K};
     static const glc_dtype ct[] = {GLC_DTYPE_F32, GLC_DTYPE_F16};
     static const char *const config[] = {"tiny", "1b"};
     int n, w, c, dec;
     for (n = 0; n < 2; n++)
-        for (w = 0; w < 4; w++)
+        for (w = 0; w < (int)(sizeof wt / sizeof wt[0]); w++)
             for (c = 0; c < 2; c++)
                 for (dec = 0; dec < 2; dec++) {
                     llama_cfg cfg;
@@ -164,9 +166,6 @@ static void plan_decoder(glc_device *dev, int gpu)
                     assert_true(llama_config(config[n], &cfg));
                     cfg.wdtype = wt[w];
                     cfg.cache = ct[c];
-                    if (!gpu && n && wt[w] == GLC_DTYPE_F32)
-                        continue; /* a 262 MB embedding: one SSBO of 128 MiB cannot hold it
-                                   * (split params: issue 16) */
                     if (llama_plan(dev, &cfg, NULL, dec, n ? 128 : 16, 0, &p) != GLC_OK)
                         fail_msg("plan (%s, %s weights, %s cache, %s, %s target): %s", config[n],
                                  glc_dtype_name(wt[w]), glc_dtype_name(ct[c]),

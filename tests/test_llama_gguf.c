@@ -15,6 +15,7 @@
  */
 #include "testutil.h"
 
+#include "device.h" /* the buffer limit, lowered */
 #include "llama.h"
 
 #include <math.h>
@@ -170,7 +171,8 @@ static void test_round_trip(void **state)
 
 /* The GPU plans on the loaded file (fused or not) against the reference of
  * the original model: a llama file (adjacent pairs, q8_0, tied, rope_freqs)
- * and a qwen2 one (NeoX, f16, Q K V biases). */
+ * and a qwen2 one (NeoX, f16, Q K V biases); then both in f32 on a device
+ * whose bindings hold less than the embedding (split params). */
 static void plans_on_gguf(glc_device *dev, glc_dtype wdtype, int tied, int freqs, int bias)
 {
     static const int32_t tokens[10] = {5, 299, 17, 3, 260, 42, 7, 100, 1, 250};
@@ -227,6 +229,11 @@ static void test_plans_on_gguf(void **state)
     (void)state;
     plans_on_gguf(dev, GLC_DTYPE_Q8_0, 1, 1, 0);
     plans_on_gguf(dev, GLC_DTYPE_F16, 0, 0, 1);
+    /* the embedding (300 x 64 f32, tied: get_rows and the logits) and the
+     * output past a 32 KiB binding: split params */
+    dev->info.limits.max_ssbo_size = 32768;
+    plans_on_gguf(dev, GLC_DTYPE_F32, 1, 0, 0);
+    plans_on_gguf(dev, GLC_DTYPE_F32, 0, 0, 1);
     glc_device_destroy(dev);
 }
 

@@ -347,9 +347,9 @@ static void test_errors(void **state)
 
     /* get_rows */
     EXPECT(glc_op_get_rows(s, xi.view, ids3.view, o36.view), GLC_ERR_INVALID_ARG,
-           "get_rows: table [4, 6] i32: must be [V, D] of f32, f16, bf16, q8_0 or q4_0");
+           "get_rows: table [4, 6] i32: must be [V, D] of f32, f16, bf16 or GGML blocks");
     EXPECT(glc_op_get_rows(s, x3d.view, ids3.view, o36.view), GLC_ERR_INVALID_ARG,
-           "get_rows: table [4, 4, 6] f32: must be [V, D] of f32, f16, bf16, q8_0 or q4_0");
+           "get_rows: table [4, 4, 6] f32: must be [V, D] of f32, f16, bf16 or GGML blocks");
     EXPECT(glc_op_get_rows(s, x.view, idsf.view, o36.view), GLC_ERR_INVALID_ARG,
            "get_rows: ids [3] f32: must be i32 of rank 1 to 3");
     EXPECT(glc_op_get_rows(s, x.view, ids3.view, o56.view), GLC_ERR_INVALID_ARG,

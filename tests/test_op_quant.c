@@ -14,6 +14,8 @@
 #include "optest.h"
 #include "ref_quant.h"
 
+#include <math.h>
+
 /* The reference multiplies the very weights the kernel dequantizes, so
  * only the f32 summation order differs: far inside the matmul threshold. */
 #define LIMIT OT_NMSE_MATMUL
@@ -37,17 +39,21 @@ static size_t q_bytes(glc_dtype dt, int64_t n, int64_t k)
     return (size_t)n * glc_dtype_row_bytes(dt, k);
 }
 
+/* When set, GGML weights are random blocks (every quant bit pattern,
+ * scales of either sign) instead of w quantized. */
+static uint64_t *random_blocks;
+
 /* w (n x k floats) into dt's storage bytes; wd: what those bytes hold. */
 static void *encode(glc_dtype dt, const float *w, int64_t n, int64_t k, float *wd)
 {
     size_t count = (size_t)(n * k), bytes = q_bytes(dt, n, k), i;
     uint8_t *b = malloc(bytes);
-    if (dt == GLC_DTYPE_Q8_0) {
-        ref_quantize_q8_0(w, count, b);
-        ref_dequantize_q8_0(b, count, wd);
-    } else if (dt == GLC_DTYPE_Q4_0) {
-        ref_quantize_q4_0(w, count, b);
-        ref_dequantize_q4_0(b, count, wd);
+    if (glc_dtype_size(dt) == 0) { /* GGML blocks */
+        if (random_blocks)
+            ref_random_blocks(dt, count, random_blocks, b);
+        else
+            ref_quantize(dt, w, count, b);
+        ref_dequantize(dt, b, count, wd);
     } else if (dt == GLC_DTYPE_F16) {
         for (i = 0; i < count; i++) {
             uint16_t h = ot_f32_to_f16(w[i]);
@@ -178,10 +184,157 @@ static void block_cases(glc_device *dev, uint64_t seed)
     }
 }
 
+/* The other block types, one block each, built by hand from the GGML block
+ * definitions, with the values they must decode to written out per chunk
+ * (want). Quants follow a stated rule per value, so every nibble, high bit
+ * and scale position is distinct. f16: 0x3800 0.5, 0x3400 0.25, 0x3000
+ * 0.125, 0xbe00 -1.5, 0x3a00 0.75. */
+static size_t hand_block(glc_dtype dt, uint8_t *b, float *want)
+{
+    /* Q4_K / Q5_K: d 0.5, dmin 0.25; 6-bit scales 1 2 3 4 17 35 50 63 and
+     * mins 0 5 10 63 16 33 48 7, packed: bytes 0-3 the scales of chunks 0-3
+     * with the top 2 bits of 17 35 50 63 above them; bytes 4-7 the mins
+     * 0-3 with the top 2 bits of 16 33 48 7; bytes 8-11 the low nibbles of
+     * the scales 4-7, with the low nibbles of their mins above them */
+    static const uint8_t khead[16] = {0x00, 0x38, 0x00, 0x34, 0x41, 0x82, 0xc3, 0xc4,
+                                      0x40, 0x85, 0xca, 0x3f, 0x01, 0x13, 0x02, 0x7f};
+    /* per chunk: d * scale and dmin * min */
+    static const float kd[8] = {0.5f, 1.0f, 1.5f, 2.0f, 8.5f, 17.5f, 25.0f, 31.5f};
+    static const float km[8] = {0.0f, 1.25f, 2.5f, 15.75f, 4.0f, 8.25f, 12.0f, 1.75f};
+    /* Q6_K: d 0.125; values 16 g .. 16 g + 15 use int8 scale g */
+    static const int8_t s6[16] = {1, -2, 3, -4, 5, -6, 7, -8, 127, -128, 64, -64, 10, 20, -30, 40};
+    int v, j, l, q;
+    if (dt == GLC_DTYPE_Q4_K || dt == GLC_DTYPE_Q5_K) {
+        int five = dt == GLC_DTYPE_Q5_K, qs = five ? 48 : 16;
+        memset(b, 0, five ? 176 : 144);
+        memcpy(b, khead, 16);
+        for (j = 0; j < 8; j++)
+            for (l = 0; l < 32; l++) {
+                /* value l of chunk j: q = (l + 3 j) % 16, or (l + 5 j) % 32; chunks 2i and
+                 * 2i + 1 share bytes 32 i + l of the quants (low nibble, high nibble); the
+                 * fifth bit is bit j of byte l of qh (bytes 16-47) */
+                q = five ? (l + 5 * j) % 32 : (l + 3 * j) % 16;
+                b[qs + 32 * (j / 2) + l] |= (uint8_t)((q & 15) << 4 * (j % 2));
+                if (five)
+                    b[16 + l] |= (uint8_t)((q >> 4) << j);
+                want[32 * j + l] = kd[j] * (float)q - km[j];
+            }
+        return 256;
+    }
+    if (dt == GLC_DTYPE_Q6_K) {
+        memset(b, 0, 210);
+        for (v = 0; v < 256; v++) {
+            /* value v = 128 h + 32 c + l: q = (5 v + 7) % 64; its low 4 bits in byte 64 h +
+             * 32 (c % 2) + l (low nibble for c < 2, high for c >= 2), its high 2 bits at
+             * bit 2 c of byte 128 + 32 h + l */
+            int h = v / 128, c = v % 128 / 32;
+            l = v % 32;
+            q = (5 * v + 7) % 64;
+            b[64 * h + 32 * (c % 2) + l] |= (uint8_t)((q & 15) << 4 * (c / 2));
+            b[128 + 32 * h + l] |= (uint8_t)((q >> 4) << 2 * c);
+            want[v] = 0.125f * (float)s6[v / 16] * (float)(q - 32);
+        }
+        memcpy(b + 192, s6, 16);
+        b[208] = 0x00;
+        b[209] = 0x30;
+        return 256;
+    }
+    /* 32 values: value v < 16 the low nibble of byte v of the quants, v + 16
+     * its high nibble; Q5's fifth bit of value v is bit v of qh (a
+     * little-endian u32) */
+    {
+        int qs = dt == GLC_DTYPE_Q4_1 ? 4 : dt == GLC_DTYPE_Q5_0 ? 6 : 8, qh = qs - 4;
+        uint32_t hbits = 0;
+        memset(b, 0, (size_t)qs + 16);
+        b[1] = dt == GLC_DTYPE_Q5_0 ? 0x34 : 0x38; /* d 0.25, or 0.5 */
+        if (dt != GLC_DTYPE_Q5_0)
+            b[3] = dt == GLC_DTYPE_Q4_1 ? 0xbe : 0x3a; /* m -1.5, or 0.75 */
+        for (v = 0; v < 32; v++) {
+            q = dt == GLC_DTYPE_Q4_1 ? (3 * v + 1) % 16 : dt == GLC_DTYPE_Q5_0 ? (7 * v + 2) % 32
+                                                                            : (11 * v + 5) % 32;
+            b[qs + v % 16] |= (uint8_t)((q & 15) << (v < 16 ? 0 : 4));
+            hbits |= (uint32_t)(q >> 4) << v;
+            want[v] = dt == GLC_DTYPE_Q4_1   ? (float)q * 0.5f - 1.5f
+                      : dt == GLC_DTYPE_Q5_0 ? (float)(q - 16) * 0.25f
+                                             : (float)q * 0.5f + 0.75f;
+        }
+        if (dt != GLC_DTYPE_Q4_1)
+            for (j = 0; j < 4; j++)
+                b[qh + j] = (uint8_t)(hbits >> 8 * j);
+        return 32;
+    }
+}
+
+/* Each hand-built block through the C reference, matmul_q (a = I: out[m,
+ * 0] = w[0, m]) and get_rows, all exactly the values written out. A few
+ * are spelled out as numbers too: a misread layout would have to agree
+ * with all of them. */
+static void kblock_cases(glc_device *dev, uint64_t seed)
+{
+    static const glc_dtype types[] = {GLC_DTYPE_Q4_K, GLC_DTYPE_Q5_K, GLC_DTYPE_Q6_K,
+                                      GLC_DTYPE_Q4_1, GLC_DTYPE_Q5_0, GLC_DTYPE_Q5_1};
+    uint8_t b[256];
+    float want[256], got[256], *eye = calloc(256 * 256, 4);
+    size_t t;
+    int j;
+    (void)seed;
+    for (t = 0; t < sizeof types / sizeof types[0]; t++) {
+        glc_dtype dt = types[t];
+        int64_t e = (int64_t)hand_block(dt, b, want), se[2] = {e, e}, sw[2] = {1, e};
+        int64_t so[2] = {e, 1}, si[1] = {1};
+        float zero = 0.0f;
+        ot_tensor A, W, O, I, G;
+        glc_session *s;
+        int pass;
+        memset(eye, 0, 256 * 256 * 4);
+        for (j = 0; j < e; j++)
+            eye[j * (e + 1)] = 1.0f;
+        A = ot_tensor_new(dev, GLC_DTYPE_F32, 2, se, eye);
+        W = ot_tensor_bytes(dev, dt, 2, sw, b);
+        O = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so, NULL);
+        I = ot_tensor_new(dev, GLC_DTYPE_I32, 1, si, &zero);
+        G = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sw, NULL);
+        ref_dequantize(dt, b, (size_t)e, got);
+        for (j = 0; j < e; j++)
+            if (got[j] != want[j])
+                fail_msg("%s block, value %d: the C reference gives %.9g, want %.9g",
+                         glc_dtype_name(dt), j, (double)got[j], (double)want[j]);
+        assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+        assert_int_equal(glc_op_matmul_q(s, A.view, W.view, ot_none(), O.view), GLC_OK);
+        assert_int_equal(glc_op_get_rows(s, W.view, I.view, G.view), GLC_OK);
+        assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+        for (pass = 0; pass < 2; pass++) {
+            assert_true(ot_read(pass ? &G : &O, got));
+            for (j = 0; j < e; j++)
+                if (got[j] != want[j])
+                    fail_msg("%s block, value %d: %s gives %.9g, want %.9g", glc_dtype_name(dt),
+                             j, pass ? "get_rows" : "matmul_q", (double)got[j], (double)want[j]);
+        }
+        ot_free(&A);
+        ot_free(&W);
+        ot_free(&O);
+        ot_free(&I);
+        ot_free(&G);
+    }
+    /* spelled out: Q4_K value 0 (chunk 0, q 0): 0.5 * 0 - 0; value 37 (chunk 1, l 5,
+     * q 8): 1 * 8 - 1.25; value 255 (chunk 7, l 31, q (31 + 21) % 16 = 4): 31.5 * 4 -
+     * 1.75. Q6_K value 200 (h 1, c 2, l 8, q 1007 % 64 = 47, scale 12 = 10): 0.125 *
+     * 10 * 15. Q5_0 value 31 (q 219 % 32 = 27): 11 * 0.25 */
+    hand_block(GLC_DTYPE_Q4_K, b, want);
+    assert_true(want[0] == 0.0f && want[37] == 6.75f && want[255] == 124.25f);
+    assert_true(b[16 + 32 * 0 + 5] == 0x85 && b[16 + 96 + 31] == 0x41);
+    hand_block(GLC_DTYPE_Q6_K, b, want);
+    assert_true(want[200] == 18.75f);
+    hand_block(GLC_DTYPE_Q5_0, b, want);
+    assert_true(want[31] == 2.75f);
+    free(eye);
+}
+
 static void test_q_blocks(void **state)
 {
     (void)state;
     on_both(block_cases, 0);
+    on_both(kblock_cases, 0);
 }
 
 /* ---- decode shapes ----
@@ -208,6 +361,41 @@ static void test_q_decode(void **state)
 {
     (void)state;
     on_both(decode_cases, 71);
+}
+
+/* The other block types: K of 1, 2, 3, 5 and 11 blocks (256 to 2816 for
+ * the K types), 1, 3, 17 and 64 rows of a, odd and prime N, quantized
+ * weights and random blocks, with and without bias. */
+static const glc_dtype more_types[] = {GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K, GLC_DTYPE_Q5_K,
+                                       GLC_DTYPE_Q4_1, GLC_DTYPE_Q5_0, GLC_DTYPE_Q5_1};
+#define NMORE (sizeof more_types / sizeof more_types[0])
+
+static int64_t block_of(glc_dtype dt)
+{
+    return glc_dtype_row_bytes(dt, 32) ? 32 : 256;
+}
+
+static void more_cases(glc_device *dev, uint64_t seed)
+{
+    static const int64_t blocks[] = {1, 11, 2, 3, 5}, rows[] = {1, 3, 17, 64},
+                         cols[] = {7, 1, 31, 13, 97};
+    size_t t, i;
+    for (t = 0; t < NMORE; t++)
+        for (i = 0; i < 4; i++) {
+            uint64_t rs = seed + t;
+            random_blocks = i % 2 ? &rs : NULL;
+            run_q(dev, &seed, more_types[t], 1, rows[i], cols[(t + i) % 5],
+                  block_of(more_types[t]) * blocks[(t + i) % 5], (int)((t + i) % 2));
+        }
+    random_blocks = NULL;
+    run_q(dev, &seed, GLC_DTYPE_Q4_K, 1, 1, 3072, 2048, 1); /* the 1b decoder's QKV */
+    run_q(dev, &seed, GLC_DTYPE_Q6_K, 2, 2, 515, 512, 0);   /* rank 3 a: 4 rows */
+}
+
+static void test_q_more_types(void **state)
+{
+    (void)state;
+    on_both(more_cases, 73);
 }
 
 /* ---- matmul_affine ---- */
@@ -348,6 +536,24 @@ static void run_expert(glc_device *dev, uint64_t *seed, glc_dtype dt, int per_pa
     free(wq);
 }
 
+/* Experts of the other block types: a decode row, a prefill with a row
+ * per pair, ids out of range. */
+static void expert_more_cases(glc_device *dev, uint64_t seed)
+{
+    size_t t;
+    for (t = 0; t < NMORE; t++) {
+        int64_t k = block_of(more_types[t]) * (t % 2 ? 3 : 1);
+        run_expert(dev, &seed, more_types[t], 0, 1, 2, 4, 7, k, -1);
+        run_expert(dev, &seed, more_types[t], 1, 9, 2, 3, 13, k, -1);
+    }
+}
+
+static void test_expert_more_types(void **state)
+{
+    (void)state;
+    on_both(expert_more_cases, 79);
+}
+
 /* ---- grids past the group limit ---- */
 
 static void folded_cases(glc_device *dev, uint64_t seed)
@@ -358,6 +564,7 @@ static void folded_cases(glc_device *dev, uint64_t seed)
     dev->info.limits.max_group_count[1] = 2;
     dev->info.limits.max_group_count[2] = 128;
     run_q(dev, &seed, GLC_DTYPE_Q4_0, 1, 3, 1021, 64, 1);
+    run_q(dev, &seed, GLC_DTYPE_Q6_K, 1, 2, 1021, 256, 0);
     run_affine(dev, &seed, 4, 64, GLC_DTYPE_F16, GLC_DTYPE_F32, 5, 997, 128, 1);
     run_expert(dev, &seed, GLC_DTYPE_Q8_0, 0, 4, 2, 6, 509, 32, -1);
 }
@@ -384,6 +591,8 @@ static void test_loop_cap(void **state)
     if (!dev->info.limits.max_loop_iterations)
         dev->info.limits.max_loop_iterations = 65535; /* plan as llvmpipe must */
     run_q(dev, &seed, GLC_DTYPE_Q4_0, 1, 1, 3, 262144, 1);
+    run_q(dev, &seed, GLC_DTYPE_Q4_K, 1, 1, 3, 262144, 0);
+    run_q(dev, &seed, GLC_DTYPE_Q6_K, 1, 2, 2, 262144, 1);
     run_expert(dev, &seed, GLC_DTYPE_F32, 0, 256, 1, 1, 1, 4096, 0);
     run_expert(dev, &seed, GLC_DTYPE_F16, 0, 512, 2, 4, 8, 4096, -1);
     glc_device_destroy(dev);
@@ -396,11 +605,19 @@ static void cap_cases(glc_device *dev, uint64_t seed)
     dev->info.limits.max_loop_iterations = 2000;
     run_q(dev, &seed, GLC_DTYPE_Q8_0, 1, 5, 7, 8192, 1);
     run_q(dev, &seed, GLC_DTYPE_Q4_0, 3, 2, 9, 8192, 0);
+    {
+        size_t t;
+        for (t = 0; t < NMORE; t++) /* each block type in K parts (a part may end inside
+                                     * a super-block) */
+            run_q(dev, &seed, more_types[t], 1, 1 + (int64_t)t % 3, 5,
+                  8192 + 2 * block_of(more_types[t]), (int)(t % 2));
+    }
     run_affine(dev, &seed, 4, 64, GLC_DTYPE_F16, GLC_DTYPE_F32, 3, 5, 8192, 1);
     run_affine(dev, &seed, 8, 32, GLC_DTYPE_F32, GLC_DTYPE_F16, 2, 3, 8192, 0);
     run_expert(dev, &seed, GLC_DTYPE_Q8_0, 0, 40, 2, 3, 5, 1024, -1); /* K parts and ranges */
     run_expert(dev, &seed, GLC_DTYPE_F32, 1, 30, 2, 2, 3, 100, -1);   /* ranges only */
     run_expert(dev, &seed, GLC_DTYPE_Q4_0, 0, 64, 1, 2, 3, 256, 1);
+    run_expert(dev, &seed, GLC_DTYPE_Q4_K, 0, 40, 2, 3, 5, 1024, -1); /* K parts and ranges */
     run_expert(dev, &seed, GLC_DTYPE_F16, 0, 9, 2, 3, 4, 3000, -1);
 }
 
@@ -408,6 +625,87 @@ static void test_loop_cap_forced(void **state)
 {
     (void)state;
     on_both(cap_cases, 61);
+}
+
+/* ---- NaN and infinities ----
+ * Blocks whose f16 scale is +-Inf or NaN dequantize as GGML's do (Inf * 0
+ * is NaN): get_rows gives the reference's values bit for bit, NaN where it
+ * has NaN. A NaN in a row of a makes that row of matmul_q's output NaN,
+ * and only that row. (An infinite a is not checked: the kernels sum a
+ * chunk's quants before scaling, so a quant of 0 times Inf gives NaN where
+ * the dequantized weight, a nonzero min, would give an infinity.) */
+static int same_float(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+static void naninf_cases(glc_device *dev, uint64_t seed)
+{
+    static const glc_dtype types[] = {GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K, GLC_DTYPE_Q5_K,
+                                      GLC_DTYPE_Q4_1, GLC_DTYPE_Q5_0, GLC_DTYPE_Q5_1,
+                                      GLC_DTYPE_Q8_0};
+    static const uint16_t bad[3] = {0x7c00, 0xfc00, 0x7e00}; /* +Inf, -Inf, NaN */
+    size_t t;
+    for (t = 0; t < sizeof types / sizeof types[0]; t++) {
+        glc_dtype dt = types[t];
+        int64_t e = block_of(dt), v = 5, d = 2 * e, m = 3, n = v, j, i;
+        int64_t st[2] = {v, d}, si[1] = {v}, so[2] = {v, d}, sa[2] = {m, d}, sm[2] = {m, n};
+        size_t per = glc_dtype_row_bytes(dt, e), nb = (size_t)(v * d / e), b;
+        uint8_t *q = malloc(nb * per);
+        float *want = malloc((size_t)(v * d) * 4), *got = malloc((size_t)(v * d) * 4);
+        float ids[5] = {4, 3, 2, 1, 0}, *a = malloc((size_t)(m * d) * 4), out[15];
+        /* the f16 field of the scale: d of Q6_K sits at 208, every other's at 0 */
+        size_t at = dt == GLC_DTYPE_Q6_K ? 208 : 0;
+        ot_tensor T, I, O, A, M;
+        glc_session *s;
+        ref_random_blocks(dt, (size_t)(v * d), &seed, q);
+        for (b = 0; b < nb; b += 3) /* every third block's scale bad */
+            memcpy(q + b * per + at, &bad[(b / 3) % 3], 2);
+        ref_dequantize(dt, q, (size_t)(v * d), want);
+        ot_fill(&seed, a, (size_t)(m * d), -1.0f, 1.0f);
+        a[d + 7] = NAN; /* row 1 */
+        T = ot_tensor_bytes(dev, dt, 2, st, q);
+        I = ot_tensor_new(dev, GLC_DTYPE_I32, 1, si, ids);
+        O = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so, NULL);
+        A = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sa, a);
+        M = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sm, NULL);
+        assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+        assert_int_equal(glc_op_get_rows(s, T.view, I.view, O.view), GLC_OK);
+        assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+        assert_true(ot_read(&O, got));
+        for (i = 0; i < v; i++)
+            for (j = 0; j < d; j++)
+                if (!same_float(got[i * d + j], want[(4 - i) * d + j]))
+                    fail_msg("%s get_rows with bad scales, row %lld value %lld: got %g, want %g",
+                             glc_dtype_name(dt), (long long)i, (long long)j,
+                             (double)got[i * d + j], (double)want[(4 - i) * d + j]);
+        ref_random_blocks(dt, (size_t)(v * d), &seed, q); /* finite weights for the matmul */
+        ot_free(&T);
+        T = ot_tensor_bytes(dev, dt, 2, st, q);
+        assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+        assert_int_equal(glc_op_matmul_q(s, A.view, T.view, ot_none(), M.view), GLC_OK);
+        assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+        assert_true(ot_read(&M, out));
+        for (i = 0; i < m * n; i++)
+            if ((i / n == 1) != (isnan(out[i]) != 0) || (i / n != 1 && !isfinite(out[i])))
+                fail_msg("%s matmul_q with a NaN in row 1 of a: output %lld is %g",
+                         glc_dtype_name(dt), (long long)i, (double)out[i]);
+        ot_free(&T);
+        ot_free(&I);
+        ot_free(&O);
+        ot_free(&A);
+        ot_free(&M);
+        free(q);
+        free(want);
+        free(got);
+        free(a);
+    }
+}
+
+static void test_q_nan_inf(void **state)
+{
+    (void)state;
+    on_both(naninf_cases, 83);
 }
 
 /* ---- errors ---- */
@@ -482,13 +780,14 @@ static void test_errors(void **state)
     /* matmul_q: dtypes, K, the output's shape */
     assert_int_equal(glc_op_matmul_q(s, a.view, wf.view, none, o.view), GLC_ERR_INVALID_ARG);
     assert_string_equal(glc_device_errmsg(dev),
-                        "matmul_q: w [5, 96] f32: must be q8_0 or q4_0 [N, K]");
+                        "matmul_q: w [5, 96] f32: must be GGML blocks [N, K] (q8_0, q4_0, q4_1, "
+                        "q5_0, q5_1, q4_K, q5_K, q6_K)");
     assert_int_equal(glc_op_matmul_q(s, ah.view, wq.view, none, o.view), GLC_ERR_INVALID_ARG);
     assert_string_equal(glc_device_errmsg(dev), "matmul_q: a [2, 96] f16: must be f32");
     assert_int_equal(glc_op_matmul_q(s, a64.view, wq.view, none, o.view), GLC_ERR_INVALID_ARG);
     assert_string_equal(glc_device_errmsg(dev),
-                        "matmul_q: a [2, 64] f32 and w [5, 96] q8_0: K must match and be a "
-                        "multiple of 32");
+                        "matmul_q: a [2, 64] f32 and w [5, 96] q8_0: K must match and be whole "
+                        "blocks (32 values)");
     assert_int_equal(glc_op_matmul_q(s, a.view, wq.view, b.view, o6.view), GLC_ERR_INVALID_ARG);
     assert_string_equal(glc_device_errmsg(dev),
                         "matmul_q: output 0 is [2, 6] f32, the op makes [2, 5] f32");
@@ -497,6 +796,19 @@ static void test_errors(void **state)
     assert_int_equal(glc_op_matmul_q(s, a.view, v, none, o.view), GLC_ERR_INVALID_ARG);
     assert_string_equal(glc_device_errmsg(dev),
                         "matmul_q: tensor 1: rank 2, dtype q8_0: not a valid shape for the dtype");
+    /* K = 96 is no whole Q4_K super-block (256 values): the view, and a
+     * buffer of that shape, are refused */
+    v = glc_view_make(wq.buf, wq.pad, GLC_DTYPE_Q4_K, 2, sq);
+    assert_int_equal(glc_op_matmul_q(s, a.view, v, none, o.view), GLC_ERR_INVALID_ARG);
+    assert_string_equal(glc_device_errmsg(dev),
+                        "matmul_q: tensor 1: rank 2, dtype q4_K: not a valid shape for the dtype");
+    {
+        glc_buffer *kb = NULL;
+        assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_Q6_K, 2, sq, &kb), GLC_ERR_INVALID_ARG);
+        assert_null(kb);
+        assert_string_equal(glc_device_errmsg(dev), "glc_buffer_create: the last dim 96 is not a "
+                                                    "multiple of the q6_K block (256)");
+    }
     /* a view past the buffer's end (past the sentinel pad after it too, which
      * is the binding alignment: 256 bytes under GLC_LIMITS=min) */
     v = wq.view;
@@ -516,7 +828,8 @@ static void test_errors(void **state)
     assert_int_equal(glc_op_matmul_expert(s, a.view, wq.view, id.view, eo.view),
                      GLC_ERR_INVALID_ARG);
     assert_string_equal(glc_device_errmsg(dev),
-                        "matmul_expert: w [5, 96] q8_0: must be f32, f16, q8_0 or q4_0 [E, N, K]");
+                        "matmul_expert: w [5, 96] q8_0: must be f32, f16 or GGML blocks [E, N, K] "
+                        "(q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K)");
     assert_int_equal(glc_op_matmul_expert(s, a.view, ew.view, id.view, o.view),
                      GLC_ERR_INVALID_ARG);
     assert_string_equal(glc_device_errmsg(dev),
@@ -549,6 +862,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_q_blocks),
         cmocka_unit_test(test_q_decode),
+        cmocka_unit_test(test_q_more_types),
+        cmocka_unit_test(test_expert_more_types),
+        cmocka_unit_test(test_q_nan_inf),
         cmocka_unit_test(test_grid_folding),
         cmocka_unit_test(test_loop_cap),
         cmocka_unit_test(test_loop_cap_forced),

@@ -7,9 +7,10 @@
  * double: get_rows of a split table, matmul / matmul_q over a split weight
  * (transposed: pieces of the output; not: pieces of K), the table and the
  * weight one tensor (tied embeddings), a second plan sharing the pieces.
- * Plus: the plan lists the pieces, set_param scatters and checks the whole
- * size, a missing set names the param, a piece is not settable by name,
- * and a taken piece name is refused.
+ * Plus: set_param scatters and checks the whole size, a missing set names
+ * the param, a piece is not settable by name, a taken piece name is
+ * refused, and a param that would take more than 64 pieces is refused as
+ * too large.
  */
 #include "testutil.h"
 
@@ -193,7 +194,7 @@ static void test_generated(void **state)
         c.k = (pieces * LIMIT / c.n * 32 / (int64_t)glc_dtype_row_bytes(c.dt, 32) + blk) / blk * blk;
         c.nt = quantized(c.dt) || (tu_rand(&seed) & 1);
         c.bias = (int)(tu_rand(&seed) & 1);
-        c.rows = 0; /* get_rows of a split table: below */
+        c.rows = (int)(tu_rand(&seed) % 3 != 0) && c.nt;
         run_case(dev, &c, &seed);
     }
     glc_device_destroy(dev);
@@ -253,6 +254,21 @@ static void test_pieces(void **state)
         memset(&cd, 0, sizeof cd);
         assert_int_equal(glc_graph_compile(g, &cd, &p), GLC_ERR_INVALID_ARG);
         tu_assert_contains(glc_device_errmsg(dev), "its piece's name \"w#1\" is taken");
+    }
+    glc_graph_destroy(g);
+    /* past 64 pieces (here 100 of 2 rows): not split, refused as too large */
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    {
+        glc_matmul_desc md = {1};
+        int64_t ws[2] = {200, 1024}, xs[2] = {1, 1024};
+        glc_tensor xi = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+        glc_compile_desc cd;
+        glc_plan *p = NULL;
+        wt = glc_graph_param(g, "big", GLC_DTYPE_F32, 2, ws);
+        glc_graph_output(g, "y", glc_matmul(g, xi, wt, glc_none(), &md));
+        memset(&cd, 0, sizeof cd);
+        assert_int_equal(glc_graph_compile(g, &cd, &p), GLC_ERR_BOUNDS);
+        tu_assert_contains(glc_device_errmsg(dev), "param \"big\" has 819200 bytes");
     }
     glc_graph_destroy(g);
     free(w);

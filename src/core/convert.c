@@ -117,6 +117,83 @@ static void q4_0_block(const unsigned char *b, float *x)
     }
 }
 
+static float f16_at(const unsigned char *b)
+{
+    return glc__f16_to_f32((uint16_t)(b[0] | b[1] << 8));
+}
+
+/* Q4_1: f16 d, f16 m, nibbles as Q4_0's; q * d + m */
+static void q4_1_block(const unsigned char *b, float *x)
+{
+    float d = f16_at(b), m = f16_at(b + 2);
+    int j;
+    for (j = 0; j < 16; j++) {
+        x[j] = (float)(b[4 + j] & 15) * d + m;
+        x[j + 16] = (float)(b[4 + j] >> 4) * d + m;
+    }
+}
+
+/* Q5_0 / Q5_1: f16 d (and f16 m), then 4 bytes qh whose bit j is value j's
+ * fifth bit, then nibbles as Q4_0's; (q - 16) * d, or q * d + m */
+static void q5_block(const unsigned char *b, float *x, int has_m)
+{
+    float d = f16_at(b), m = has_m ? f16_at(b + 2) : 0.0f;
+    const unsigned char *h = b + (has_m ? 4 : 2), *qs = h + 4;
+    uint32_t qh = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+                  (uint32_t)h[3] << 24;
+    int j;
+    for (j = 0; j < 32; j++) {
+        int q = (qs[j % 16] >> (j < 16 ? 0 : 4) & 15) | (int)(qh >> j & 1) << 4;
+        x[j] = has_m ? (float)q * d + m : (float)(q - 16) * d;
+    }
+}
+
+static void q5_0_block(const unsigned char *b, float *x) { q5_block(b, x, 0); }
+static void q5_1_block(const unsigned char *b, float *x) { q5_block(b, x, 1); }
+
+/* Q4_K / Q5_K: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins (sub-
+ * blocks 0-3: low 6 bits of bytes j and j + 4; 4-7: low and high nibble of
+ * byte j + 4, top 2 bits from the top of bytes j - 4 and j), Q5_K's 32
+ * bytes of fifth bits (bit j of byte l: value l of sub-block j), 128 bytes
+ * of nibbles (sub-blocks 2i, 2i + 1: low, high nibbles of bytes 32 i ..
+ * 32 i + 31); (d * scale) * q - dmin * min */
+static void k_block(const unsigned char *b, float *x, int five)
+{
+    float d = f16_at(b), dmin = f16_at(b + 2);
+    const unsigned char *sm = b + 4, *qh = b + 16, *qs = b + (five ? 48 : 16);
+    int j, l;
+    for (j = 0; j < 8; j++) {
+        int sc = j < 4 ? sm[j] & 63 : (sm[j + 4] & 15) | (sm[j - 4] >> 6) << 4;
+        int m = j < 4 ? sm[j + 4] & 63 : (sm[j + 4] >> 4) | (sm[j] >> 6) << 4;
+        float d1 = d * (float)sc, m1 = dmin * (float)m;
+        for (l = 0; l < 32; l++) {
+            int q = qs[32 * (j / 2) + l] >> 4 * (j % 2) & 15;
+            if (five)
+                q |= (qh[l] >> j & 1) << 4;
+            x[32 * j + l] = d1 * (float)q - m1;
+        }
+    }
+}
+
+static void q4_k_block(const unsigned char *b, float *x) { k_block(b, x, 0); }
+static void q5_k_block(const unsigned char *b, float *x) { k_block(b, x, 1); }
+
+/* Q6_K: 128 bytes of low 4 bits, 64 of high 2 bits, 16 int8 scales, f16 d.
+ * Value 128 h + 32 c + l: low bits in byte 64 h + 32 (c % 2) + l (nibble c
+ * / 2), high bits at bit 2 c of byte 128 + 32 h + l, scale (its index / 16);
+ * (d * scale) * (q - 32) */
+static void q6_k_block(const unsigned char *b, float *x)
+{
+    float d = f16_at(b + 208);
+    int v;
+    for (v = 0; v < 256; v++) {
+        int h = v / 128, c = v % 128 / 32, l = v % 32;
+        int q = (b[64 * h + 32 * (c % 2) + l] >> 4 * (c / 2) & 15) |
+                (b[128 + 32 * h + l] >> 2 * c & 3) << 4;
+        x[v] = d * (float)(signed char)b[192 + v / 16] * (float)(q - 32);
+    }
+}
+
 glc_status glc_dtype_to_f32(glc_dtype dtype, const void *src, int64_t n, float *dst)
 {
     const unsigned char *s = src;
@@ -153,6 +230,27 @@ glc_status glc_dtype_to_f32(glc_dtype dtype, const void *src, int64_t n, float *
         break;
     case GLC_DTYPE_Q4_0:
         block = q4_0_block;
+        break;
+    case GLC_DTYPE_Q4_1:
+        block = q4_1_block;
+        break;
+    case GLC_DTYPE_Q5_0:
+        block = q5_0_block;
+        break;
+    case GLC_DTYPE_Q5_1:
+        block = q5_1_block;
+        break;
+    case GLC_DTYPE_Q4_K:
+        block = q4_k_block;
+        elems = 256;
+        break;
+    case GLC_DTYPE_Q5_K:
+        block = q5_k_block;
+        elems = 256;
+        break;
+    case GLC_DTYPE_Q6_K:
+        block = q6_k_block;
+        elems = 256;
         break;
     default:
         return GLC_ERR_UNSUPPORTED;

@@ -187,7 +187,7 @@ static glc_tensor leaf(glc_graph *g, glc__tkind kind, const char *what, const ch
     for (i = 0; i < g->nt; i++)
         if (g->t[i].name && strcmp(g->t[i].name, name) == 0)
             return fail(g, GLC_ERR_INVALID_ARG, "%s(\"%s\"): the name is taken", what, name);
-    if (!glc_dtype_row_bytes(dtype, 32) || rank < 1 || rank > GLC_MAX_DIMS || !shape)
+    if (!glc__dtype_block(dtype) || rank < 1 || rank > GLC_MAX_DIMS || !shape)
         return fail(g, GLC_ERR_INVALID_ARG, "%s(\"%s\"): dtype %d, rank %d", what, name,
                     (int)dtype, rank);
     for (d = 0; d < rank; d++) {

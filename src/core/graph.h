@@ -94,6 +94,9 @@ int glc__split_param(glc_graph *g, glc_tensor w, int32_t *first);
 glc_tensor glc__split_matmul(glc_graph *g, glc__op op, glc_tensor a, int32_t first, int n,
                              glc_tensor bias, int nt);
 
+/* get_rows whose table's first row has id row0 (ids outside it: zeros). */
+glc_tensor glc__get_rows_from(glc_graph *g, glc_tensor table, glc_tensor ids, int64_t row0);
+
 /* Sets the graph's sticky error (when it has none) and returns no tensor. */
 glc_tensor glc__graph_fail(glc_graph *g, glc_status st, const char *fmt, ...)
 #if defined(__GNUC__)

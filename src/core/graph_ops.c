@@ -186,9 +186,32 @@ glc_tensor glc_sdpa_decode(glc_graph *g, glc_tensor q, glc_tensor k, glc_tensor 
 
 /* ---- data movement ---- */
 
+glc_tensor glc__get_rows_from(glc_graph *g, glc_tensor table, glc_tensor ids, int64_t row0)
+{
+    glc__op_args args;
+    glc_tensor in[2] = {table, ids};
+    glc__op_args_init(&args, GLC__OP_GET_ROWS, 2, 1);
+    args.i[0] = row0;
+    return node_args(g, &args, in, 0);
+}
+
 glc_tensor glc_get_rows(glc_graph *g, glc_tensor table, glc_tensor ids)
 {
-    return node2(g, GLC__OP_GET_ROWS, table, ids);
+    int32_t first;
+    int n = glc__split_param(g, table, &first), i;
+    glc_tensor acc;
+    if (n == 0)
+        return node2(g, GLC__OP_GET_ROWS, table, ids);
+    if (n < 0)
+        return glc_none();
+    /* a table past the device's buffer size: each piece gives the rows it
+     * holds and zeros for the others; their sum is exact */
+    for (i = 0; i < n; i++) {
+        glc_tensor piece = {first + i};
+        glc_tensor r = glc__get_rows_from(g, piece, ids, g->t[first + i].piece_row0);
+        acc = i == 0 ? r : glc_add(g, acc, r);
+    }
+    return acc;
 }
 
 glc_tensor glc_copy(glc_graph *g, glc_tensor x, const int *perm, glc_dtype out_dtype)

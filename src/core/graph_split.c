@@ -28,6 +28,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* At most this many pieces a param (a 4 GiB param on the ES minimum of
+ * 128 MiB bindings takes 32): past it the param is refused as too large. */
+#define MAX_PIECES 64
+
 /* The device's binding limit, in bytes (0: none known) */
 static uint64_t max_binding(const glc_graph *g)
 {
@@ -67,13 +71,15 @@ int glc__split_param(glc_graph *g, glc_tensor w, int32_t *first)
         return 0; /* it fits, or not even a row does (the compiler says so) */
     rows_per = limit / row;
     k = (int64_t)((uint64_t)(rows + (int64_t)rows_per - 1) / rows_per);
+    if (k > MAX_PIECES)
+        return 0; /* the compiler refuses it as too large */
     rows_per = (uint64_t)((rows + k - 1) / k); /* balanced: the pieces differ by a row at most */
     for (i = 0, r0 = 0; i < k; i++, r0 += (int64_t)rows_per) {
         char name[256];
         int64_t shape[2];
         int32_t id;
         shape[0] = rows - r0 < (int64_t)rows_per ? rows - r0 : (int64_t)rows_per;
-        shape[1] = t->shape[1];
+        shape[1] = g->t[w.id].shape[1]; /* g->t moves as pieces are added */
         snprintf(name, sizeof name, "%.200s#%lld", g->t[w.id].name, (long long)i);
         if (named(g, name)) {
             glc__graph_fail(g, GLC_ERR_INVALID_ARG,

@@ -55,7 +55,7 @@ glc_tensor glc_reshape(glc_graph *g, glc_tensor x, int rank, const int64_t *shap
         return glc__graph_fail(g, GLC_ERR_INVALID_ARG, "reshape: %s",
                                valid(g, x) ? "rank must be 1 to 4" : "no such tensor");
     t = &g->t[x.id];
-    if (t->dtype == GLC_DTYPE_Q8_0 || t->dtype == GLC_DTYPE_Q4_0)
+    if (glc__is_block(t->dtype))
         return glc__graph_fail(g, GLC_ERR_UNSUPPORTED, "reshape: quantized tensors keep their shape");
     for (d = 0; d < rank; d++)
         if (shape[d] == 0 || (shape[d] < 0 && glc__dim_value(g, shape[d], NULL) == 0))

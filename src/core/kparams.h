@@ -25,7 +25,7 @@
     X(k, N, 0) X(k, N1, 1) X(k, N2, 2) X(k, N3, 3) X(k, A_STRIDES, 4) X(k, B_STRIDES, 8) \
     X(k, TILE_N0, 8) X(k, TILE_W, 9) X(k, TILE_K, 10) X(k, SPLIT, 12) X(k, BASE, 13)
 #define GLC__KP_GET_ROWS(X, k) \
-    X(k, UNITS, 0) X(k, D, 1) X(k, V, 2) X(k, ROW_BYTES, 3) X(k, N, 4)
+    X(k, UNITS, 0) X(k, D, 1) X(k, V, 2) X(k, ROW_BYTES, 3) X(k, N, 4) X(k, ROW0, 5)
 #define GLC__KP_SET_ROWS(X, k) X(k, UNITS, 0) X(k, U, 1) X(k, D, 2) X(k, V, 3)
 /* reduce: SCALE (softmax) and EPS (norms) share a slot */
 #define GLC__KP_REDUCE(X, k) \

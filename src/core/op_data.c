@@ -6,7 +6,8 @@
  *
  * Args, as the eager entry points and the graph builders pack them
  * (tensors inputs first, then the output):
- *   GET_ROWS  t: table, ids, out. No scalars.
+ *   GET_ROWS  t: table, ids, out. i[0]: the id of the table's first row (0;
+ *             a piece of a split param: graph_split.c)
  *   SET_ROWS  t: src, ids, dst, out: dst (an input: the state before)
  *             and out (the state after, the same bytes: one view given
  *             twice eagerly, an alias of a handle in graphs). No scalars.
@@ -18,9 +19,10 @@
  * An output dtype of 0 (not chosen) becomes the input's (get_rows: F32).
  *
  * Every op here is exact: values are moved, or converted between F32,
- * F16 and BF16 with one round to nearest even (dequantized Q8_0 / Q4_0
- * values are d * q in f32, as GGML computes them). Where the source and
- * destination dtypes agree, raw bits are moved (NaN payloads survive).
+ * F16 and BF16 with one round to nearest even (values of GGML blocks are
+ * dequantized in f32 as GGML computes them: glsl/quant.glsl). Where the
+ * source and destination dtypes agree, raw bits are moved (NaN payloads
+ * survive).
  *
  * Outputs must not overlap inputs (the graph never places them so): an
  * invocation reads elements that another one writes.
@@ -401,8 +403,7 @@ static glc_status concat_plan(const glc__op_args *a, const glc__target *tg, glc_
  * it cannot read. */
 static int table_format(glc_dtype d)
 {
-    return glc__is_float(d) || d == GLC_DTYPE_Q8_0 || d == GLC_DTYPE_Q4_0 ? (int)glc__kdtype_of(d)
-                                                                          : -1;
+    return glc__is_float(d) || glc__is_block(d) ? (int)glc__kdtype_of(d) : -1;
 }
 
 static glc_status get_rows_infer(glc__op_args *a, char *err, size_t len)
@@ -413,11 +414,15 @@ static glc_status get_rows_infer(glc__op_args *a, char *err, size_t len)
     glc_status st;
     if (table_format(t->dtype) < 0 || t->rank != 2)
         return glc__op_error(err, len, "get_rows",
-                             "table %s: must be [V, D] of f32, f16, bf16, q8_0 or q4_0",
+                             "table %s: must be [V, D] of f32, f16, bf16 or GGML blocks",
                              glc__shape_str(t, st_, sizeof st_));
-    if (table_format(t->dtype) >= GLC__T_Q8_0 && t->shape[1] % 32)
-        return glc__op_error(err, len, "get_rows", "table %s: D must be a multiple of 32",
-                             glc__shape_str(t, st_, sizeof st_));
+    if (t->shape[1] % glc__dtype_block(t->dtype))
+        return glc__op_error(err, len, "get_rows", "table %s: D must be whole blocks (%lld)",
+                             glc__shape_str(t, st_, sizeof st_),
+                             (long long)glc__dtype_block(t->dtype));
+    if (a->i[0] < 0 || a->i[0] > INT32_MAX)
+        return glc__op_error(err, len, "get_rows", "first row id %lld (0 to 2^31 - 1)",
+                             (long long)a->i[0]);
     if (ids->dtype != GLC_DTYPE_I32 || ids->rank < 1 || ids->rank > GLC_MAX_DIMS - 1)
         return glc__op_error(err, len, "get_rows", "ids %s: must be i32 of rank 1 to %d",
                              glc__shape_str(ids, si, sizeof si), GLC_MAX_DIMS - 1);
@@ -461,6 +466,7 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     glc__plan_param_at(d, GLC__KP_GET_ROWS_V, (uint32_t)t->shape[0]);
     glc__plan_param_at(d, GLC__KP_GET_ROWS_ROW_BYTES, (uint32_t)glc_dtype_row_bytes(t->dtype, t->shape[1]));
     glc__plan_param_at(d, GLC__KP_GET_ROWS_N, (uint32_t)n);
+    glc__plan_param_at(d, GLC__KP_GET_ROWS_ROW0, (uint32_t)a->i[0]);
     return GLC_OK;
 }
 

@@ -1,7 +1,8 @@
 /*
  * Quantized matmuls: out = a x W^T with W stored as MLX affine groups
- * (matmul_affine), GGML Q8_0 / Q4_0 blocks (matmul_q), or per expert
- * (matmul_expert: f32, f16, Q8_0 or Q4_0 experts picked by ids). Rules and
+ * (matmul_affine), GGML blocks (matmul_q: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+ * Q4_K, Q5_K, Q6_K; K whole blocks), or per expert (matmul_expert: f32,
+ * f16 or GGML experts picked by ids). Rules and
  * plans here (GL-free); a kernel each (glsl/matmul_q.comp,
  * matmul_affine.comp, matmul_expert.comp) around one tile engine
  * (glsl/matmul_q.glsl).
@@ -31,6 +32,7 @@
 #include <string.h>
 
 #define SUBGROUP_ARITHMETIC 0x4u /* GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR */
+#define Q_TYPES "q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K"
 #define ROW_LOCAL 64
 
 /* ---- rules ---- */
@@ -74,13 +76,14 @@ static glc_status q_infer(glc__op_args *a, char *err, size_t len)
     glc_status st;
     if ((st = check_a("matmul_q", x, err, len)) != GLC_OK)
         return st;
-    if ((w->dtype != GLC_DTYPE_Q8_0 && w->dtype != GLC_DTYPE_Q4_0) || w->rank != 2)
-        return glc__op_error(err, len, "matmul_q", "w %s: must be q8_0 or q4_0 [N, K]",
+    if (!glc__is_block(w->dtype) || w->rank != 2)
+        return glc__op_error(err, len, "matmul_q", "w %s: must be GGML blocks [N, K] (" Q_TYPES ")",
                              glc__shape_str(w, sw, sizeof sw));
-    if (w->shape[1] % 32 || x->shape[x->rank - 1] != w->shape[1])
+    if (w->shape[1] % glc__dtype_block(w->dtype) || x->shape[x->rank - 1] != w->shape[1])
         return glc__op_error(err, len, "matmul_q",
-                             "a %s and w %s: K must match and be a multiple of 32",
-                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(w, sw, sizeof sw));
+                             "a %s and w %s: K must match and be whole blocks (%lld values)",
+                             glc__shape_str(x, sx, sizeof sx), glc__shape_str(w, sw, sizeof sw),
+                             (long long)glc__dtype_block(w->dtype));
     if ((st = check_bias("matmul_q", &a->t[2], w->shape[0], err, len)) != GLC_OK)
         return st;
     if (a->mm.glu_out && (w->shape[0] % 2 || a->mm.act || a->mm.seg[0] ||
@@ -157,9 +160,9 @@ static glc_status expert_infer(glc__op_args *a, char *err, size_t len)
     if ((st = check_a("matmul_expert", x, err, len)) != GLC_OK)
         return st;
     if (w->rank != 3 || (w->dtype != GLC_DTYPE_F32 && w->dtype != GLC_DTYPE_F16 &&
-                         w->dtype != GLC_DTYPE_Q8_0 && w->dtype != GLC_DTYPE_Q4_0))
+                         !glc__is_block(w->dtype)))
         return glc__op_error(err, len, "matmul_expert",
-                             "w %s: must be f32, f16, q8_0 or q4_0 [E, N, K]",
+                             "w %s: must be f32, f16 or GGML blocks [E, N, K] (" Q_TYPES ")",
                              glc__shape_str(w, sw, sizeof sw));
     if (ids->dtype != GLC_DTYPE_I32 || ids->rank != 2)
         return glc__op_error(err, len, "matmul_expert", "ids %s: must be i32 [M, k]",
@@ -266,10 +269,9 @@ static glc_status defines_fit(const glc__op_plan *p, const char *op, char *err, 
 
 static uint32_t q_stride(glc_dtype dt, int64_t k)
 {
-    return dt == GLC_DTYPE_Q8_0   ? (uint32_t)(k / 32 * 34)
-           : dt == GLC_DTYPE_Q4_0 ? (uint32_t)(k / 32 * 18)
-           : k % 4 == 0           ? (uint32_t)(k / 4)
-                                  : (uint32_t)k;
+    return glc__is_block(dt) ? (uint32_t)glc_dtype_row_bytes(dt, k)
+           : k % 4 == 0      ? (uint32_t)(k / 4)
+                             : (uint32_t)k;
 }
 
 /* ---- the loop cap ----

@@ -84,6 +84,11 @@ int glc__is_float(glc_dtype d)
     return d == GLC_DTYPE_F32 || d == GLC_DTYPE_F16 || d == GLC_DTYPE_BF16;
 }
 
+int glc__is_block(glc_dtype d)
+{
+    return glc__dtype_block(d) > 1;
+}
+
 int glc__same_shape(const glc__tensor *a, const glc__tensor *b)
 {
     int i;
@@ -127,6 +132,12 @@ glc__kdtype glc__kdtype_of(glc_dtype d)
     case GLC_DTYPE_BF16: return GLC__T_BF16;
     case GLC_DTYPE_Q8_0: return GLC__T_Q8_0;
     case GLC_DTYPE_Q4_0: return GLC__T_Q4_0;
+    case GLC_DTYPE_Q4_K: return GLC__T_Q4_K;
+    case GLC_DTYPE_Q5_K: return GLC__T_Q5_K;
+    case GLC_DTYPE_Q6_K: return GLC__T_Q6_K;
+    case GLC_DTYPE_Q4_1: return GLC__T_Q4_1;
+    case GLC_DTYPE_Q5_0: return GLC__T_Q5_0;
+    case GLC_DTYPE_Q5_1: return GLC__T_Q5_1;
     default: return GLC__T_F32;
     }
 }

@@ -67,9 +67,15 @@ typedef enum glc__kdtype {
     GLC__T_F32 = 0,
     GLC__T_F16,
     GLC__T_BF16,
-    GLC__T_Q8_0,  /* GGML blocks (glsl/quant.glsl) */
+    GLC__T_AFFINE, /* MLX affine groups (matmul_affine's w) */
+    GLC__T_Q8_0,   /* GGML blocks (glsl/quant.glsl), the last values */
     GLC__T_Q4_0,
-    GLC__T_AFFINE /* MLX affine groups (matmul_affine's w) */
+    GLC__T_Q4_K,
+    GLC__T_Q5_K,
+    GLC__T_Q6_K,
+    GLC__T_Q4_1,
+    GLC__T_Q5_0,
+    GLC__T_Q5_1
 } glc__kdtype;
 
 /* reduce.comp's OP (kernels: GLC_R_*); sum, mean and argmax last. */
@@ -253,6 +259,10 @@ GLC__OP_LIST(GLC__OP_EXTERN)
 int64_t glc__numel(const glc__tensor *t);
 size_t glc__tensor_bytes(const glc__tensor *t);
 int glc__is_float(glc_dtype d);            /* F32, F16 or BF16 */
+/* Elements per block of dtype d: 1 for an element type, 32 or 256 for a
+ * GGML block type (status.c's table), 0 for a value that is no dtype. */
+int64_t glc__dtype_block(glc_dtype d);
+int glc__is_block(glc_dtype d);            /* a GGML block type (Q8_0, Q4_K, ...) */
 int glc__same_shape(const glc__tensor *a, const glc__tensor *b);
 /* "[2, 3, 5] f16" into buf. */
 const char *glc__shape_str(const glc__tensor *t, char *buf, size_t len);

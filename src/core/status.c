@@ -3,7 +3,7 @@
  * adding a value is one line (the status table is GLC_STATUS_MAP in the
  * public header).
  */
-#include "glcompute.h"
+#include "ops.h"
 
 const char *glc_status_str(glc_status status)
 {
@@ -16,16 +16,24 @@ const char *glc_status_str(glc_status status)
     }
 }
 
-/* X(name, text, elements per block, bytes per block, GGML type id or -1) */
-#define GLC__DTYPE_MAP(X)         \
-    X(F32, "f32", 1, 4, 0)        \
-    X(F16, "f16", 1, 2, 1)        \
-    X(BF16, "bf16", 1, 2, 30)     \
-    X(I32, "i32", 1, 4, 26)       \
-    X(U32, "u32", 1, 4, -1)       \
-    X(U8, "u8", 1, 1, -1)         \
-    X(Q8_0, "q8_0", 32, 34, 8)    \
-    X(Q4_0, "q4_0", 32, 18, 2)
+/* X(name, text, elements per block, bytes per block, GGML type id or -1).
+ * Names and ids are GGML's (ggml_type); the block layouts are in
+ * glsl/quant.glsl. */
+#define GLC__DTYPE_MAP(X)           \
+    X(F32, "f32", 1, 4, 0)          \
+    X(F16, "f16", 1, 2, 1)          \
+    X(BF16, "bf16", 1, 2, 30)       \
+    X(I32, "i32", 1, 4, 26)         \
+    X(U32, "u32", 1, 4, -1)         \
+    X(U8, "u8", 1, 1, -1)           \
+    X(Q8_0, "q8_0", 32, 34, 8)      \
+    X(Q4_0, "q4_0", 32, 18, 2)      \
+    X(Q4_K, "q4_K", 256, 144, 12)   \
+    X(Q5_K, "q5_K", 256, 176, 13)   \
+    X(Q6_K, "q6_K", 256, 210, 14)   \
+    X(Q4_1, "q4_1", 32, 20, 3)      \
+    X(Q5_0, "q5_0", 32, 22, 6)      \
+    X(Q5_1, "q5_1", 32, 24, 7)
 
 static int dtype_block(glc_dtype dtype, int64_t *elems, size_t *bytes)
 {
@@ -39,6 +47,13 @@ static int dtype_block(glc_dtype dtype, int64_t *elems, size_t *bytes)
 #undef GLC__DTYPE_BLOCK
     }
     return 0;
+}
+
+int64_t glc__dtype_block(glc_dtype dtype)
+{
+    int64_t e;
+    size_t b;
+    return dtype_block(dtype, &e, &b) ? e : 0;
 }
 
 size_t glc_dtype_size(glc_dtype dtype)

@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "device.h"
+#include "ops.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -18,7 +19,7 @@ static glc_status shape_bytes(glc_device *dev, const char *fn, glc_dtype dtype, 
 {
     size_t n;
     int i;
-    if (!glc_dtype_row_bytes(dtype, 32))
+    if (!glc__dtype_block(dtype))
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: dtype %d is not a glc_dtype", fn,
                          (int)dtype);
     if (rank < 1 || rank > GLC_MAX_DIMS || !shape)
@@ -33,8 +34,9 @@ static glc_status shape_bytes(glc_device *dev, const char *fn, glc_dtype dtype, 
     n = glc_dtype_row_bytes(dtype, shape[rank - 1]);
     if (n == 0)
         return glc__fail(dev, GLC_ERR_INVALID_ARG,
-                         "%s: the last dim %lld is not a multiple of the %s block (32)", fn,
-                         (long long)shape[rank - 1], glc_dtype_name(dtype));
+                         "%s: the last dim %lld is not a multiple of the %s block (%lld)", fn,
+                         (long long)shape[rank - 1], glc_dtype_name(dtype),
+                         (long long)glc__dtype_block(dtype));
     for (i = 0; i < rank - 1; i++) {
         if ((uint64_t)shape[i] > (uint64_t)(PTRDIFF_MAX / 2) / n)
             return glc__fail(dev, GLC_ERR_INVALID_ARG, "%s: shape overflows the address space",

@@ -53,9 +53,15 @@ int main(int argc, char **argv)
     EI(GLC__T_F32, "GLC_T_F32");
     EI(GLC__T_F16, "GLC_T_F16");
     EI(GLC__T_BF16, "GLC_T_BF16");
+    EI(GLC__T_AFFINE, "GLC_T_AFFINE");
     EI(GLC__T_Q8_0, "GLC_T_Q8_0");
     EI(GLC__T_Q4_0, "GLC_T_Q4_0");
-    EI(GLC__T_AFFINE, "GLC_T_AFFINE");
+    EI(GLC__T_Q4_K, "GLC_T_Q4_K");
+    EI(GLC__T_Q5_K, "GLC_T_Q5_K");
+    EI(GLC__T_Q6_K, "GLC_T_Q6_K");
+    EI(GLC__T_Q4_1, "GLC_T_Q4_1");
+    EI(GLC__T_Q5_0, "GLC_T_Q5_0");
+    EI(GLC__T_Q5_1, "GLC_T_Q5_1");
     puts("// reduce.comp's OP (glc__kreduce)");
     EI(GLC__R_SOFTMAX, "GLC_R_SOFTMAX");
     EI(GLC__R_RMS_NORM, "GLC_R_RMS_NORM");

@@ -96,12 +96,22 @@ static const oc_case cases[] = {
     {OC_MATMUL_Q, {F32, Q8}, F32, {S2(3, 64), S2(5, 64)}, {0}, {0}, MM, 0},
     {OC_MATMUL_Q, {F32, Q4, F32}, F32, {S2(1, 96), S2(7, 96), S1(7)}, {0}, {0}, MM, 0},
     {OC_MATMUL_Q, {F32, Q8}, F32, {S2(17, 32), S2(3, 32)}, {0}, {0}, MM, 0},
+    {OC_MATMUL_Q, {F32, Q4K}, F32, {S2(3, 256), S2(5, 256)}, {0}, {0}, MM, 0},
+    {OC_MATMUL_Q, {F32, Q6K, F32}, F32, {S2(1, 512), S2(7, 512), S1(7)}, {0}, {0}, MM, C_RAWQ},
+    {OC_MATMUL_Q, {F32, Q5K}, F32, {S2(17, 256), S2(3, 256)}, {0}, {0}, MM, 0},
+    {OC_MATMUL_Q, {F32, Q41, F32}, F32, {S2(2, 64), S2(11, 64), S1(11)}, {0}, {0}, MM, C_RAWQ},
+    {OC_MATMUL_Q, {F32, Q50}, F32, {S2(1, 96), S2(13, 96)}, {0}, {0}, MM, 0},
+    {OC_MATMUL_Q, {F32, Q51}, F32, {S2(5, 32), S2(3, 32)}, {0}, {0}, MM, C_RAWQ},
     /* matmul_expert: a [M, K] or per pair [M, k, K] */
     {OC_MATMUL_EXPERT, {F32, F32, I32}, F32, {S2(5, 37), S3(3, 13, 37), S2(5, 2)}, {0}, {0}, MM, 0},
     {OC_MATMUL_EXPERT, {F32, F16, I32}, F32, {S3(3, 2, 40), S3(4, 5, 40), S2(3, 2)}, {0}, {0}, MM,
      0},
     {OC_MATMUL_EXPERT, {F32, Q8, I32}, F32, {S2(1, 64), S3(4, 7, 64), S2(1, 2)}, {0}, {0}, MM, 0},
     {OC_MATMUL_EXPERT, {F32, Q4, I32}, F32, {S2(6, 96), S3(2, 3, 96), S2(6, 1)}, {0}, {0}, MM, 0},
+    {OC_MATMUL_EXPERT, {F32, Q4K, I32}, F32, {S2(1, 256), S3(4, 7, 256), S2(1, 2)}, {0}, {0}, MM,
+     0},
+    {OC_MATMUL_EXPERT, {F32, Q6K, I32}, F32, {S3(3, 2, 256), S3(2, 3, 256), S2(3, 2)}, {0}, {0}, MM,
+     C_RAWQ},
 
     /* attention: grouped-query, causal, offsets, kv_len, f16 caches */
     {OC_SDPA, {F32, F32, F32}, F32, {S3(5, 4, 16), S3(5, 2, 16), S3(5, 2, 16)}, {0}, {1, 0, 0},
@@ -120,6 +130,12 @@ static const oc_case cases[] = {
     {OC_GET_ROWS, {F16, I32}, F16, {S2(5, 3), S2(2, 4)}, {0}, {0}, EXACT, C_NANINF},
     {OC_GET_ROWS, {Q8, I32}, F32, {S2(7, 64), S1(5)}, {0}, {0}, EXACT, 0},
     {OC_GET_ROWS, {Q4, I32}, BF16, {S2(3, 32), S3(2, 2, 2)}, {0}, {0}, EXACT, 0},
+    {OC_GET_ROWS, {Q4K, I32}, F32, {S2(7, 256), S1(5)}, {0}, {0}, EXACT, C_RAWQ},
+    {OC_GET_ROWS, {Q6K, I32}, F32, {S2(3, 512), S1(4)}, {0}, {0}, EXACT, C_RAWQ},
+    {OC_GET_ROWS, {Q5K, I32}, F16, {S2(2, 256), S2(2, 3)}, {0}, {0}, EXACT, 0},
+    {OC_GET_ROWS, {Q41, I32}, F32, {S2(5, 64), S1(7)}, {0}, {0}, EXACT, C_RAWQ},
+    {OC_GET_ROWS, {Q50, I32}, F32, {S2(4, 96), S1(3)}, {0}, {0}, EXACT, C_RAWQ},
+    {OC_GET_ROWS, {Q51, I32}, BF16, {S2(3, 32), S1(4)}, {0}, {0}, EXACT, 0},
     {OC_SET_ROWS, {F32, I32, F32}, F32, {S2(3, 5), S1(3), S2(9, 5)}, {0}, {0}, EXACT, 0},
     {OC_SET_ROWS, {F32, I32, F16}, F16, {S3(4, 2, 3), S1(4), S3(11, 2, 3)}, {0}, {0}, EXACT,
      C_NANINF},
@@ -339,7 +355,9 @@ static size_t generate_matmul(oc_case *out, size_t k)
 }
 
 /* Quantized matmuls: Q8_0 / Q4_0 with odd and prime M and N, K from 32 to
- * 4128, a of rank 3; affine of both widths and every group size, f32 or
+ * 4128, a of rank 3; the other GGML block types with M 1, 3, 17 and 64, K
+ * of 1 to 11 blocks (256 to 2816 for the K types), quantized and random
+ * blocks; affine of both widths and every group size, f32 or
  * f16 scales and biases, K of one group; experts of every weight dtype
  * (decode, prefill, a per pair, 8+ pairs per expert), ids repeated and out
  * of range. Hand-written GGUF blocks, narrowed grids and the loop cap stay
@@ -353,9 +371,54 @@ static size_t generate_quant(oc_case *out, size_t k)
                                     {5, 1, 256}, {9, 11, 128}, {1, 33, 640}};
     static const int groups[3] = {32, 64, 128};
     static const glc_dtype edt[4] = {F32, F16, Q8, Q4};
+    static const glc_dtype more[6] = {Q4K, Q6K, Q5K, Q41, Q50, Q51};
+    static const int64_t mq[][3] = {{1, 7, 1}, {3, 13, 2}, {17, 5, 11}, {64, 3, 1}, {2, 31, 3}};
     oc_case *c;
     size_t i;
     int t, b, g, j = 0;
+    for (t = 0; t < 6; t++)
+        for (i = 0; i < 5; i++) { /* M, N, blocks of K */
+            const int64_t *q = mq[(i + (size_t)t) % 5];
+            c = &out[k++];
+            c->op = OC_MATMUL_Q;
+            c->dt[0] = F32;
+            c->dt[1] = more[t];
+            c->odt = F32;
+            c->nmse = MM;
+            c->flags = i % 2 ? C_RAWQ : 0;
+            c->s[0][0] = c->s[1][0] = 2;
+            c->s[0][1] = q[0];
+            c->s[1][1] = q[1];
+            c->s[0][2] = c->s[1][2] = q[2] * (t < 3 ? 256 : 32);
+            if ((i + (size_t)t) % 2) {
+                c->s[2][0] = 1;
+                c->s[2][1] = q[1];
+            }
+        }
+    for (t = 0; t < 6; t++)
+        for (j = 0; j < 2; j++) { /* experts: a [M, K] decode, a [M, k, K] prefill */
+            int64_t kk = t < 3 ? 256 : 64;
+            c = &out[k++];
+            c->op = OC_MATMUL_EXPERT;
+            c->dt[0] = F32;
+            c->dt[1] = more[t];
+            c->dt[2] = I32;
+            c->odt = F32;
+            c->nmse = MM;
+            c->flags = (t + j) % 2 ? C_RAWQ : 0;
+            c->s[0][0] = j ? 3 : 2;
+            c->s[0][1] = j ? 5 : 1;
+            c->s[0][2] = j ? 2 : kk;
+            c->s[0][3] = kk;
+            c->s[1][0] = 3;
+            c->s[1][1] = 3;
+            c->s[1][2] = j ? 9 : 4;
+            c->s[1][3] = kk;
+            c->s[2][0] = 2;
+            c->s[2][1] = j ? 5 : 1;
+            c->s[2][2] = 2;
+        }
+    j = 0;
     for (t = 0; t < 2; t++) {
         for (i = 0; i <= sizeof qs / sizeof qs[0]; i++) {
             int last = i == sizeof qs / sizeof qs[0];
@@ -510,7 +573,7 @@ static size_t generate_attention(oc_case *out, size_t k)
  * random shapes and permutations), slice (every axis at the start, an odd
  * middle and the end; whole dims, one element, odd bases), concat (every
  * axis, mixed and equal dtypes), get_rows (raw, converted and dequantized
- * tables, ids of rank 1 to 3), set_rows (raw and converted, odd D, one and
+ * tables of every block type, ids of rank 1 to 3), set_rows (raw and converted, odd D, one and
  * many rows). Strided cases take (in, out) dtypes from `strided`: each
  * raw-bits path and two conversions (each variant is a shader compile). */
 static size_t generate_data(oc_case *out, size_t k, uint64_t *seed)
@@ -670,6 +733,20 @@ static size_t generate_data(oc_case *out, size_t k, uint64_t *seed)
         c->s[2][0] = rank;
         c->s[2][1] = v;
         memcpy(&c->s[2][2], &sh[1], (size_t)(rank - 1) * sizeof *sh);
+    }
+    for (i = 0; i < 12; i++) { /* get_rows of the other block types: 1 to 3 blocks a row */
+        static const glc_dtype more[6] = {Q4K, Q6K, Q5K, Q41, Q50, Q51};
+        static const glc_dtype to[3] = {F32, F16, BF16};
+        int64_t tshape[2];
+        glc_dtype tt = more[i % 6];
+        tshape[0] = 1 + (int64_t)(ot_rand(seed) % 23);
+        tshape[1] = (i % 6 < 3 ? 256 : 32) * (1 + (int64_t)(ot_rand(seed) % 3));
+        c = add(out, &k, OC_GET_ROWS, tt, to[i % 3], 2, tshape);
+        c->flags = i < 6 ? C_RAWQ : 0;
+        c->dt[1] = I32;
+        c->s[1][0] = 1 + i % 2;
+        c->s[1][1] = 1 + (int64_t)(ot_rand(seed) % 19);
+        c->s[1][2] = 2;
     }
     return k;
 }

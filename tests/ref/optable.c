@@ -77,20 +77,20 @@ static void ids_in(oc_operand *o, uint64_t *seed, int64_t lo, int64_t hi)
         o->f[j] = (float)(lo + (int64_t)(ot_rand(seed) % (uint64_t)(hi - lo)));
 }
 
-/* Weights [rows, k] (quantized when dt is Q8_0 / Q4_0): raw bytes, and the
- * dequantized values into deq. */
-static void *weights(glc_dtype dt, const float *w, int64_t rows, int64_t k, float *deq)
+/* Weights [rows, k] (GGML blocks when dt is a block type: w quantized,
+ * or random blocks with C_RAWQ): raw bytes, and the dequantized values
+ * into deq. */
+static void *weights(const oc_case *c, glc_dtype dt, const float *w, int64_t rows, int64_t k,
+                     float *deq, uint64_t *seed)
 {
     size_t n = (size_t)(rows * k);
-    if (dt == Q8 || dt == Q4) {
-        uint8_t *q = malloc(n / 32 * (dt == Q8 ? 34 : 18));
-        if (dt == Q8) {
-            ref_quantize_q8_0(w, n, q);
-            ref_dequantize_q8_0(q, n, deq);
-        } else {
-            ref_quantize_q4_0(w, n, q);
-            ref_dequantize_q4_0(q, n, deq);
-        }
+    if (glc_dtype_size(dt) == 0) {
+        uint8_t *q = malloc((size_t)rows * glc_dtype_row_bytes(dt, k));
+        if (c->flags & C_RAWQ)
+            ref_random_blocks(dt, n, seed, q);
+        else
+            ref_quantize(dt, w, n, q);
+        ref_dequantize(dt, q, n, deq);
         return q;
     }
     memcpy(deq, w, n * 4);
@@ -437,7 +437,7 @@ static void gen_q(const oc_case *c, oc_data *d, uint64_t *seed)
     rows = (int64_t)numel(w->rank, w->shape) / w->shape[w->rank - 1];
     ot_fill(seed, w->f, numel(w->rank, w->shape), -1.0f, 1.0f);
     d->aux = malloc(numel(w->rank, w->shape) * 4);
-    w->raw = weights(w->dt, w->f, rows, w->shape[w->rank - 1], d->aux);
+    w->raw = weights(c, w->dt, w->f, rows, w->shape[w->rank - 1], d->aux, seed);
     if (w->raw) {
         free(w->f);
         w->f = NULL;
@@ -585,16 +585,16 @@ static glc_tensor graph_sdpa(glc_graph *g, const oc_case *c, const glc_tensor *i
 
 /* ---- data movement ---- */
 
-/* get_rows: table dt[0] [V, D] (Q8_0 / Q4_0 too), ids I32 s[1] (some
+/* get_rows: table dt[0] [V, D] (GGML blocks too), ids I32 s[1] (some
  * outside [0, V)). */
 static void gen_get_rows(const oc_case *c, oc_data *d, uint64_t *seed)
 {
     oc_operand *t = &d->in[0];
     size_t j, n;
     gen_default(c, d, seed);
-    if (t->dt == Q8 || t->dt == Q4) {
+    if (glc_dtype_size(t->dt) == 0) {
         d->aux = malloc(numel(t->rank, t->shape) * 4);
-        t->raw = weights(t->dt, t->f, t->shape[0], t->shape[1], d->aux);
+        t->raw = weights(c, t->dt, t->f, t->shape[0], t->shape[1], d->aux, seed);
         free(t->f);
         t->f = NULL;
     }

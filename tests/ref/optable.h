@@ -36,12 +36,19 @@ enum {
 #define I32 GLC_DTYPE_I32
 #define Q8 GLC_DTYPE_Q8_0
 #define Q4 GLC_DTYPE_Q4_0
+#define Q4K GLC_DTYPE_Q4_K
+#define Q5K GLC_DTYPE_Q5_K
+#define Q6K GLC_DTYPE_Q6_K
+#define Q41 GLC_DTYPE_Q4_1
+#define Q50 GLC_DTYPE_Q5_0
+#define Q51 GLC_DTYPE_Q5_1
 
 /* case flags */
 #define C_NANINF 1u    /* NaN, +Inf, -Inf among the first input's values */
 #define C_BIG 2u       /* a large case (test_ops: eager on the default device, plan on min) */
 #define C_INPLACE 4u   /* eager: the output is input 0 (same dtype); plans copy */
 #define C_TIES 8u      /* input 0 holds small integers: maxima repeat (argmax) */
+#define C_RAWQ 16u     /* GGML weights / tables: random blocks, not quantized values */
 
 #define MAXIN 5
 

@@ -1,7 +1,7 @@
 /* Plain C references of the quantized matmuls: GGML's reference
- * quantizers (quantize_row_q8_0_ref / quantize_row_q4_0_ref), MLX-style
- * affine quantization, dequantization, and the f32 matmul they are checked
- * against. */
+ * quantizers (quantize_row_q8_0_ref / quantize_row_q4_0_ref), the other
+ * GGML block types, MLX-style affine quantization, dequantization, and the
+ * f32 matmul they are checked against. */
 #ifndef GLC_REF_QUANT_H
 #define GLC_REF_QUANT_H
 
@@ -17,6 +17,19 @@ void ref_quantize_q4_0(const float *x, size_t n, uint8_t *out);
 /* Blocks back to n floats. */
 void ref_dequantize_q8_0(const uint8_t *q, size_t n, float *out);
 void ref_dequantize_q4_0(const uint8_t *q, size_t n, float *out);
+
+/* The other GGML block types, each a plain reading of its GGML block
+ * definition (the layouts in words are at each decoder in ref_quant.c):
+ * Q4_K, Q5_K, Q6_K (256 values a block), Q4_1, Q5_0, Q5_1 (32). The
+ * decoders give GGML's floats for any bytes whose f16 fields are finite;
+ * the quantizers are simple rounding ones (not GGML's searches): enough
+ * for realistic test data. n: a whole number of blocks of dt. The
+ * generic entry points take every block type, Q8_0 and Q4_0 included. */
+void ref_quantize(glc_dtype dt, const float *x, size_t n, uint8_t *out);
+void ref_dequantize(glc_dtype dt, const uint8_t *q, size_t n, float *out);
+/* n values of dt as random blocks: every quant bit random, the f16 scales
+ * (and mins) finite, nonzero and of either sign, magnitudes 2^-9 .. 2^-3. */
+void ref_random_blocks(glc_dtype dt, size_t n, uint64_t *seed, uint8_t *out);
 
 /* w [n, k] into packed u32 [n, k * bits / 32] (element j of a row at bit
  * (j * bits) % 32 of word (j * bits) / 32), and scales / biases [n, k / group]
