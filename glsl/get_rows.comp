@@ -13,7 +13,8 @@
 //           4 N (output elements), 5 the id of the table's first row (a
 //           piece of a split param; else 0): ids outside the table read zeros
 // defines:  TT (the table's GLC_T_*: f32, f16, bf16, a block type), TO (GLC_T_*),
-//           UNROLL (units per invocation, a group's units contiguous)
+//           UNROLL (units per invocation, a group's units contiguous),
+//           IDS_ALL (1: out row r is table row r; the ids are not read)
 // local size: GLC_LOCAL_SIZE_X
 
 #define GLC_KP_GET_ROWS
@@ -25,6 +26,11 @@ layout(std430, binding = 1) readonly buffer I { int ids[]; };
 layout(std430, binding = 2) buffer O { uint o[]; };
 
 #define QUANT (TT >= GLC_T_Q8_0)
+#if defined(IDS_ALL) // every row in order, the ids unread (matmul_q's decode of its weights)
+#define ROW_ID(r) (r)
+#else // below the first row: huge, so read as zeros
+#define ROW_ID(r) uint(ids[r] - int(glc_p[P_ROW0]))
+#endif
 
 #if QUANT
 #define GLC_QT TT
@@ -39,7 +45,7 @@ uint glc_qw(uint i)
 void unit(uint u)
 {
     uint per_row = glc_p[P_D] >> 2, r = u / per_row, q = u - r * per_row;
-    uint id = uint(ids[r] - int(glc_p[P_ROW0])); // below the first row: huge
+    uint id = ROW_ID(r);
     vec4 v = vec4(0.0);
     if (id < glc_p[P_V]) {
         uint c = q >> 3, i = q & 7u, j = c % GLC_Q_CHUNKS;
@@ -79,7 +85,7 @@ void unit(uint u)
 // output element r * D + c
 VAL value(uint r, uint c)
 {
-    uint id = uint(ids[r] - int(glc_p[P_ROW0])); // below the first row: huge
+    uint id = ROW_ID(r);
     if (id >= glc_p[P_V])
         return VAL(0);
     uint e = id * glc_p[P_D] + c;
