@@ -883,6 +883,41 @@ int main(int argc, char **argv)
             }
         glc_buffer_destroy(Wm);
     }
+    if (want("prefill matmul") && (gpu || only)) {
+        /* prefill shapes (issue 16): 512 rows of a times the 1b decoder's
+         * [N, K]^T weights, each type against f16 weights of the same shape
+         * (the dense path: the target is 1.3x of it at most) */
+        static const struct { const char *name; int64_t n, k; } pm[] = {
+            {"wo", 2048, 2048}, {"w1", 8192, 2048}, {"w2", 2048, 8192}};
+        static const glc_dtype pt[] = {GLC_DTYPE_F16,  GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0,
+                                       GLC_DTYPE_Q4_K, GLC_DTYPE_Q5_K, GLC_DTYPE_Q6_K};
+        int64_t m = 512, cap = (int64_t)in.limits.max_ssbo_size;
+        glc_buffer *Wm = buffer(GLC_DTYPE_U8, 8192LL * 2048 * 2 < cap ? 8192LL * 2048 * 2 : cap);
+        size_t j, t;
+        for (j = 0; j < sizeof pm / sizeof pm[0]; j++) {
+            double f16 = 0;
+            for (t = 0; t < sizeof pt / sizeof pt[0]; t++) {
+                int q = glc_dtype_size(pt[t]) == 0;
+                double tt, flops = 2.0 * (double)m * (double)pm[j].n * (double)pm[j].k;
+                if (mv_setup(&c, X, Wm, Z, pt[t], pm[j].n, pm[j].k, 1) < 0 || m * pm[j].k > n ||
+                    m * pm[j].n > n)
+                    continue;
+                c.a = v1(X, GLC_DTYPE_F32, 2, m, pm[j].k, 1, 1);
+                c.c = v1(Z, GLC_DTYPE_F32, 2, m, pm[j].n, 1, 1);
+                tt = time_op(q ? r_matmul_q : r_matmul, &c, reps);
+                if (t == 0)
+                    f16 = tt;
+                snprintf(size, sizeof size, "%lld x %s %lld x %lld, %s", (long long)m, pm[j].name,
+                         (long long)pm[j].n, (long long)pm[j].k, glc_dtype_name(pt[t]));
+                if (tt < 0)
+                    printf("| prefill matmul | %s | failed | | |\n", size);
+                else
+                    printf("| prefill matmul | %s | %.3f ms | %.1f GFLOP/s | %.2fx the f16 time |\n",
+                           size, tt * 1e3, flops / tt / 1e9, f16 > 0 ? tt / f16 : 0);
+            }
+        }
+        glc_buffer_destroy(Wm);
+    }
     if (only && want("mv chain")) { /* the mat-vec variants in a decode-like chain */
         static const struct { const char *name; int64_t n, k; } mv[] = {
             {"wo", 2048, 2048}, {"w1+w3 / 2048 x 16384", 16384, 2048},
