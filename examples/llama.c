@@ -5,7 +5,8 @@
  *
  * Weights file (little-endian), read by bench/torch_ref.py too:
  *   "GLCWTS01"; u32 d, layers, heads, kv_heads, head_dim, ffn, vocab,
- *   max_seq; f32 rope_base, eps; u32 wdtype, seed, ntensors; then per
+ *   max_seq; f32 rope_base, eps; u32 wdtype (+ 256: the Q4_K_M-like
+ *   mix), seed, ntensors; then per
  *   tensor: u32 name length, name, u32 dtype (glc_dtype), u32 rank, i64
  *   shape[rank], u64 bytes, the bytes.
  */
@@ -41,93 +42,14 @@ int llama_config(const char *name, llama_cfg *c)
     return 0;
 }
 
-/* ---- f16 and GGML blocks ---- */
-
-static uint16_t f32_to_f16(float f)
+/* v as stored in f16 (the library's rounding) and read back */
+float llama_f16_round(float v)
 {
-    uint32_t x, sign, mant;
-    int32_t exp;
-    memcpy(&x, &f, 4);
-    sign = (x >> 16) & 0x8000u;
-    exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-    mant = x & 0x7fffffu;
-    if (((x >> 23) & 0xff) == 0xff)
-        return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-    if (exp >= 31)
-        return (uint16_t)(sign | 0x7c00u);
-    if (exp <= 0) { /* subnormal or zero: round the shifted mantissa to nearest even */
-        uint32_t m = mant | 0x800000u, shift = (uint32_t)(14 - exp), half, r;
-        if (shift > 24)
-            return (uint16_t)sign;
-        half = 1u << (shift - 1);
-        r = m >> shift;
-        if ((m & ((half << 1) - 1)) > half || ((m & ((half << 1) - 1)) == half && (r & 1)))
-            r++;
-        return (uint16_t)(sign | r);
-    }
-    {
-        uint32_t r = ((uint32_t)exp << 10) | (mant >> 13), rest = mant & 0x1fffu;
-        if (rest > 0x1000u || (rest == 0x1000u && (r & 1)))
-            r++; /* may carry into the exponent: still right */
-        return (uint16_t)(sign | r);
-    }
-}
-
-static float f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, x;
-    float f;
-    if (exp == 0) {
-        f = ldexpf((float)mant, -24);
-        return sign ? -f : f;
-    }
-    x = exp == 31 ? sign | 0x7f800000u | (mant << 13) : sign | ((exp + 112) << 23) | (mant << 13);
-    memcpy(&f, &x, 4);
-    return f;
-}
-
-float llama_f16_round(float v) { return f16_to_f32(f32_to_f16(v)); }
-
-/* 32 values into one block: Q8_0 = f16 d, 32 x int8 (d = max|x| / 127);
- * Q4_0 = f16 d, 16 bytes of nibbles, value j low and j + 16 high
- * (d = the value of largest magnitude / -8). */
-static void quantize_block(glc_dtype dt, const float *x, unsigned char *out)
-{
-    float amax = 0, m = 0, d, id;
-    uint16_t hd;
-    int j;
-    for (j = 0; j < 32; j++)
-        if (fabsf(x[j]) > amax) {
-            amax = fabsf(x[j]);
-            m = x[j];
-        }
-    if (dt == GLC_DTYPE_Q8_0) {
-        d = amax / 127.0f;
-        id = d != 0 ? 1.0f / d : 0;
-        hd = f32_to_f16(d);
-        memcpy(out, &hd, 2);
-        for (j = 0; j < 32; j++)
-            out[2 + j] = (unsigned char)(signed char)lrintf(x[j] * id);
-        return;
-    }
-    d = m / -8.0f;
-    id = d != 0 ? 1.0f / d : 0;
-    hd = f32_to_f16(d);
-    memcpy(out, &hd, 2);
-    for (j = 0; j < 16; j++) {
-        int lo = (int)(x[j] * id + 8.5f), hi = (int)(x[j + 16] * id + 8.5f);
-        lo = lo < 0 ? 0 : lo > 15 ? 15 : lo;
-        hi = hi < 0 ? 0 : hi > 15 ? 15 : hi;
-        out[2 + j] = (unsigned char)(lo | hi << 4);
-    }
-}
-
-static size_t row_bytes(glc_dtype dt, int64_t n)
-{
-    return dt == GLC_DTYPE_Q8_0   ? (size_t)n / 32 * 34
-           : dt == GLC_DTYPE_Q4_0 ? (size_t)n / 32 * 18
-           : dt == GLC_DTYPE_F16  ? (size_t)n * 2
-                                  : (size_t)n * 4;
+    uint16_t h;
+    float r = v;
+    if (glc_dtype_from_f32(GLC_DTYPE_F16, &v, 1, &h) == GLC_OK)
+        glc_dtype_to_f32(GLC_DTYPE_F16, &h, 1, &r);
+    return r;
 }
 
 /* ---- weights ---- */
@@ -145,14 +67,14 @@ static llama_tensor *add(llama_weights *w, const char *name, int layer, glc_dtyp
     t->rank = c ? 2 : 1;
     t->shape[0] = r;
     t->shape[1] = c;
-    t->bytes = c ? (size_t)r * row_bytes(dt, c) : (size_t)r * 4;
+    t->bytes = c ? (size_t)r * glc_dtype_row_bytes(dt, c) : (size_t)r * 4;
     return t;
 }
 
 int llama_layout(const llama_cfg *c, llama_weights *w)
 {
     int l, q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim;
-    glc_dtype m = c->wdtype;
+    glc_dtype m = c->wdtype, hi = c->mix ? GLC_DTYPE_Q6_K : m; /* a Q4_K_M-like mix */
     w->cfg = *c;
     w->n = 0;
     w->gguf = NULL;
@@ -166,7 +88,7 @@ int llama_layout(const llama_cfg *c, llama_weights *w)
         add(w, "attn_norm", l, GLC_DTYPE_F32, c->d, 0);
         add(w, "wq", l, m, q, c->d);
         add(w, "wk", l, m, kv, c->d);
-        add(w, "wv", l, m, kv, c->d);
+        add(w, "wv", l, hi, kv, c->d);
         if (c->qkv_bias) {
             add(w, "bq", l, GLC_DTYPE_F32, q, 0);
             add(w, "bk", l, GLC_DTYPE_F32, kv, 0);
@@ -176,11 +98,11 @@ int llama_layout(const llama_cfg *c, llama_weights *w)
         add(w, "ffn_norm", l, GLC_DTYPE_F32, c->d, 0);
         add(w, "w1", l, m, c->ffn, c->d);
         add(w, "w3", l, m, c->ffn, c->d);
-        add(w, "w2", l, m, c->d, c->ffn);
+        add(w, "w2", l, hi, c->d, c->ffn);
     }
     add(w, "out_norm", -1, GLC_DTYPE_F32, c->d, 0);
     if (!c->tied)
-        add(w, "out", -1, m, c->vocab, c->d);
+        add(w, "out", -1, hi, c->vocab, c->d);
     return 1;
 }
 
@@ -209,21 +131,14 @@ int llama_generate(const llama_cfg *c, llama_weights *w)
         if (t->rank == 1)
             rows = 1;
         for (r = 0; r < rows; r++) {
-            unsigned char *dst = t->data + (size_t)r * row_bytes(t->dtype, cols);
+            unsigned char *dst = t->data + (size_t)r * glc_dtype_row_bytes(t->dtype, cols);
             for (j = 0; j < cols; j++) {
                 float u = (float)(next_u64(&s) >> 40) / (float)(1u << 24) * 2.0f - 1.0f;
                 row[j] = (t->rank == 1 ? 1.0f : 0.0f) + a * u;
             }
-            if (t->dtype == GLC_DTYPE_F32)
-                memcpy(dst, row, (size_t)cols * 4);
-            else if (t->dtype == GLC_DTYPE_F16)
-                for (j = 0; j < cols; j++) {
-                    uint16_t h = f32_to_f16(row[j]);
-                    memcpy(dst + j * 2, &h, 2);
-                }
-            else
-                for (j = 0; j < cols; j += 32)
-                    quantize_block(t->dtype, row + j, dst + (size_t)j / 32 * row_bytes(t->dtype, 32));
+            /* f32 as is, f16 / bf16 rounded, GGML blocks quantized */
+            if (glc_dtype_from_f32(t->dtype, row, cols, dst) != GLC_OK)
+                return 0;
         }
     }
     return 1;
@@ -276,7 +191,7 @@ int llama_save(const llama_weights *w, const char *path)
                       (uint32_t)c->kv_heads, (uint32_t)c->head_dim, (uint32_t)c->ffn,
                       (uint32_t)c->vocab, (uint32_t)c->max_seq, 0, 0, 0};
     float fl[2] = {c->rope_base, c->eps};
-    uint32_t tail[3] = {(uint32_t)c->wdtype, c->seed, (uint32_t)w->n};
+    uint32_t tail[3] = {(uint32_t)c->wdtype | (c->mix ? 256u : 0u), c->seed, (uint32_t)w->n};
     int i, ok;
     if (!f)
         return 0;
@@ -328,16 +243,20 @@ static int check_config(const char *path, const uint32_t h[8], const float fl[2]
     if (h[2] % h[3] != 0)
         return load_fail(err, len, "%s: header: heads = %u is not a multiple of kv_heads = %u",
                          path, h[2], h[3]);
-    if (tail[0] != GLC_DTYPE_F32 && tail[0] != GLC_DTYPE_F16 && tail[0] != GLC_DTYPE_Q8_0 &&
-        tail[0] != GLC_DTYPE_Q4_0)
-        return load_fail(err, len, "%s: header: wdtype = %u is not f32, f16, q8_0 or q4_0", path,
-                         tail[0]);
-    if ((tail[0] == GLC_DTYPE_Q8_0 || tail[0] == GLC_DTYPE_Q4_0) &&
-        (h[0] % 32 || h[5] % 32 || (h[2] * h[4]) % 32))
+    /* wdtype: a float or GGML block dtype, bit 8 the Q4_K_M-like mix */
+    if (!(glc_dtype_row_bytes((glc_dtype)(tail[0] & 255), 256) &&
+          (tail[0] & 255) != GLC_DTYPE_I32 && (tail[0] & 255) != GLC_DTYPE_U32 &&
+          (tail[0] & 255) != GLC_DTYPE_U8) ||
+        (tail[0] >> 8) > 1 || ((tail[0] >> 8) && (tail[0] & 255) != GLC_DTYPE_Q4_K))
+        return load_fail(err, len, "%s: header: wdtype = %u is not a weight dtype", path, tail[0]);
+    if (!glc_dtype_row_bytes((glc_dtype)(tail[0] & 255), h[0]) ||
+        !glc_dtype_row_bytes((glc_dtype)(tail[0] & 255), h[5]) ||
+        !glc_dtype_row_bytes((glc_dtype)(tail[0] & 255), h[2] * h[4]) ||
+        ((tail[0] >> 8) && !glc_dtype_row_bytes(GLC_DTYPE_Q6_K, h[5])))
         return load_fail(err, len,
-                         "%s: header: %s weights need d, ffn and heads x head_dim multiples of "
-                         "32 (d %u, ffn %u, heads x head_dim %u)",
-                         path, glc_dtype_name((glc_dtype)tail[0]), h[0], h[5], h[2] * h[4]);
+                         "%s: header: %s weights need d, ffn and heads x head_dim in whole "
+                         "blocks (d %u, ffn %u, heads x head_dim %u)",
+                         path, glc_dtype_name((glc_dtype)(tail[0] & 255)), h[0], h[5], h[2] * h[4]);
     if (!(fl[0] > 0 && isfinite(fl[0])) || !(fl[1] > 0 && isfinite(fl[1])))
         return load_fail(err, len, "%s: header: rope_base %g and eps %g must be finite and > 0",
                          path, (double)fl[0], (double)fl[1]);
@@ -378,7 +297,8 @@ int llama_load(const char *path, llama_weights *w, char *err, size_t len)
         memset(&c, 0, sizeof c);
         c.d = (int)h[0], c.layers = (int)h[1], c.heads = (int)h[2], c.kv_heads = (int)h[3];
         c.head_dim = (int)h[4], c.ffn = (int)h[5], c.vocab = (int)h[6], c.max_seq = (int)h[7];
-        c.rope_base = fl[0], c.eps = fl[1], c.wdtype = (glc_dtype)tail[0], c.seed = tail[1];
+        c.rope_base = fl[0], c.eps = fl[1], c.wdtype = (glc_dtype)(tail[0] & 255), c.seed = tail[1];
+        c.mix = (int)(tail[0] >> 8);
         c.cache = c.d >= 1024 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
         if (!llama_layout(&c, w))
             ok = load_fail(err, len, "%s: out of memory", path);

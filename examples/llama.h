@@ -28,6 +28,7 @@ typedef struct llama_cfg {
     int rope_freqs;     /* a "rope_freqs" tensor [head_dim/2] divides pair i's frequency */
     int qkv_bias;       /* "bq", "bk", "bv" biases of Q, K, V (qwen2) */
     glc_dtype wdtype;   /* embedding and matrices (a GGUF file's: the most common) */
+    int mix;            /* wdtype Q4_K with wv, w2 and out in Q6_K (as llama.cpp's Q4_K_M) */
     glc_dtype cache;    /* KV cache: F32 or F16 */
     uint32_t seed;
 } llama_cfg;

@@ -297,11 +297,19 @@ oom:
     return NULL;
 }
 
-/* The llama.cpp file type of a model whose matrices are dt (-1: none) */
-static int file_type(glc_dtype dt)
+/* The llama.cpp file type (general.file_type) of a model whose matrices
+ * are dt, mix: the Q4_K_M-like one (-1: none) */
+static int file_type(glc_dtype dt, int mix)
 {
-    return dt == GLC_DTYPE_F32 ? 0 : dt == GLC_DTYPE_F16 ? 1 : dt == GLC_DTYPE_Q4_0 ? 2
-           : dt == GLC_DTYPE_Q8_0 ? 7 : dt == GLC_DTYPE_BF16 ? 32 : -1;
+    static const struct { glc_dtype dt; int ft; } t[] = {
+        {GLC_DTYPE_F32, 0},  {GLC_DTYPE_F16, 1},  {GLC_DTYPE_Q4_0, 2},  {GLC_DTYPE_Q4_1, 3},
+        {GLC_DTYPE_Q8_0, 7}, {GLC_DTYPE_Q5_0, 8}, {GLC_DTYPE_Q5_1, 9},  {GLC_DTYPE_Q4_K, 14},
+        {GLC_DTYPE_Q5_K, 16}, {GLC_DTYPE_Q6_K, 18}, {GLC_DTYPE_BF16, 32}};
+    size_t i;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (t[i].dt == dt)
+            return mix && dt == GLC_DTYPE_Q4_K ? 15 : t[i].ft;
+    return -1;
 }
 
 int llama_save_gguf(const llama_weights *w, const char *path, char *err, size_t len)
@@ -313,7 +321,7 @@ int llama_save_gguf(const llama_weights *w, const char *path, char *err, size_t 
     int32_t *types = NULL;
     char **vocab = NULL;
     uint32_t u;
-    int i, ok = 0, ft = file_type(c->wdtype);
+    int i, ok = 0, ft = file_type(c->wdtype, c->mix);
     /* qwen2 (Q, K, V biases) runs NeoX pairs, llama adjacent ones */
     const char *arch = c->qkv_bias ? "qwen2" : "llama";
     glc_rope_mode file_rope = c->qkv_bias ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL;

@@ -25,7 +25,7 @@
 typedef struct opts {
     const char *config, *save, *save_gguf, *load, *logits, *json, *text;
     glc_dtype wdtype, cache;
-    int prompt, decode, max_prompt, max_seq, verify, no_fuse;
+    int prompt, decode, max_prompt, max_seq, verify, no_fuse, mix;
     long long seed;
 } opts;
 
@@ -36,19 +36,27 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* weight dtypes; the first two are the cache's too; q4_K_M: Q4_K with wv,
+ * w2 and out in Q6_K (mix) */
 static const struct {
     const char *n;
     glc_dtype d;
-} dtypes[] = {{"f32", GLC_DTYPE_F32}, {"f16", GLC_DTYPE_F16}, {"q8_0", GLC_DTYPE_Q8_0},
-              {"q4_0", GLC_DTYPE_Q4_0}};
+    int mix;
+} dtypes[] = {{"f32", GLC_DTYPE_F32, 0},   {"f16", GLC_DTYPE_F16, 0},   {"bf16", GLC_DTYPE_BF16, 0},
+              {"q8_0", GLC_DTYPE_Q8_0, 0}, {"q4_0", GLC_DTYPE_Q4_0, 0}, {"q4_1", GLC_DTYPE_Q4_1, 0},
+              {"q5_0", GLC_DTYPE_Q5_0, 0}, {"q5_1", GLC_DTYPE_Q5_1, 0}, {"q4_K", GLC_DTYPE_Q4_K, 0},
+              {"q5_K", GLC_DTYPE_Q5_K, 0}, {"q6_K", GLC_DTYPE_Q6_K, 0}, {"q4_K_M", GLC_DTYPE_Q4_K, 1}};
+#define NWDTYPES (sizeof dtypes / sizeof dtypes[0])
 
-/* `ncache` names the first entries valid as a cache dtype (f32, f16). */
-static int dtype_of(const char *opt, const char *s, size_t n, glc_dtype *out)
+/* Of the first n entries (2: the cache's). */
+static int dtype_of(const char *opt, const char *s, size_t n, glc_dtype *out, int *mix)
 {
     size_t i;
     for (i = 0; i < n; i++)
         if (strcmp(s, dtypes[i].n) == 0) {
             *out = dtypes[i].d;
+            if (mix)
+                *mix = dtypes[i].mix;
             return 1;
         }
     fprintf(stderr, "transformer: %s \"%s\": not one of", opt, s);
@@ -83,7 +91,9 @@ static void usage(FILE *f)
             "usage: transformer [options]\n"
             "A llama-style decoder on glcompute: prefill, greedy decode, a report.\n"
             "  --config NAME        model: tiny (default) or 1b\n"
-            "  --wdtype DTYPE       weight dtype: f32 (default), f16, q8_0, q4_0\n"
+            "  --wdtype DTYPE       weight dtype: f32 (default), f16, bf16, q8_0, q4_0, q4_1,\n"
+            "                       q5_0, q5_1, q4_K, q5_K, q6_K, q4_K_M (q4_K with wv, w2\n"
+            "                       and the output in q6_K)\n"
             "  --cache DTYPE        KV cache dtype: f32 or f16 (default: f32 for tiny, f16 for 1b)\n"
             "  --prompt N           prompt tokens, 1..max-prompt (default: 16; 128 for 1b)\n"
             "  --decode N           tokens decoded after the prompt, >= 0 (default: 24; 64 for 1b)\n"
@@ -156,10 +166,10 @@ static int parse(int argc, char **argv, opts *o)
         if (strcmp(a, "--config") == 0)
             o->config = v;
         else if (strcmp(a, "--wdtype") == 0) {
-            if (!dtype_of(a, v, 4, &o->wdtype))
+            if (!dtype_of(a, v, NWDTYPES, &o->wdtype, &o->mix))
                 return -1;
         } else if (strcmp(a, "--cache") == 0) {
-            if (!dtype_of(a, v, 2, &o->cache))
+            if (!dtype_of(a, v, 2, &o->cache, NULL))
                 return -1;
         } else if (strcmp(a, "--prompt") == 0) {
             if (!int_of(a, v, 1, 1 << 20, &n))
@@ -341,8 +351,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "transformer: --config \"%s\": not one of tiny, 1b\n", o.config);
             return 2;
         }
-        if (o.wdtype)
+        if (o.wdtype) {
             cfg.wdtype = o.wdtype;
+            cfg.mix = o.mix;
+        }
         if (o.seed >= 0)
             cfg.seed = (uint32_t)o.seed;
     }
@@ -405,7 +417,8 @@ int main(int argc, char **argv)
     printf("config %s: d %d, %d layers, %d heads (%d kv), head %d, ffn %d, vocab %d; weights %s "
            "(%.1f MB), cache %s; RoPE %s%s%s; plans built in %.2f s\n",
            o.load ? o.load : o.config, cfg.d, cfg.layers, cfg.heads, cfg.kv_heads, cfg.head_dim,
-           cfg.ffn, cfg.vocab, dtype_name(cfg.wdtype), (double)wbytes / 1e6, dtype_name(cfg.cache),
+           cfg.ffn, cfg.vocab, cfg.mix ? "q4_K_M" : dtype_name(cfg.wdtype), (double)wbytes / 1e6,
+           dtype_name(cfg.cache),
            cfg.rope == GLC_ROPE_NEOX ? "halves" : "adjacent pairs",
            cfg.rope_freqs ? " with frequency factors" : "", cfg.tied ? ", output tied" : "",
            now_s() - t0);

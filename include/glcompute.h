@@ -124,6 +124,13 @@ GLC_API glc_dtype glc_dtype_from_ggml_type(uint32_t ggml_type);
  * the host. GLC_ERR_INVALID_ARG for NULL pointers or an n the dtype cannot
  * hold (dst untouched). */
 GLC_API glc_status glc_dtype_to_f32(glc_dtype dtype, const void *src, int64_t n, float *dst);
+/* Encodes n floats into dtype at dst (the bytes glc_dtype_row_bytes(dtype,
+ * n) gives): f16 / bf16 round to nearest even; block types round each
+ * value to its block's nearest level, scales from each block's range (as
+ * GGML's reference quantizers; no search for better scales). I32, U32 and
+ * U8 are not encoded (GLC_ERR_UNSUPPORTED); a non-finite value for a block
+ * type, NULL pointers or an n the dtype cannot hold: GLC_ERR_INVALID_ARG. */
+GLC_API glc_status glc_dtype_from_f32(glc_dtype dtype, const float *src, int64_t n, void *dst);
 
 /* ---- Device -------------------------------------------------------------- */
 

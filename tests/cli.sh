@@ -73,7 +73,7 @@ expect transformer_prompt_empty 2 '--prompt "": not an integer' --once -- "$T" -
 expect transformer_prompt_overflow 2 "out of range" --once -- "$T" --prompt 99999999999999999999
 expect transformer_seed_overflow 2 '--seed "4294967296": out of range' --once -- "$T" --seed 4294967296
 expect transformer_missing_value 2 "--decode needs a value" --once -- "$T" --decode
-expect transformer_wdtype_values 2 '--wdtype "xx": not one of f32, f16, q8_0, q4_0' --once -- "$T" --wdtype xx
+expect transformer_wdtype_values 2 '--wdtype "xx": not one of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K, q4_K_M' --once -- "$T" --wdtype xx
 expect transformer_cache_values 2 '--cache "q8_0": not one of f32, f16' --once -- "$T" --cache q8_0
 expect transformer_config_values 2 '--config "xx": not one of tiny, 1b' --once -- "$T" --config xx
 expect transformer_unknown_option 2 "unknown option --bogus" --once -- "$T" --bogus

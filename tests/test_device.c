@@ -14,6 +14,7 @@
 #include "select.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,6 +105,58 @@ static void test_dtype_to_f32(void **state)
         assert_true(got[i] == x[i]); /* these are exact in bf16 */
     assert_int_equal(glc_dtype_to_f32(GLC_DTYPE_F32, NULL, 4, got), GLC_ERR_INVALID_ARG);
     assert_int_equal(glc_dtype_to_f32((glc_dtype)99, x, 4, got), GLC_ERR_INVALID_ARG);
+}
+
+/* glc_dtype_from_f32 for every block type: what it writes decodes (by the
+ * independent test reference, tests/ref) close to what it was given, as
+ * close as the levels allow; zeros and a constant block; refusals leave
+ * dst untouched. */
+static void test_dtype_from_f32(void **state)
+{
+    static const struct { glc_dtype dt; double bound; } t[] = {
+        {GLC_DTYPE_Q8_0, 1e-4}, {GLC_DTYPE_Q6_K, 2e-3}, {GLC_DTYPE_Q5_0, 4e-3},
+        {GLC_DTYPE_Q5_1, 4e-3}, {GLC_DTYPE_Q5_K, 6e-3}, {GLC_DTYPE_Q4_0, 2e-2},
+        {GLC_DTYPE_Q4_1, 2e-2}, {GLC_DTYPE_Q4_K, 2.5e-2}};
+    enum { N = 256 * 12 };
+    static float x[N], y[N];
+    static uint8_t q[N * 2];
+    uint64_t seed = 5;
+    size_t k, i;
+    (void)state;
+    for (i = 0; i < N; i++) { /* blocks of different scales and offsets; a zero block, a constant one */
+        double u = (double)(tu_rand(&seed) >> 11) / 9007199254740992.0 * 2 - 1;
+        double scale = pow(10.0, (double)(i / 256) / 3.0 - 2.0);
+        x[i] = i / 256 == 3 ? 0.0f : i / 256 == 4 ? 0.75f : (float)(u * scale + (i / 256 % 2 ? 0.3 * scale : 0));
+    }
+    for (k = 0; k < sizeof t / sizeof t[0]; k++) {
+        double e = 0, s = 0;
+        assert_int_equal(glc_dtype_from_f32(t[k].dt, x, N, q), GLC_OK);
+        ref_dequantize(t[k].dt, q, N, y);
+        for (i = 0; i < N; i++) {
+            if (i / 256 == 3 && y[i] != 0.0f)
+                fail_msg("%s: a zero block decodes to %g", glc_dtype_name(t[k].dt), y[i]);
+            e += ((double)y[i] - x[i]) * ((double)y[i] - x[i]);
+            s += (double)x[i] * x[i];
+        }
+        if (!(e / s < t[k].bound))
+            fail_msg("%s: nmse %g of the decoded blocks (bound %g)", glc_dtype_name(t[k].dt), e / s,
+                     t[k].bound);
+        for (i = 4 * 256; i < 5 * 256; i++)
+            if (fabsf(y[i] - 0.75f) > 0.75f * 0.07f)
+                fail_msg("%s: the constant block decodes %g at %zu", glc_dtype_name(t[k].dt), y[i], i);
+    }
+    /* f16 round trip; refusals */
+    assert_int_equal(glc_dtype_from_f32(GLC_DTYPE_F16, x, 64, q), GLC_OK);
+    assert_int_equal(glc_dtype_to_f32(GLC_DTYPE_F16, q, 64, y), GLC_OK);
+    for (i = 0; i < 64; i++)
+        assert_true(fabsf(y[i] - x[i]) <= fabsf(x[i]) * 1e-3f);
+    memset(q, 0xab, 64);
+    x[5] = NAN;
+    assert_int_equal(glc_dtype_from_f32(GLC_DTYPE_Q4_K, x, 256, q), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_dtype_from_f32(GLC_DTYPE_Q8_0, x, 31, q), GLC_ERR_INVALID_ARG);
+    assert_int_equal(glc_dtype_from_f32(GLC_DTYPE_I32, x, 4, q), GLC_ERR_UNSUPPORTED);
+    for (i = 0; i < 64; i++)
+        assert_int_equal(q[i], 0xab);
 }
 
 static void test_select_rules(void **state)
@@ -745,6 +798,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_table),
         cmocka_unit_test(test_dtype_to_f32),
+        cmocka_unit_test(test_dtype_from_f32),
         cmocka_unit_test(test_select_rules),
         cmocka_unit_test(test_grid_fold),
         cmocka_unit_test(test_create_default),

@@ -38,12 +38,15 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* A small model: d 64, 2 layers, 4 heads (2 kv) of 16, ffn 96, vocab 300. */
+/* A small model: d 64, 2 layers, 4 heads (2 kv) of 16, ffn 96, vocab 300;
+ * for 256-value blocks (and the Q4_K_M-like mix, wdtype Q4_K and mix set
+ * by the caller) d 256, heads of 64, ffn 512. */
 static void small_cfg(llama_cfg *c, glc_dtype wdtype, int tied, int freqs, int bias)
 {
+    int big = glc_dtype_row_bytes(wdtype, 32) == 0;
     assert_true(llama_config("tiny", c));
-    c->d = 64, c->layers = 2, c->heads = 4, c->kv_heads = 2, c->head_dim = 16;
-    c->ffn = 96, c->vocab = 300, c->max_seq = 32;
+    c->d = big ? 256 : 64, c->layers = 2, c->heads = 4, c->kv_heads = 2, c->head_dim = big ? 64 : 16;
+    c->ffn = big ? 512 : 96, c->vocab = 300, c->max_seq = 32;
     c->wdtype = wdtype;
     c->tied = tied;
     c->rope_freqs = freqs;
@@ -89,7 +92,7 @@ static void save_load(llama_weights *orig, const char *name, llama_weights *back
 
 /* Save, load, compare: config, bytes (Q and K through the permutation),
  * and the reference's logits with either pairing. */
-static void round_trip(glc_dtype wdtype, int tied, int freqs, int bias)
+static void round_trip(glc_dtype wdtype, int tied, int freqs, int bias, int mix)
 {
     llama_cfg c;
     llama_weights w, g;
@@ -97,6 +100,7 @@ static void round_trip(glc_dtype wdtype, int tied, int freqs, int bias)
     float *lo, *lg;
     int i;
     small_cfg(&c, wdtype, tied, freqs, bias);
+    c.mix = mix;
     assert_true(llama_generate(&c, &w));
     save_load(&w, "m.gguf", &g);
     /* llama files: adjacent pairs, Q and K rows permuted; qwen2 (biases):
@@ -114,7 +118,7 @@ static void round_trip(glc_dtype wdtype, int tied, int freqs, int bias)
     assert_int_equal(b->qkv_bias, bias);
     assert_int_equal(b->tied, tied);
     assert_int_equal(b->rope_freqs, freqs);
-    assert_int_equal(b->wdtype, wdtype);
+    assert_int_equal(b->wdtype, wdtype); /* the mix: q4_K the most common */
     assert_int_equal(g.n, w.n);
     for (i = 0; i < w.n; i++) {
         const llama_tensor *t = &w.t[i], *u = &g.t[i];
@@ -161,19 +165,28 @@ static void round_trip(glc_dtype wdtype, int tied, int freqs, int bias)
 static void test_round_trip(void **state)
 {
     (void)state;
-    round_trip(GLC_DTYPE_F32, 0, 0, 0);
-    round_trip(GLC_DTYPE_F16, 1, 0, 0);
-    round_trip(GLC_DTYPE_Q8_0, 0, 1, 0);
-    round_trip(GLC_DTYPE_Q4_0, 1, 1, 0);
-    round_trip(GLC_DTYPE_F32, 1, 0, 1); /* qwen2 */
-    round_trip(GLC_DTYPE_Q8_0, 0, 1, 1);
+    round_trip(GLC_DTYPE_F32, 0, 0, 0, 0);
+    round_trip(GLC_DTYPE_F16, 1, 0, 0, 0);
+    round_trip(GLC_DTYPE_Q8_0, 0, 1, 0, 0);
+    round_trip(GLC_DTYPE_Q4_0, 1, 1, 0, 0);
+    round_trip(GLC_DTYPE_F32, 1, 0, 1, 0); /* qwen2 */
+    round_trip(GLC_DTYPE_Q8_0, 0, 1, 1, 0);
+    /* every other tensor type, and the Q4_K_M-like mix */
+    round_trip(GLC_DTYPE_BF16, 0, 0, 0, 0);
+    round_trip(GLC_DTYPE_Q4_1, 1, 0, 0, 0);
+    round_trip(GLC_DTYPE_Q5_0, 0, 0, 0, 0);
+    round_trip(GLC_DTYPE_Q5_1, 0, 1, 1, 0);
+    round_trip(GLC_DTYPE_Q4_K, 0, 0, 0, 0);
+    round_trip(GLC_DTYPE_Q5_K, 1, 0, 0, 0);
+    round_trip(GLC_DTYPE_Q6_K, 0, 0, 1, 0);
+    round_trip(GLC_DTYPE_Q4_K, 0, 1, 0, 1);
 }
 
 /* The GPU plans on the loaded file (fused or not) against the reference of
  * the original model: a llama file (adjacent pairs, q8_0, tied, rope_freqs)
  * and a qwen2 one (NeoX, f16, Q K V biases); then both in f32 on a device
  * whose bindings hold less than the embedding (split params). */
-static void plans_on_gguf(glc_device *dev, glc_dtype wdtype, int tied, int freqs, int bias)
+static void plans_on_gguf(glc_device *dev, glc_dtype wdtype, int tied, int freqs, int bias, int mix)
 {
     static const int32_t tokens[10] = {5, 299, 17, 3, 260, 42, 7, 100, 1, 250};
     static const int32_t pos[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -182,6 +195,7 @@ static void plans_on_gguf(glc_device *dev, glc_dtype wdtype, int tied, int freqs
     float *lo, logits[300];
     int fuse, i;
     small_cfg(&c, wdtype, tied, freqs, bias);
+    c.mix = mix;
     assert_true(llama_generate(&c, &w));
     save_load(&w, "p.gguf", &g);
     lo = malloc(4 * sizeof *lo * (size_t)c.vocab);
@@ -227,13 +241,15 @@ static void test_plans_on_gguf(void **state)
 {
     glc_device *dev = tu_device(NULL);
     (void)state;
-    plans_on_gguf(dev, GLC_DTYPE_Q8_0, 1, 1, 0);
-    plans_on_gguf(dev, GLC_DTYPE_F16, 0, 0, 1);
+    plans_on_gguf(dev, GLC_DTYPE_Q8_0, 1, 1, 0, 0);
+    plans_on_gguf(dev, GLC_DTYPE_F16, 0, 0, 1, 0);
+    plans_on_gguf(dev, GLC_DTYPE_Q4_K, 0, 0, 0, 1); /* the Q4_K_M-like mix */
+    plans_on_gguf(dev, GLC_DTYPE_Q5_1, 1, 0, 1, 0);
     /* the embedding (300 x 64 f32, tied: get_rows and the logits) and the
      * output past a 32 KiB binding: split params */
     dev->info.limits.max_ssbo_size = 32768;
-    plans_on_gguf(dev, GLC_DTYPE_F32, 1, 0, 0);
-    plans_on_gguf(dev, GLC_DTYPE_F32, 0, 0, 1);
+    plans_on_gguf(dev, GLC_DTYPE_F32, 1, 0, 0, 0);
+    plans_on_gguf(dev, GLC_DTYPE_F32, 0, 0, 1, 0);
     glc_device_destroy(dev);
 }
 
