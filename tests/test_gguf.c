@@ -352,6 +352,79 @@ static void test_truncations_and_corruptions(void **state)
 
 /* The writer: every value kind and four tensors (F32, F16, Q8_0, Q4_K) out
  * and back through the reader, alignment 64 honoured; and its refusals. */
+/* A file of 200000 tensors and a 200000-string array: read in linear time
+ * (duplicates are found by hashing, strings are indexed at open; the
+ * quadratic checks this replaced would take minutes here), every string
+ * by index, and a duplicate name at the very end still found. */
+static void test_many_entries(void **state)
+{
+    enum { N = 200000 };
+    size_t cap = (size_t)N * 64 + 4096, n = 0, last_name = 0;
+    unsigned char *b = malloc(cap);
+    glc_gguf *f = NULL;
+    glc_gguf_tensor t;
+    const char *str;
+    size_t len;
+    uint64_t i;
+    char name[32];
+#define PUT(v, bytes)                                                  \
+    do {                                                               \
+        int k_;                                                        \
+        for (k_ = 0; k_ < (bytes); k_++)                               \
+            b[n++] = (unsigned char)((uint64_t)(v) >> (8 * k_));       \
+    } while (0)
+#define PUT_STR(s)                                                     \
+    do {                                                               \
+        PUT(strlen(s), 8);                                             \
+        memcpy(b + n, (s), strlen(s));                                 \
+        n += strlen(s);                                                \
+    } while (0)
+    (void)state;
+    assert_non_null(b);
+    PUT(0x46554747u, 4);
+    PUT(3, 4);
+    PUT(N, 8);
+    PUT(1, 8);
+    PUT_STR("words");
+    PUT(9, 4);
+    PUT(8, 4);
+    PUT(N, 8);
+    for (i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "w%llu", (unsigned long long)i);
+        PUT_STR(name);
+    }
+    for (i = 0; i < N; i++) { /* each an f32 [1] at offset 0: they share their 4 bytes */
+        if (i == N - 1)
+            last_name = n;
+        snprintf(name, sizeof name, "t%06llu", (unsigned long long)i);
+        PUT_STR(name);
+        PUT(1, 4);
+        PUT(1, 8);
+        PUT(0, 4);
+        PUT(0, 8);
+    }
+    while (n % 32)
+        b[n++] = 0;
+    PUT(0x3f800000u, 4);
+    assert_int_equal(glc_gguf_open_memory(b, n, &f), GLC_OK);
+    assert_int_equal(glc_gguf_tensor_count(f), N);
+    assert_int_equal(glc_gguf_tensor_at(f, N - 1, &t), GLC_OK);
+    assert_string_equal(t.name, "t199999");
+    for (i = 0; i < N; i++) { /* in order: constant time each */
+        snprintf(name, sizeof name, "w%llu", (unsigned long long)i);
+        assert_int_equal(glc_gguf_array_string(f, "words", i, &str, &len), GLC_OK);
+        assert_int_equal(len, strlen(name));
+        assert_memory_equal(str, name, len);
+    }
+    glc_gguf_close(f);
+    memcpy(b + last_name + 8, "t000000", 7); /* the last name made the first's */
+    assert_int_equal(glc_gguf_open_memory(b, n, &f), GLC_ERR_INVALID_ARG);
+    tu_assert_contains(glc_device_errmsg(NULL), "the same name twice");
+    free(b);
+#undef PUT
+#undef PUT_STR
+}
+
 static void test_writer_round_trip(void **state)
 {
     glc_gguf_writer *w;
@@ -457,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_truncations_and_corruptions),
         cmocka_unit_test(test_writer_round_trip),
+        cmocka_unit_test(test_many_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

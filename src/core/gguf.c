@@ -36,6 +36,7 @@ typedef struct kv {
     size_t at;        /* the value's bytes (arrays: the first element) */
     uint32_t elem;    /* arrays */
     uint64_t count;
+    size_t str0;      /* a string array: its first element's place in str_at */
 } kv;
 
 struct glc_gguf {
@@ -49,7 +50,41 @@ struct glc_gguf {
     glc_gguf_tensor *tensors;
     int64_t ntensors;
     char *names; /* the tensors' names, terminated */
+    size_t *str_at; /* every string array element's offset (its length field) */
 };
+
+/* ---- duplicates: a hash set of (bytes, length), so that a file with a
+ * million keys or tensors is checked in linear time ---- */
+
+typedef struct dupset {
+    struct { const char *s; size_t n; } *slot;
+    size_t mask;
+} dupset;
+
+static int dupset_init(dupset *d, uint64_t count)
+{
+    size_t size = 16;
+    while (size < 2 * count + 1)
+        size *= 2;
+    d->mask = size - 1;
+    d->slot = glc__calloc(size, sizeof *d->slot);
+    return d->slot != NULL;
+}
+
+/* 1 when s[0 .. n) was inserted before (then it is not inserted again) */
+static int dupset_insert(dupset *d, const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    for (i = (size_t)h & d->mask; d->slot[i].s; i = (i + 1) & d->mask)
+        if (d->slot[i].n == n && memcmp(d->slot[i].s, s, n) == 0)
+            return 1;
+    d->slot[i].s = s;
+    d->slot[i].n = n;
+    return 0;
+}
 
 /* Elements a block and bytes a block of GGML type t (0 0: unknown). */
 static void ggml_block(uint32_t t, uint32_t *elems, uint32_t *bytes)
@@ -182,7 +217,9 @@ static int same_key(const kv *k, const char *s, size_t n)
     return k->key_len == n && memcmp(k->key, s, n) == 0;
 }
 
-static glc_status parse(glc_gguf *f)
+/* The file's header, pairs and tensor table, checked; dup: the duplicates
+ * set (keys, then names), the caller's to free */
+static glc_status parse_file(glc_gguf *f, dupset *dup)
 {
     cursor c = {f->data, f->size, 0};
     uint64_t nt, nkv, i;
@@ -213,16 +250,16 @@ static glc_status parse(glc_gguf *f)
     if (!f->kvs || !f->tensors)
         return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
     f->alignment = 32;
+    if (!dupset_init(dup, nkv))
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
     for (i = 0; i < nkv; i++) {
         kv *k = &f->kvs[i];
-        int64_t j;
         at = c.at;
         snprintf(what, sizeof what, "key %llu", (unsigned long long)i);
         if ((st = str(&c, what, &k->key, &k->key_len)) != GLC_OK)
             return st;
-        for (j = 0; j < (int64_t)i; j++)
-            if (same_key(&f->kvs[j], k->key, k->key_len))
-                return bad(at, what, "the same key twice");
+        if (dupset_insert(dup, k->key, k->key_len))
+            return bad(at, what, "the same key twice");
         snprintf(what, sizeof what, "the value of \"%.*s\"", (int)(k->key_len < 48 ? k->key_len : 48),
                  k->key);
         if ((st = u32(&c, what, &k->type)) != GLC_OK)
@@ -243,6 +280,9 @@ static glc_status parse(glc_gguf *f)
             f->alignment = a;
         }
     }
+    glc__free(dup->slot); /* a new set for the names */
+    if (!dupset_init(dup, nt))
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
     for (i = 0; i < nt; i++) {
         glc_gguf_tensor *t = &f->tensors[i];
         const char *name;
@@ -250,15 +290,12 @@ static glc_status parse(glc_gguf *f)
         uint32_t dims, type, be, bb;
         uint64_t dim[4], numel = 1, off;
         int d2;
-        int64_t j;
         at = c.at;
         snprintf(what, sizeof what, "tensor %llu's name", (unsigned long long)i);
         if ((st = str(&c, what, &name, &name_len)) != GLC_OK)
             return st;
-        for (j = 0; j < (int64_t)i; j++) /* (names still in the file: lengths before them) */
-            if (le((const unsigned char *)f->tensors[j].name - 8, 8) == name_len &&
-                memcmp(f->tensors[j].name, name, name_len) == 0)
-                return bad(at, what, "the same name twice");
+        if (dupset_insert(dup, name, name_len))
+            return bad(at, what, "the same name twice");
         snprintf(what, sizeof what, "tensor \"%.*s\"", (int)(name_len < 48 ? name_len : 48), name);
         if ((st = u32(&c, what, &dims)) != GLC_OK)
             return st;
@@ -326,6 +363,41 @@ static glc_status parse(glc_gguf *f)
     return GLC_OK;
 }
 
+/* Every string array element's offset, so that glc_gguf_array_string
+ * takes constant time (a vocabulary read in order would take quadratic
+ * time without it); lengths were checked by parse_file. */
+static glc_status index_strings(glc_gguf *f)
+{
+    size_t n = 0, w = 0;
+    int64_t i;
+    uint64_t j;
+    for (i = 0; i < f->nkv; i++)
+        if (f->kvs[i].type == 9 && f->kvs[i].elem == 8)
+            n += (size_t)f->kvs[i].count;
+    if (!(f->str_at = glc__malloc((n ? n : 1) * sizeof *f->str_at)))
+        return glc__fail(NULL, GLC_ERR_OUT_OF_MEMORY, "gguf: out of memory");
+    for (i = 0; i < f->nkv; i++) {
+        kv *k = &f->kvs[i];
+        size_t at = k->at;
+        if (k->type != 9 || k->elem != 8)
+            continue;
+        k->str0 = w;
+        for (j = 0; j < k->count; j++) {
+            f->str_at[w++] = at;
+            at += 8 + (size_t)le(f->data + at, 8);
+        }
+    }
+    return GLC_OK;
+}
+
+static glc_status parse(glc_gguf *f)
+{
+    dupset dup = {NULL, 0};
+    glc_status st = parse_file(f, &dup);
+    glc__free(dup.slot);
+    return st == GLC_OK ? index_strings(f) : st;
+}
+
 glc_status glc_gguf_open_memory(const void *data, size_t size, glc_gguf **out)
 {
     glc_gguf *f;
@@ -381,6 +453,7 @@ void glc_gguf_close(glc_gguf *f)
     glc__free(f->kvs);
     glc__free(f->tensors);
     glc__free(f->names);
+    glc__free(f->str_at);
     glc__free(f);
 }
 
@@ -516,12 +589,9 @@ glc_status glc_gguf_array_string(const glc_gguf *f, const char *key, uint64_t i,
 {
     const kv *k = find(f, key);
     const unsigned char *p;
-    uint64_t j;
     if (!k || k->type != 9 || k->elem != 8 || i >= k->count || !s || !len)
         return no_key("glc_gguf_array_string", key, "no string array with that element");
-    p = f->data + k->at;
-    for (j = 0; j < i; j++) /* checked at open: every length inside the file */
-        p += 8 + le(p, 8);
+    p = f->data + f->str_at[k->str0 + (size_t)i]; /* indexed at open */
     *len = (size_t)le(p, 8);
     *s = (const char *)p + 8;
     return GLC_OK;

@@ -248,9 +248,9 @@ static uint64_t le(const unsigned char *p, int n)
     return v;
 }
 
-/* An array under key of element type want: its count and elements (a
- * string array's elements as GGUF lays them out: a u64 length, the bytes;
- * the reader checked every length at open). 0 and NULL when absent. */
+/* An array under key of element type want: its count and elements (fixed-
+ * size elements packed; a string array's are read by glc_gguf_array_string).
+ * 0 and NULL when absent. */
 static glc_status get_array(const glc_gguf *f, const char *key, int want, uint64_t *count,
                             const unsigned char **p)
 {
@@ -359,7 +359,7 @@ static glc_status load_model(glc_tokenizer *t, const glc_gguf *f)
 static glc_status load_tokens(glc_tokenizer *t, const glc_gguf *f)
 {
     uint64_t count, c2, i;
-    const unsigned char *p, *q;
+    const unsigned char *p;
     size_t total = 0;
     int32_t n;
     glc_status st;
@@ -373,10 +373,11 @@ static glc_status load_tokens(glc_tokenizer *t, const glc_gguf *f)
                          (unsigned long long)count);
     n = (int32_t)count;
     t->info.vocab_size = n;
-    for (i = 0, q = p; i < count; i++) {
-        size_t len = (size_t)le(q, 8);
+    for (i = 0; i < count; i++) {
+        const char *str;
+        size_t len;
+        glc_gguf_array_string(f, K_TOKENS, i, &str, &len); /* constant time: indexed at open */
         total += len + 1;
-        q += 8 + len;
     }
     t->text = glc__malloc(total);
     t->piece = glc__malloc(total); /* (a token decodes to at most its text's bytes) */
@@ -388,12 +389,13 @@ static glc_status load_tokens(glc_tokenizer *t, const glc_gguf *f)
     if (!t->text || !t->piece || !t->text_at || !t->piece_at || !t->attr || !t->slots)
         return oom();
     for (i = 0, total = 0; i < count; i++) {
-        size_t len = (size_t)le(p, 8);
+        const char *str;
+        size_t len;
+        glc_gguf_array_string(f, K_TOKENS, i, &str, &len);
         t->text_at[i] = total;
-        memcpy(t->text + total, p + 8, len);
+        memcpy(t->text + total, str, len);
         t->text[total + len] = '\0';
         total += len + 1;
-        p += 8 + len;
         if (len > t->max_len)
             t->max_len = len;
         t->attr[i] = GLC_TOKEN_NORMAL;
@@ -559,11 +561,11 @@ static glc_status load_bytes_and_merges(glc_tokenizer *t, const glc_gguf *f)
     for (i = 0; i <= t->mmask; i++)
         t->merges[i].a = -1;
     for (i = 0; i < count; i++) {
-        size_t len = (size_t)le(p, 8), sp, j;
-        const char *s = (const char *)p + 8;
+        size_t len, sp, j;
+        const char *s;
         int32_t a, bb, id = -1;
         const char *why = NULL;
-        p += 8 + len;
+        glc_gguf_array_string(f, K_MERGES, i, &s, &len);
         for (sp = 1; sp < len && s[sp] != ' '; sp++)
             ;
         if (sp + 1 >= len)
