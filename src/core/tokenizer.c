@@ -1231,6 +1231,29 @@ static void spm_pair(enc *e, int32_t l, int32_t r)
     heap_push(e, p);
 }
 
+/* The merging both models share: every adjacent pair of the n symbols
+ * queued by pair_fn, then the best joined until none is left (a popped
+ * pair whose sides changed since is stale); bpe: the joined symbol takes
+ * the merge's token id. */
+static void merge_all(enc *e, int32_t n, void (*pair_fn)(enc *, int32_t, int32_t), int bpe)
+{
+    int32_t k;
+    e->nheap = 0;
+    for (k = 1; k < n; k++)
+        pair_fn(e, k - 1, k);
+    while (e->nheap) {
+        pair p = heap_pop(e);
+        sym *l = &e->sym[p.left], *r = &e->sym[p.right];
+        if (!l->n || !r->n || l->n + r->n != p.size)
+            continue; /* stale */
+        join(e, p.left, p.right);
+        if (bpe)
+            l->a = p.id;
+        pair_fn(e, l->prev, p.left);
+        pair_fn(e, p.left, l->next);
+    }
+}
+
 /* SentencePiece on one fragment of text (no special tokens in it). */
 static glc_status spm_fragment(enc *e, const unsigned char *s, size_t len, int prefix)
 {
@@ -1258,18 +1281,7 @@ static glc_status spm_fragment(enc *e, const unsigned char *s, size_t len, int p
     if (!nsym)
         return GLC_OK;
     e->sym[nsym - 1].next = -1;
-    e->nheap = 0;
-    for (k = 1; k < nsym; k++)
-        spm_pair(e, k - 1, k);
-    while (e->nheap) {
-        pair p = heap_pop(e);
-        sym *l = &e->sym[p.left], *r = &e->sym[p.right];
-        if (!l->n || !r->n || l->n + r->n != p.size)
-            continue; /* stale */
-        join(e, p.left, p.right);
-        spm_pair(e, l->prev, p.left);
-        spm_pair(e, p.left, l->next);
-    }
+    merge_all(e, nsym, spm_pair, 0);
     for (k = 0; k >= 0 && st == GLC_OK; k = e->sym[k].next) {
         const unsigned char *p = e->esc + e->sym[k].a;
         int32_t id = vocab_find(e->t, p, (size_t)e->sym[k].n);
@@ -1313,19 +1325,7 @@ static glc_status bpe_piece(enc *e, const unsigned char *s, size_t len)
         e->sym[k].prev = k - 1;
         e->sym[k].next = k + 1 < n ? k + 1 : -1;
     }
-    e->nheap = 0;
-    for (k = 1; k < n; k++)
-        bpe_pair(e, k - 1, k);
-    while (e->nheap) {
-        pair p = heap_pop(e);
-        sym *l = &e->sym[p.left], *r = &e->sym[p.right];
-        if (!l->n || !r->n || l->n + r->n != p.size)
-            continue; /* stale */
-        join(e, p.left, p.right);
-        l->a = p.id;
-        bpe_pair(e, l->prev, p.left);
-        bpe_pair(e, p.left, l->next);
-    }
+    merge_all(e, n, bpe_pair, 1);
     /* (a symbol with no token is one byte: byte k) */
     for (k = 0; k >= 0 && st == GLC_OK; k = e->sym[k].next)
         st = e->sym[k].a >= 0 ? emit(e, e->sym[k].a) : no_token(e, s + k, 1);
