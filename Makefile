@@ -51,7 +51,8 @@ TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)) \
             $(BUILD)/tests/test_header_c11 $(BUILD)/tests/test_header_c99 \
             $(BUILD)/tests/test_header_cxx
 TOOLS    := $(BUILD)/glc-info $(BUILD)/glc-plan-dump $(BUILD)/examples/scale $(BUILD)/examples/hello \
-            $(BUILD)/examples/embed $(BUILD)/examples/transformer $(BUILD)/gpu_race \
+            $(BUILD)/examples/embed $(BUILD)/examples/transformer $(BUILD)/examples/generate \
+            $(BUILD)/gpu_race \
             $(BUILD)/glc-bench \
             $(BUILD)/glc-bench-ops $(BUILD)/bench_hazard
 
@@ -148,6 +149,11 @@ $(BUILD)/examples/embed: EXTRA_LIBS = $(shell pkg-config --libs egl glesv2 2>/de
 $(BUILD)/examples/transformer: examples/transformer.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c examples/llama.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iexamples examples/transformer.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+
+# Text from a GGUF model, for people (the reference for --verify).
+$(BUILD)/examples/generate: examples/generate.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c examples/llama.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iexamples examples/generate.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)

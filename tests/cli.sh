@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # The command-line programs as users drive them: build/examples/transformer,
-# build/glc-info and build/glc-plan-dump with good and bad arguments. Each
-# case checks the exit status (0 ok, 1 failed, 2 bad usage), a text its
-# output must hold, and that an error is printed once (one line on stderr).
+# build/examples/generate, build/glc-info and build/glc-plan-dump with good
+# and bad arguments. Each case checks the exit status (0 ok, 1 failed, 2 bad
+# usage), a text its output must hold, and that an error is printed once (one
+# line on stderr).
 # Weights files: one saved by the transformer (tiny, q4_0: 2.3 MB), then
 # damaged copies of it (empty, truncated, junk appended, another version, a
 # header field out of range, not a weights file).
+# generate runs a GGUF file the transformer saves (tiny, q8_0) and copies of
+# it patched in place with perl (another architecture, no tokenizer, a tensor
+# type glcompute lacks, another EOS id).
 # Prints cmocka-style lines so ci/run_tests.sh counts the cases.
 # Usage: GLC_BUILD=build tests/cli.sh
 set -u
@@ -145,6 +149,129 @@ else
     expect info_run 0 "loop iterations" -- "$INFO"
     expect info_json 0 '"max_loop_iterations"' -- "$INFO" --json
     expect plan_dump_run 0 "barrier" -- "$DUMP" --rows 3
+fi
+
+# ---- generate: text from a GGUF model (usage and refusals need no device) ----
+G=$B/examples/generate
+expect generate_help 0 "usage: generate --model FILE.gguf --prompt TEXT" -- "$G" --help
+for opt in --model --prompt --prompt-file --n-predict --temp --top-k --top-p --seed --max-seq \
+    --batch --quiet --no-fuse --verify --print-ids --help; do
+    expect "generate_help_lists_${opt//[^a-z0-9]/_}" 0 "$opt" -- "$G" --help
+done
+expect generate_no_model 2 "--model FILE.gguf is required" --once -- "$G" --prompt hi
+expect generate_no_prompt 2 "--prompt TEXT or --prompt-file FILE is required" --once -- "$G" --model x.gguf
+expect generate_two_prompts 2 "--prompt and --prompt-file: give one, not both" --once -- \
+    "$G" --model x.gguf --prompt hi --prompt-file x.txt
+expect generate_unknown_option 2 "unknown option --bogus" --once -- "$G" --bogus
+expect generate_missing_value 2 "--temp needs a value" --once -- "$G" --temp
+expect generate_temp_negative 2 '--temp "-1": out of range (0..100)' --once -- "$G" --temp -1
+expect generate_temp_junk 2 '--temp "0.5x": not a number' --once -- "$G" --temp 0.5x
+expect generate_temp_nan 2 '--temp "nan": not a number' --once -- "$G" --temp nan
+expect generate_top_p_range 2 '--top-p "1.5": out of range (0..1)' --once -- "$G" --top-p 1.5
+expect generate_top_k_negative 2 '--top-k "-1": out of range (0..' --once -- "$G" --top-k -1
+expect generate_top_k_fraction 2 '--top-k "1.5": not an integer' --once -- "$G" --top-k 1.5
+expect generate_seed_junk 2 '--seed "x": not an integer' --once -- "$G" --seed x
+expect generate_n_predict_negative 2 '--n-predict "-1": out of range (0..' --once -- "$G" --n-predict -1
+expect generate_max_seq_zero 2 '--max-seq "0": out of range (1..' --once -- "$G" --max-seq 0
+expect generate_batch_zero 2 '--batch "0": out of range (1..' --once -- "$G" --batch 0
+expect generate_prompt_empty 2 "the prompt is empty" --once -- "$G" --model "$tmp/none.gguf" --prompt ""
+expect generate_prompt_file_empty 2 "the prompt is empty" --once -- \
+    "$G" --model "$tmp/none.gguf" --prompt-file "$tmp/empty.bin"
+expect generate_prompt_file_missing 1 "--prompt-file $tmp/none.txt: No such file or directory" --once -- \
+    "$G" --model "$tmp/none.gguf" --prompt-file "$tmp/none.txt"
+expect generate_model_missing 1 "$tmp/none.gguf: No such file or directory" --once -- \
+    "$G" --model "$tmp/none.gguf" --prompt hi
+expect generate_model_directory 1 "not a regular file" --once -- "$G" --model "$tmp" --prompt hi
+expect generate_model_not_gguf 1 'not a GGUF file (it does not start with "GGUF")' --once -- \
+    "$G" --model "$tmp/random.bin" --prompt hi
+expect generate_model_short 1 "cannot load $tmp/short.gguf: " --once -- "$G" --model "$tmp/short.gguf" --prompt hi
+
+# ---- generate: with a device (a GGUF file saved by the transformer, and patched copies) ----
+if ! "$INFO" >/dev/null 2>&1; then
+    for c in generate_save generate_run generate_prefill_stats generate_prompt_echo generate_verify generate_verify_sampled \
+        generate_greedy_is_transformers generate_quiet generate_prompt_file generate_seed_repeats \
+        generate_seed_matters generate_top_k_1_is_greedy generate_top_p_0_is_greedy generate_n_predict_0 \
+        generate_too_long generate_no_room generate_arch generate_no_tokenizer generate_tensor_type \
+        generate_eog generate_eog_ids generate_no_device; do
+        skip_case "$c"
+    done
+else
+    gm=$tmp/gen.gguf
+    expect generate_save 0 "weights q8_0" -- \
+        "$T" --save-gguf "$gm" --wdtype q8_0 --prompt 2 --decode 0 --no-verify
+    expect generate_run 0 "generated: 8 tokens (--n-predict reached), decode" -- \
+        "$G" --model "$gm" --prompt "Hello, world" --n-predict 8
+    expect generate_prefill_stats 0 "generate: prompt: 9 tokens, prefill " -- \
+        "$G" --model "$gm" --prompt "Hello, world" --n-predict 2
+    expect generate_prompt_echo 0 "Hello, world" -- "$G" --model "$gm" --prompt "Hello, world" --n-predict 2
+    expect generate_verify 0 "check: 8 steps against the C reference, worst logits nmse" -- \
+        "$G" --model "$gm" --prompt "Hello, world" --n-predict 8 --verify
+    # sampled tokens fed back, and the prompt past --batch through the decode plan
+    expect generate_verify_sampled 0 "check: 6 steps against the C reference, worst logits nmse" -- \
+        "$G" --model "$gm" --prompt "Hello, world" --n-predict 6 --temp 0.9 --top-k 40 --top-p 0.95 \
+        --batch 3 --verify
+    # greedy: the transformer's tokens (its --text run streams the same text)
+    "$T" --load "$gm" --text "Hello, world" --decode 7 --no-verify 2>/dev/null | sed -n 's/^text: //p' >"$tmp/gen_t.txt"
+    "$G" --model "$gm" --prompt "Hello, world" --n-predict 8 >"$tmp/gen_g.txt" 2>/dev/null
+    expect generate_greedy_is_transformers 0 "identical" -- \
+        sh -c '[ -s "$1" ] && cmp "$1" "$2" && echo identical' sh "$tmp/gen_t.txt" "$tmp/gen_g.txt"
+    # --quiet: stdout is the generated text alone, stderr is empty
+    "$G" --model "$gm" --prompt "Hello, world" --n-predict 8 --quiet >"$tmp/gen_q.txt" 2>"$tmp/gen_q.err"
+    expect generate_quiet 0 "only the text" -- sh -c '[ ! -s "$3" ] && { printf "Hello, world"; cat "$1"; } |
+        cmp - "$2" && echo "only the text"' sh "$tmp/gen_q.txt" "$tmp/gen_g.txt" "$tmp/gen_q.err"
+    printf 'Hello, world' >"$tmp/gen_prompt.txt"
+    "$G" --model "$gm" --prompt-file "$tmp/gen_prompt.txt" --n-predict 8 >"$tmp/gen_f.txt" 2>/dev/null
+    expect generate_prompt_file 0 "identical" -- sh -c 'cmp "$1" "$2" && echo identical' sh "$tmp/gen_f.txt" "$tmp/gen_g.txt"
+    # sampling: a seed repeats its ids; another seed gives others (temperature 5: near uniform)
+    ids() { "$G" --model "$gm" --prompt "Hello, world" --n-predict 8 --quiet --print-ids "$@" 2>&1 | sed -n 's/^ids: //p'; }
+    ids --temp 0.8 --seed 7 >"$tmp/gen_s1"
+    ids --temp 0.8 --seed 7 >"$tmp/gen_s2"
+    expect generate_seed_repeats 0 "identical" -- \
+        sh -c '[ -s "$1" ] && cmp "$1" "$2" && echo identical' sh "$tmp/gen_s1" "$tmp/gen_s2"
+    ids --temp 5 --seed 1 >"$tmp/gen_s3"
+    ids --temp 5 --seed 2 >"$tmp/gen_s4"
+    expect generate_seed_matters 0 "different" -- \
+        sh -c '[ -s "$1" ] && ! cmp -s "$1" "$2" && echo different' sh "$tmp/gen_s3" "$tmp/gen_s4"
+    # the CPU sampler's top-k 1 and top-p 0 keep one token: the GPU's argmax
+    ids >"$tmp/gen_greedy"
+    ids --temp 1 --top-k 1 --seed 3 >"$tmp/gen_k1"
+    ids --temp 1 --top-p 0 --seed 3 >"$tmp/gen_p0"
+    expect generate_top_k_1_is_greedy 0 "identical" -- \
+        sh -c '[ -s "$1" ] && cmp "$1" "$2" && echo identical' sh "$tmp/gen_greedy" "$tmp/gen_k1"
+    expect generate_top_p_0_is_greedy 0 "identical" -- \
+        sh -c '[ -s "$1" ] && cmp "$1" "$2" && echo identical' sh "$tmp/gen_greedy" "$tmp/gen_p0"
+    expect generate_n_predict_0 0 "generated: 0 tokens" -- "$G" --model "$gm" --prompt "Hello, world" --n-predict 0
+    expect generate_too_long 2 "the prompt's 9 tokens + --n-predict 5 do not fit max-seq 12 (--max-seq)" --once -- \
+        "$G" --model "$gm" --prompt "Hello, world" --max-seq 12 --n-predict 5
+    expect generate_no_room 2 "the prompt's 9 tokens leave no room to generate in max-seq 4 (--max-seq)" --once -- \
+        "$G" --model "$gm" --prompt "Hello, world" --max-seq 4
+    # refusals named: another architecture (the value's bytes patched in place)
+    cp "$gm" "$tmp/gen_arch.gguf"
+    perl -0777 -pi -e 's/(general\.architecture.{12})llama/${1}llamb/s' "$tmp/gen_arch.gguf"
+    expect generate_arch 1 'general.architecture is "llamb"; this loader reads "llama" and "qwen2"' --once -- \
+        "$G" --model "$tmp/gen_arch.gguf" --prompt hi
+    cp "$gm" "$tmp/gen_notok.gguf"
+    perl -0777 -pi -e 's/tokenizer\.ggml\.model/tokenizer.ggml.modex/s' "$tmp/gen_notok.gguf"
+    expect generate_no_tokenizer 1 "has no tokenizer (no tokenizer.ggml.model key)" --once -- \
+        "$G" --model "$tmp/gen_notok.gguf" --prompt hi
+    # a matrix's GGML type 8 (q8_0) made 10 (q2_K, smaller: its data still fits)
+    cp "$gm" "$tmp/gen_type.gguf"
+    perl -0777 -pi -e 's/(blk\.0\.attn_q\.weight\x02\x00\x00\x00.{16})\x08\x00\x00\x00/${1}\x0a\x00\x00\x00/s' \
+        "$tmp/gen_type.gguf"
+    expect generate_tensor_type 1 "tensor blk.0.attn_q.weight: GGML type 10" --once -- \
+        "$G" --model "$tmp/gen_type.gguf" --prompt hi
+    # end of generation: the EOS id made the fifth greedy token's; generation stops at its first
+    eos=$(cut -d' ' -f5 "$tmp/gen_greedy")
+    n=$(tr ' ' '\n' <"$tmp/gen_greedy" | grep -nx -- "${eos:-none}" | head -n 1 | cut -d: -f1)
+    cp "$gm" "$tmp/gen_eos.gguf"
+    perl -0777 -pi -e 'BEGIN { $v = pack("V", shift) } s/(tokenizer\.ggml\.eos_token_id\x04\x00\x00\x00)\x02\x00\x00\x00/$1$v/s' \
+        "${eos:-0}" "$tmp/gen_eos.gguf"
+    expect generate_eog 0 "generated: ${n:-?} tokens (stopped at an end-of-generation token)" -- \
+        "$G" --model "$tmp/gen_eos.gguf" --prompt "Hello, world" --n-predict 8
+    expect generate_eog_ids 0 "ids: $(cut -d' ' -f1-"${n:-1}" "$tmp/gen_greedy")" -- \
+        "$G" --model "$tmp/gen_eos.gguf" --prompt "Hello, world" --n-predict 8 --quiet --print-ids
+    expect generate_no_device 1 'no device: GLC_PLATFORM="bogus": expected' --once -- \
+        env GLC_PLATFORM=bogus "$G" --model "$gm" --prompt hi --n-predict 1
 fi
 
 # ---- tools: usage ----
