@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs each cmocka test binary given (VAR=value:binary runs it with VAR
-# set), prints its output, and closes with one line "tests: N passed,
-# N failed, N skipped" summed over all binaries.
+# set; A=1:B=2:binary with both), prints its output, and closes with one
+# line "tests: N passed, N failed, N skipped" summed over all binaries.
 # Exit status 1 when any test failed or any binary crashed.
 set -u
 passed=0 failed=0 skipped=0 crashed=0
@@ -26,12 +26,13 @@ preload() { # binary -> the LD_PRELOAD list for it
 for t in "$@"; do
     echo "== $t"
     bin=$t
-    case "$t" in *=*:*) bin=${t#*:} ;; esac
+    vars=()
+    while case "$bin" in *=*:*) true ;; *) false ;; esac; do # VAR=value: prefixes
+        vars+=("${bin%%:*}")
+        bin=${bin#*:}
+    done
     pl=$(preload "$bin")
-    case "$t" in
-    *=*:*) out=$(env ${pl:+LD_PRELOAD=$pl} "${t%%:*}" "$bin" 2>&1) ;; # VAR=value:binary
-    *) out=$(env ${pl:+LD_PRELOAD=$pl} "$t" 2>&1) ;;
-    esac
+    out=$(env ${pl:+LD_PRELOAD=$pl} ${vars[@]+"${vars[@]}"} "$bin" 2>&1)
     rc=$?
     printf '%s\n' "$out"
     p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n1)

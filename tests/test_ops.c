@@ -52,11 +52,43 @@ static glc_device *device(unsigned flags)
 }
 
 /* GLC_OPS_CASE=n runs case n alone (bisecting; generated cases follow
- * the table's). */
+ * the table's). GLC_OPS_SMALLEST=1 runs, of each op and pair of first
+ * operand dtypes, its case of fewest operand elements (the slow drivers'
+ * run: softpipe in .ci/run). */
 static int selected(size_t i)
 {
     const char *e = getenv("GLC_OPS_CASE");
     return !e || !*e || (size_t)atoi(e) == i;
+}
+
+static int64_t case_size(const oc_case *c)
+{
+    int64_t n = 0;
+    int k, d;
+    for (k = 0; k < MAXIN; k++) {
+        int64_t m = 1;
+        for (d = 1; d <= c->s[k][0] && d < 5; d++)
+            m *= c->s[k][d];
+        n += c->s[k][0] > 0 ? m : 0;
+    }
+    return n;
+}
+
+/* With GLC_OPS_SMALLEST: whether case i (of the table then the generated,
+ * all[]) is the smallest of its op and operand dtypes (the first of
+ * equals). */
+static int smallest_of_op(const oc_case *all, size_t n, size_t i)
+{
+    const char *e = getenv("GLC_OPS_SMALLEST");
+    size_t j;
+    if (!e || !*e || strcmp(e, "0") == 0)
+        return 1;
+    for (j = 0; j < n; j++)
+        if (all[j].op == all[i].op && all[j].dt[0] == all[i].dt[0] && all[j].dt[1] == all[i].dt[1] &&
+            (case_size(&all[j]) < case_size(&all[i]) ||
+             (case_size(&all[j]) == case_size(&all[i]) && j < i)))
+            return 0;
+    return 1;
 }
 
 static void run_all(unsigned flags, int graph)
@@ -67,11 +99,18 @@ static void run_all(unsigned flags, int graph)
     oc_case *gen = malloc(OC_NGEN * sizeof *gen);
     size_t ngen, ncases;
     const oc_case *cases = oc_cases(&ncases);
-    int min = (flags & GLC_DEVICE_LIMITS_MIN) != 0;
+    oc_case *all;
+    int min = (flags & GLC_DEVICE_LIMITS_MIN) != 0, nrun = 0;
     memset(oc_ran, 0, sizeof oc_ran);
+    ngen = oc_generate(gen);
+    all = malloc((ncases + ngen) * sizeof *all);
+    assert_non_null(all);
+    memcpy(all, cases, ncases * sizeof *all);
+    memcpy(all + ncases, gen, ngen * sizeof *all);
     for (i = 0; i < ncases; i++) {
-        if (!selected(i))
+        if (!selected(i) || !smallest_of_op(all, ncases + ngen, i))
             continue;
+        nrun++;
         /* big cases once eagerly (default device) and once planned (min) */
         if ((cases[i].flags & C_BIG) && graph != min)
             continue;
@@ -81,17 +120,20 @@ static void run_all(unsigned flags, int graph)
         else
             oc_run_eager(dev, &cases[i], 0x5eed0000u + i * 7919u, label);
     }
-    ngen = oc_generate(gen);
     for (i = 0; i < ngen; i++) {
-        if (!selected(ncases + i))
+        if (!selected(ncases + i) || !smallest_of_op(all, ncases + ngen, ncases + i))
             continue;
+        nrun++;
         snprintf(label, sizeof label, "generated case %zu", ncases + i);
         if (graph)
             oc_run_graph(dev, &gen[i], 0x9e3700u + i, label);
         else
             oc_run_eager(dev, &gen[i], 0x9e3700u + i, label);
     }
+    if (getenv("GLC_OPS_SMALLEST"))
+        fprintf(stderr, "GLC_OPS_SMALLEST: %d cases of %zu\n", nrun, ncases + ngen);
     free(gen);
+    free(all);
     glc_device_destroy(dev);
     if (graph && !getenv("GLC_OPS_CASE")) { /* every builder ran through a plan */
         int op;

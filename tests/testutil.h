@@ -82,6 +82,13 @@ static inline int tu_aligned(glc_device *dev, size_t bytes)
     return bytes % in.limits.ssbo_offset_alignment == 0;
 }
 
+static inline size_t tu_ssbo_alignment(glc_device *dev)
+{
+    glc_device_info in;
+    assert_int_equal(glc_device_get_info(dev, &in), GLC_OK);
+    return in.limits.ssbo_offset_alignment;
+}
+
 static inline uint32_t tu_ssbo_blocks(glc_device *dev)
 {
     glc_device_info in;
