@@ -223,8 +223,8 @@ int llama_load_gguf(const char *path, int max_seq_cap, llama_weights *w, char *e
         if (lt->rank == 1 ? dt != GLC_DTYPE_F32
                           : !(dt == GLC_DTYPE_F32 || dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16 ||
                               (dt && glc_dtype_size(dt) == 0))) {
-            fail(err, len, "tensor %s: GGML type %u (%s): %s", name, t.ggml_type,
-                 dt ? glc_dtype_name(dt) : "not a glcompute dtype",
+            fail(err, len, "tensor %s: GGML type %u (%s%s): %s", name, t.ggml_type,
+                 glc_gguf_type_name(t.ggml_type), dt ? "" : ", not a type glcompute computes with",
                  lt->rank == 1 ? "norms and rope_freqs must be f32"
                                : "matrices must be f32, f16, bf16 or a GGML block type glcompute has");
             break;

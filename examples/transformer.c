@@ -437,7 +437,8 @@ int main(int argc, char **argv)
             prompt[o.prompt + i] = i; /* positions */
         }
     }
-    if (tz && glc_tokenizer_stream_create(tz, 0, &stream) != GLC_OK) {
+    /* the generated text continues the prompt: its first space is kept */
+    if (tz && glc_tokenizer_stream_create(tz, GLC_DETOKENIZE_KEEP_SPACE, &stream) != GLC_OK) {
         fprintf(stderr, "transformer: %s\n", glc_device_errmsg(NULL));
         goto out;
     }

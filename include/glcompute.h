@@ -1138,6 +1138,9 @@ GLC_API uint32_t glc_gguf_alignment(const glc_gguf *f);
 GLC_API int64_t glc_gguf_tensor_count(const glc_gguf *f);
 GLC_API glc_status glc_gguf_tensor_at(const glc_gguf *f, int64_t i, glc_gguf_tensor *out);
 GLC_API int64_t glc_gguf_find_tensor(const glc_gguf *f, const char *name); /* -1: none */
+/* GGML's name of a type id ("q4_K", "iq4_nl", "bf16", ...), "?" for ids it
+ * does not have. */
+GLC_API const char *glc_gguf_type_name(uint32_t ggml_type);
 /* Metadata by key. Value types (GGUF's): 0 u8, 1 i8, 2 u16, 3 i16, 4 u32,
  * 5 i32, 6 f32, 7 bool, 8 string, 9 array, 10 u64, 11 i64, 12 f64;
  * glc_gguf_value_type gives -1 for a missing key. get_int takes integers

@@ -258,7 +258,7 @@ else
     cp "$gm" "$tmp/gen_type.gguf"
     perl -0777 -pi -e 's/(blk\.0\.attn_q\.weight\x02\x00\x00\x00.{16})\x08\x00\x00\x00/${1}\x0a\x00\x00\x00/s' \
         "$tmp/gen_type.gguf"
-    expect generate_tensor_type 1 "tensor blk.0.attn_q.weight: GGML type 10" --once -- \
+    expect generate_tensor_type 1 "tensor blk.0.attn_q.weight: GGML type 10 (q2_K, not a type glcompute computes with)" --once -- \
         "$G" --model "$tmp/gen_type.gguf" --prompt hi
     # end of generation: the EOS id made the fifth greedy token's; generation stops at its first
     eos=$(cut -d' ' -f5 "$tmp/gen_greedy")

@@ -48,6 +48,10 @@ static void test_status_table(void **state)
     assert_int_equal(glc_dtype_row_bytes(GLC_DTYPE_Q5_1, 96), 72);
     assert_int_equal(glc_dtype_size(GLC_DTYPE_Q4_K), 0);
     assert_int_equal(glc_dtype_from_ggml_type(0xffffffffu), 0);
+    assert_string_equal(glc_gguf_type_name(12), "q4_K");
+    assert_string_equal(glc_gguf_type_name(20), "iq4_nl");
+    assert_string_equal(glc_gguf_type_name(4), "?");
+    assert_string_equal(glc_gguf_type_name(99), "?");
     {
         glc_dtype d;
         for (d = GLC_DTYPE_F32; d <= GLC_DTYPE_Q5_1; d++)

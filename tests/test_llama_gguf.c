@@ -339,7 +339,7 @@ static void test_refusals(void **state)
         "tensor blk.0.ffn_up.weight is missing (want [32, 32])",
         "tensor blk.0.ffn_down.weight: shape [31, 32]: the config wants [32, 32]",
         "tensor blk.0.attn_norm.weight: GGML type 1 (f16): norms and rope_freqs must be f32",
-        "tensor blk.0.attn_v.weight: GGML type 9 (not a glcompute dtype)",
+        "tensor blk.0.attn_v.weight: GGML type 9 (q8_1, not a type glcompute computes with)",
         "key llama.attention.layer_norm_rms_epsilon: not a number",
     };
     char path[128], err[512];

@@ -86,6 +86,17 @@ static int dupset_insert(dupset *d, const char *s, size_t n)
     return 0;
 }
 
+const char *glc_gguf_type_name(uint32_t t)
+{
+    /* GGML's type ids (ggml.h's enum ggml_type); 4 and 5 are retired */
+    static const char *const names[] = {
+        "f32",     "f16",    "q4_0",    "q4_1",  "?",      "?",      "q5_0",   "q5_1",
+        "q8_0",    "q8_1",   "q2_K",    "q3_K",  "q4_K",   "q5_K",   "q6_K",   "q8_K",
+        "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s",  "iq2_s",  "iq4_xs",
+        "i8",      "i16",    "i32",     "i64",   "f64",    "iq1_m",  "bf16"};
+    return t < sizeof names / sizeof names[0] ? names[t] : "?";
+}
+
 /* Elements a block and bytes a block of GGML type t (0 0: unknown). */
 static void ggml_block(uint32_t t, uint32_t *elems, uint32_t *bytes)
 {

@@ -139,7 +139,7 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
     glc__op_plan plan;
     glc__target tg;
     glc__tensor given[GLC__OP_MAX_TENSORS];
-    char err[512], sa[96], sb[96], what[16];
+    char err[512], sa[96], sb[96], what[24]; /* "tensor %d" for any int */
     glc_kernel *kernels[GLC__OP_MAX_DISPATCH];
     glc__glstate gs;
     glc_view own;
