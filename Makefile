@@ -59,7 +59,7 @@ TOOLS    := $(BUILD)/glc-info $(BUILD)/glc-plan-dump $(BUILD)/examples/scale $(B
 STATIC  := $(BUILD)/libglcompute.a
 SHARED  := $(BUILD)/libglcompute.so.$(VERSION)
 
-.PHONY: all check run-tests demo run-demo bench run-bench install clean deps FORCE
+.PHONY: all check run-tests check-softpipe run-softpipe demo run-demo bench run-bench install clean deps FORCE
 all: $(STATIC) $(SHARED) $(BUILD)/glcompute.pc $(TOOLS)
 
 FORCE:
@@ -215,6 +215,23 @@ run-tests: all $(TESTS)
 	@SANITIZE=$(SANITIZE) bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello \
 	    $(BUILD)/examples/transformer \
 	    $(BUILD)/examples/embed $(VALIDATED) $(LIMITED) GLC_BUILD=$(BUILD):tests/cli.sh
+
+# A second Mesa driver: softpipe, an interpreter (about 30x slower than
+# llvmpipe) with another shader backend, exactly OpenGL ES 3.1 and a 4-byte
+# SSBO offset alignment. Bounded (about 80 s on 2 cores): every op family
+# at its smallest case, the demo, and the plan, fusion and binding tests
+# that run in seconds there.
+SOFTPIPE := GALLIUM_DRIVER=softpipe:GLC_OPS_SMALLEST=1:$(BUILD)/tests/test_ops \
+            $(addprefix GALLIUM_DRIVER=softpipe:$(BUILD)/,examples/transformer tests/test_adopt \
+            tests/test_plan tests/test_plan_exec tests/test_plan_bind tests/test_session \
+            tests/test_fuse tests/test_fuse_rope tests/test_fuse_glu tests/test_split_param \
+            tests/test_q_prefill tests/test_llama_gguf tests/test_op_elementwise tests/test_op_rope \
+            tests/test_op_data tests/test_op_quant tests/test_threads)
+check-softpipe: deps
+	@$(MAKE) --no-print-directory run-softpipe
+
+run-softpipe: all $(TESTS)
+	@bash ci/run_tests.sh $(SOFTPIPE)
 
 demo: deps
 	@$(MAKE) --no-print-directory run-demo

@@ -212,6 +212,33 @@ typedef struct ctx {
 
 static glc_status r_add(glc_session *s, void *p) { ctx *c = p; return glc_op_add(s, c->a, c->b, c->c); }
 
+/* the probe kernels (issue 17): one dispatch of probe_k over x, y -> z */
+static glc_kernel *probe_k;
+static glc_buffer *probe_x, *probe_y, *probe_z;
+static uint32_t probe_n;
+static uint64_t probe_groups;
+static glc_status r_probe(glc_session *s, void *p)
+{
+    glc_binding b[3];
+    glc_dispatch_desc d;
+    int i;
+    (void)p;
+    memset(b, 0, sizeof b);
+    memset(&d, 0, sizeof d);
+    b[0].buffer = probe_x, b[1].buffer = probe_y, b[2].buffer = probe_z;
+    for (i = 0; i < 3; i++) {
+        b[i].size = (size_t)probe_n * 4;
+        b[i].access = i < 2 ? GLC_READ : GLC_WRITE;
+    }
+    d.kernel = probe_k;
+    d.groups = probe_groups;
+    d.bindings = b;
+    d.binding_count = 3;
+    d.params = &probe_n;
+    d.param_count = 1;
+    return glc_session_dispatch(s, &d);
+}
+
 /* A decode mat-vec's operands: 1 x k in X times [n, k]^T weights of type t
  * (filled into W) into Z. The weights' bytes, or -1 when they do not fit
  * W or the row is not wanted. */
@@ -740,6 +767,76 @@ int main(int argc, char **argv)
     if (want("add"))
 
         row_bw("add", size, time_op(r_add, &c, reps), 3.0 * n * 4);
+    if (only && want("probe")) {
+        /* What llvmpipe's JIT makes fast (issue 17): z = x + y over n f32 by
+         * kernels of one shape each, written here (glc_kernel_create), beside
+         * the library's add above. Local sizes 64 / 128 / 256; one float, one
+         * vec4 or 4 floats (a group's contiguous) per invocation. */
+        static const struct { const char *name, *src; int per; } pk[] = {
+            {"scalar, one float an invocation",
+             "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+             "layout(std430, binding = 0) readonly buffer A { float a[]; };\n"
+             "layout(std430, binding = 1) readonly buffer B { float b[]; };\n"
+             "layout(std430, binding = 2) writeonly buffer O { float o[]; };\n"
+             "void main() { uint i = glc_global_index(); if (i < glc_p[0]) o[i] = a[i] + b[i]; }\n", 1},
+            {"vec4, one vec4 an invocation",
+             "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+             "layout(std430, binding = 0) readonly buffer A { vec4 a[]; };\n"
+             "layout(std430, binding = 1) readonly buffer B { vec4 b[]; };\n"
+             "layout(std430, binding = 2) writeonly buffer O { vec4 o[]; };\n"
+             "void main() { uint i = glc_global_index(); if (i < glc_p[0] / 4u) o[i] = a[i] + b[i]; }\n", 4},
+            {"scalar, 4 floats an invocation (strided by the group)",
+             "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+             "layout(std430, binding = 0) readonly buffer A { float a[]; };\n"
+             "layout(std430, binding = 1) readonly buffer B { float b[]; };\n"
+             "layout(std430, binding = 2) writeonly buffer O { float o[]; };\n"
+             "void main() { uint i0 = glc_group_index() * uint(GLC_LOCAL_SIZE_X) * 4u + gl_LocalInvocationID.x;\n"
+             "  for (uint k = 0u; k < 4u; k++) { uint i = i0 + k * uint(GLC_LOCAL_SIZE_X);\n"
+             "    if (i < glc_p[0]) o[i] = a[i] + b[i]; } }\n", 4},
+            {"vec4, 4 vec4 an invocation (strided by the group)",
+             "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+             "layout(std430, binding = 0) readonly buffer A { vec4 a[]; };\n"
+             "layout(std430, binding = 1) readonly buffer B { vec4 b[]; };\n"
+             "layout(std430, binding = 2) writeonly buffer O { vec4 o[]; };\n"
+             "void main() { uint i0 = glc_group_index() * uint(GLC_LOCAL_SIZE_X) * 4u + gl_LocalInvocationID.x;\n"
+             "  for (uint k = 0u; k < 4u; k++) { uint i = i0 + k * uint(GLC_LOCAL_SIZE_X);\n"
+             "    if (i < glc_p[0] / 4u) o[i] = a[i] + b[i]; } }\n", 16},
+            {"vec4, 4 vec4 an invocation (consecutive)",
+             "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+             "layout(std430, binding = 0) readonly buffer A { vec4 a[]; };\n"
+             "layout(std430, binding = 1) readonly buffer B { vec4 b[]; };\n"
+             "layout(std430, binding = 2) writeonly buffer O { vec4 o[]; };\n"
+             "void main() { uint i0 = glc_global_index() * 4u;\n"
+             "  for (uint k = 0u; k < 4u; k++) { uint i = i0 + k;\n"
+             "    if (i < glc_p[0] / 4u) o[i] = a[i] + b[i]; } }\n", 16},
+            {"uint bits, one float an invocation",
+             "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+             "layout(std430, binding = 0) readonly buffer A { uint a[]; };\n"
+             "layout(std430, binding = 1) readonly buffer B { uint b[]; };\n"
+             "layout(std430, binding = 2) writeonly buffer O { uint o[]; };\n"
+             "void main() { uint i = glc_global_index(); if (i < glc_p[0])\n"
+             "  o[i] = floatBitsToUint(uintBitsToFloat(a[i]) + uintBitsToFloat(b[i])); }\n", 1}};
+        static const uint32_t locals[] = {64, 128, 256};
+        size_t j, l;
+        for (j = 0; j < sizeof pk / sizeof pk[0]; j++)
+            for (l = 0; l < sizeof locals / sizeof locals[0]; l++) {
+                glc_kernel_desc kd;
+                memset(&kd, 0, sizeof kd);
+                kd.name = "probe";
+                kd.source = pk[j].src;
+                kd.local_size_x = locals[l];
+                if (glc_kernel_create(dev, &kd, &probe_k) != GLC_OK) {
+                    printf("| probe | %s | compile failed: %s | | |\n", pk[j].name, glc_device_errmsg(dev));
+                    continue;
+                }
+                probe_x = X, probe_y = Y, probe_z = Z, probe_n = (uint32_t)n;
+                probe_groups = ((uint64_t)n / (uint64_t)pk[j].per + locals[l] - 1) / locals[l];
+                snprintf(size, sizeof size, "%lld f32 add: %s, local %u", (long long)n, pk[j].name,
+                         (unsigned)locals[l]);
+                row_bw("probe", size, time_op(r_probe, &c, reps), 3.0 * n * 4);
+                glc_kernel_destroy(probe_k);
+            }
+    }
     if (want("dispatch chain")) {
         int64_t len = 2048;
         double t;
