@@ -5,7 +5,10 @@
 //           4-7 a's element strides per out dim (0 where a broadcasts),
 //           8-11 b's strides
 // defines:  OP (the glc__op: GLC_OP_ADD, _SUB, _MUL, _DIV), TA, TB, TO (GLC_T_*),
-//           BROADCAST (0: a, b, out share one shape and strides are unused)
+//           BROADCAST (0: a, b, out share one shape and strides are unused),
+//           VEC4 (llvmpipe: f32 operands of one shape, n a multiple of 4:
+//           VEC4 consecutive vec4s an invocation, the form its JIT runs
+//           fastest: bench_ops --only probe)
 //           ACT_A: glc_act op applied to a first (the fused SwiGLU: silu(a) * b),
 //           its param 12; UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
@@ -18,22 +21,46 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 #ifndef ACT_A
 #define ACT_A 0
 #endif
+// the op on floats or vec4s
+#if OP == GLC_OP_ADD
+#define APPLY(x, y) ((x) + (y))
+#elif OP == GLC_OP_SUB
+#define APPLY(x, y) ((x) - (y))
+#elif OP == GLC_OP_MUL
+#define APPLY(x, y) ((x) * (y))
+#else
+#define APPLY(x, y) ((x) / (y))
+#endif
+
+#if defined(VEC4)
+layout(std430, binding = 0) readonly buffer A { vec4 a[]; };
+layout(std430, binding = 1) readonly buffer B { vec4 b[]; };
+layout(std430, binding = 2) writeonly buffer O { vec4 o[]; };
+
+void main()
+{
+    uint n4 = glc_p[P_N] / 4u, i0 = glc_global_index() * uint(VEC4);
+    if (glc_group_out_of_range())
+        return;
+    for (uint k = 0u; k < uint(VEC4); k++) {
+        uint i = i0 + k;
+        if (i >= n4)
+            return;
+        vec4 x = a[i];
+#if ACT_A
+        float p = glc_pf(P_ACT_PARAM);
+        x = vec4(glc_act(x.x, ACT_A, p), glc_act(x.y, ACT_A, p), glc_act(x.z, ACT_A, p),
+                 glc_act(x.w, ACT_A, p));
+#endif
+        o[i] = APPLY(x, b[i]);
+    }
+}
+#else
 layout(std430, binding = 0) readonly buffer A { uint a[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };
 layout(std430, binding = 2) buffer O { uint o[]; };
 
-float apply(float x, float y)
-{
-#if OP == GLC_OP_ADD
-    return x + y;
-#elif OP == GLC_OP_SUB
-    return x - y;
-#elif OP == GLC_OP_MUL
-    return x * y;
-#else
-    return x / y;
-#endif
-}
+float apply(float x, float y) { return APPLY(x, y); }
 
 float at(uint i, bool from_a)
 {
@@ -67,3 +94,4 @@ void main()
         GLC_STORE2(o, TO, i, lo, hi, has_hi)
     }
 }
+#endif

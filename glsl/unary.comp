@@ -4,15 +4,22 @@
 //           2 b of SCALE (float bits)
 // defines:  OP (a glc_unary_op, GLC_UNARY_*, or GLC_UNARY_AFFINE for the
 //           scale op: x*a+b), TX, TO (GLC_T_*)
-//           UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
+//           UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs);
+//           VEC4 (llvmpipe: f32 x and out, n a multiple of 4: VEC4
+//           consecutive vec4s an invocation, as binary.comp)
 // local size: GLC_LOCAL_SIZE_X
 
 #define GLC_KP_UNARY
 #include "kparams.glsl"
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+#if defined(VEC4)
+layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
+layout(std430, binding = 1) writeonly buffer O { vec4 o[]; };
+#else
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) buffer O { uint o[]; };
+#endif
 
 float f(float v)
 {
@@ -23,6 +30,21 @@ float f(float v)
 #endif
 }
 
+#if defined(VEC4)
+void main()
+{
+    uint n4 = glc_p[P_N] / 4u, i0 = glc_global_index() * uint(VEC4);
+    if (glc_group_out_of_range())
+        return;
+    for (uint k = 0u; k < uint(VEC4); k++) {
+        uint i = i0 + k;
+        if (i >= n4)
+            return;
+        vec4 v = x[i];
+        o[i] = vec4(f(v.x), f(v.y), f(v.z), f(v.w));
+    }
+}
+#else
 void main()
 {
     uint n = glc_p[P_N];
@@ -40,3 +62,4 @@ void main()
         GLC_STORE2(o, TO, i, lo, hi, has_hi)
     }
 }
+#endif

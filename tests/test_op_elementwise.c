@@ -20,6 +20,11 @@ static void test_grid_folding(void **state)
          OT_NMSE_DEFAULT, 0},
         {OC_SCALE, {GLC_DTYPE_BF16}, GLC_DTYPE_F32, {S3(5, 7, 31)}, {2.0f, 1.0f}, {0},
          OT_NMSE_DEFAULT, 0},
+        /* the vec4 form on llvmpipe */
+        {OC_MUL, {GLC_DTYPE_F32, GLC_DTYPE_F32}, GLC_DTYPE_F32, {S2(33, 96), S2(33, 96)}, {0},
+         {0}, OT_NMSE_DEFAULT, 0},
+        {OC_UNARY, {GLC_DTYPE_F32}, GLC_DTYPE_F32, {S1(3000)}, {0}, {GLC_UNARY_SILU},
+         OT_NMSE_DEFAULT, 0},
     };
     glc_device *dev = tu_device(NULL);
     size_t i;

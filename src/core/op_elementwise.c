@@ -17,6 +17,30 @@
 
 #define LOCAL 128 /* the ES 3.1 minimum of invocations: fits every device */
 #define UNROLL 4  /* pairs per invocation: amortises per-invocation cost (llvmpipe) */
+#define VEC4 4    /* llvmpipe, f32 of one shape: consecutive vec4s per invocation */
+
+/* llvmpipe's fast form (bench_ops --only probe: twice the pairs' speed):
+ * f32 in and out, no broadcast, whole vec4s */
+static int vec4_form(const glc__target *tg, int all_f32, int broadcast, uint64_t n)
+{
+    return tg->is_llvmpipe && all_f32 && !broadcast && n % 4 == 0;
+}
+
+/* The dispatch of n elements: vec4 groups, or pairs */
+static glc__dispatch_plan *elementwise_dispatch(glc__op_plan *p, const char *kernel, int vec4,
+                                                uint64_t n)
+{
+    uint64_t per = vec4 ? 4u * VEC4 : 2u * UNROLL, items = vec4 ? n / 4 : (n + 1) / 2;
+    glc__dispatch_plan *d = glc__plan_dispatch(p, kernel, LOCAL, items);
+    d->groups = (n + (uint64_t)LOCAL * per - 1) / ((uint64_t)LOCAL * per);
+    if (d->groups == 0)
+        d->groups = 1;
+    if (vec4)
+        glc__define_int(d, "VEC4", VEC4);
+    else
+        glc__define_int(d, "UNROLL", UNROLL);
+    return d;
+}
 
 static const char *binary_names[4] = {"add", "sub", "mul", "div"};
 
@@ -67,9 +91,8 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
     const glc__tensor *x = &a->t[0], *y = &a->t[1], *o = &a->t[2];
     int broadcast = !glc__same_shape(x, o) || !glc__same_shape(y, o);
     uint64_t n = (uint64_t)glc__numel(o);
-    glc__dispatch_plan *d = glc__plan_dispatch(p, "binary", LOCAL, (n + 1) / 2);
-    d->groups = ((n + 1) / 2 + LOCAL * UNROLL - 1) / (LOCAL * UNROLL);
-    (void)tg;
+    int all_f32 = x->dtype == GLC_DTYPE_F32 && y->dtype == GLC_DTYPE_F32 && o->dtype == GLC_DTYPE_F32;
+    glc__dispatch_plan *d = elementwise_dispatch(p, "binary", vec4_form(tg, all_f32, broadcast, n), n);
     (void)err;
     (void)len;
     glc__define_int(d, "OP", a->op);
@@ -77,7 +100,6 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
     glc__define_t(d, "TB", y->dtype);
     glc__define_t(d, "TO", o->dtype);
     glc__define_int(d, "BROADCAST", broadcast);
-    glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_WRITE);
@@ -128,15 +150,13 @@ static glc_status unary_plan(const glc__op_args *a, const glc__target *tg, glc__
                              char *err, size_t len)
 {
     uint64_t n = (uint64_t)glc__numel(&a->t[0]);
-    glc__dispatch_plan *d = glc__plan_dispatch(p, "unary", LOCAL, (n + 1) / 2);
-    d->groups = ((n + 1) / 2 + LOCAL * UNROLL - 1) / (LOCAL * UNROLL);
-    (void)tg;
+    int all_f32 = a->t[0].dtype == GLC_DTYPE_F32 && a->t[1].dtype == GLC_DTYPE_F32;
+    glc__dispatch_plan *d = elementwise_dispatch(p, "unary", vec4_form(tg, all_f32, 0, n), n);
     (void)err;
     (void)len;
     glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? GLC__UNARY_AFFINE : a->unary.op);
     glc__define_t(d, "TX", a->t[0].dtype);
     glc__define_t(d, "TO", a->t[1].dtype);
-    glc__define_int(d, "UNROLL", UNROLL);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_WRITE);
     glc__plan_param_at(d, GLC__KP_UNARY_N, (uint32_t)n);

@@ -151,6 +151,14 @@ static const oc_case cases[] = {
     {OC_SLICE, {BF16}, BF16, {S1(31)}, {0}, {0, 0, 31}, EXACT, 0},
     {OC_RESHAPE, {F32}, F32, {S3(2, 3, 5), S2(5, 6)}, {2.0f}, {0}, OT_NMSE_DEFAULT, 0},
     {OC_RESHAPE, {F16}, F32, {S1(12), S3(2, 2, 3)}, {-1.0f}, {0}, OT_NMSE_DEFAULT, 0},
+    /* f32 of one shape, whole vec4s: llvmpipe's vec4 form (op_elementwise.c) */
+    {OC_ADD, {F32, F32}, F32, {S2(64, 36), S2(64, 36)}, {0}, {0}, OT_NMSE_DEFAULT, C_NANINF},
+    {OC_SUB, {F32, F32}, F32, {S1(4096), S1(4096)}, {0}, {0}, OT_NMSE_DEFAULT, 0},
+    {OC_DIV, {F32, F32}, F32, {S3(2, 3, 8), S3(2, 3, 8)}, {0}, {0}, OT_NMSE_DEFAULT, C_NANINF},
+    {OC_MUL, {F32, F32}, F32, {S1(8), S1(8)}, {0}, {0}, OT_NMSE_DEFAULT, C_INPLACE},
+    {OC_UNARY, {F32}, F32, {S1(4100)}, {0}, {GLC_UNARY_SILU}, OT_NMSE_DEFAULT, 0},
+    {OC_UNARY, {F32}, F32, {S2(16, 64)}, {0}, {GLC_UNARY_GELU}, OT_NMSE_DEFAULT, C_NANINF},
+    {OC_SCALE, {F32}, F32, {S1(1028)}, {0.5f, -2.0f}, {0}, OT_NMSE_DEFAULT, C_INPLACE},
 };
 
 /* ---- generated cases: seeded, over the space the table samples ---- */
