@@ -210,9 +210,13 @@ LIMITED := $(addprefix GLC_LIMITS=min:$(BUILD)/,tests/test_plan tests/test_plan_
            tests/test_device tests/test_adopt tests/test_op_quant tests/test_op_reduce \
            tests/test_schedule)
 
+# Test binaries run this many at a time (independent: each its own temp
+# files); their outputs print in order.
+TEST_JOBS ?= 2
+
 # tests/cli.sh: the examples and tools with good and bad arguments.
 run-tests: all $(TESTS)
-	@SANITIZE=$(SANITIZE) bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello \
+	@SANITIZE=$(SANITIZE) TEST_JOBS=$(TEST_JOBS) bash ci/run_tests.sh $(TESTS) $(BUILD)/examples/scale $(BUILD)/examples/hello \
 	    $(BUILD)/examples/transformer \
 	    $(BUILD)/examples/embed $(VALIDATED) $(LIMITED) GLC_BUILD=$(BUILD):tests/cli.sh
 
@@ -231,7 +235,7 @@ check-softpipe: deps
 	@$(MAKE) --no-print-directory run-softpipe
 
 run-softpipe: all $(TESTS)
-	@bash ci/run_tests.sh $(SOFTPIPE)
+	@TEST_JOBS=$(TEST_JOBS) bash ci/run_tests.sh $(SOFTPIPE)
 
 demo: deps
 	@$(MAKE) --no-print-directory run-demo

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each cmocka test binary given (VAR=value:binary runs it with VAR
-# set; A=1:B=2:binary with both), prints its output, and closes with one
-# line "tests: N passed, N failed, N skipped" summed over all binaries.
+# set; A=1:B=2:binary with both), TEST_JOBS at a time, prints their
+# outputs in order, and closes with one line "tests: N passed, N failed,
+# N skipped" summed over all binaries.
 # Exit status 1 when any test failed or any binary crashed.
 set -u
 passed=0 failed=0 skipped=0 crashed=0
@@ -23,17 +24,41 @@ preload() { # binary -> the LD_PRELOAD list for it
     asan=$(ldd "$1" 2>/dev/null | sed -n 's/.*libasan[^ ]* => \([^ ]*\).*/\1/p' | head -n1)
     echo "${asan:+$asan:}$drv"
 }
-for t in "$@"; do
-    echo "== $t"
-    bin=$t
-    vars=()
+# Runs one entry ($1: [VAR=value:]...binary) into $2 (its output) and $3 (its
+# exit status).
+run_one() {
+    local bin=$1 pl vars=()
     while case "$bin" in *=*:*) true ;; *) false ;; esac; do # VAR=value: prefixes
         vars+=("${bin%%:*}")
         bin=${bin#*:}
     done
     pl=$(preload "$bin")
-    out=$(env ${pl:+LD_PRELOAD=$pl} ${vars[@]+"${vars[@]}"} "$bin" 2>&1)
-    rc=$?
+    env ${pl:+LD_PRELOAD=$pl} ${vars[@]+"${vars[@]}"} "$bin" >"$2" 2>&1
+    echo $? >"$3"
+}
+
+# TEST_JOBS binaries at once (default 1); outputs are printed in the order
+# given, each once it and those before it are done.
+jobs_max=${TEST_JOBS:-1}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+i=0
+for t in "$@"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+        wait -n 2>/dev/null || true
+    done
+    run_one "$t" "$dir/$i.out" "$dir/$i.rc" &
+    i=$((i + 1))
+done
+i=0
+for t in "$@"; do
+    while [ ! -s "$dir/$i.rc" ]; do
+        wait -n 2>/dev/null || sleep 0.1
+    done
+    echo "== $t"
+    out=$(cat "$dir/$i.out")
+    rc=$(cat "$dir/$i.rc")
+    i=$((i + 1))
     printf '%s\n' "$out"
     p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n1)
     f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -n1)
@@ -46,6 +71,7 @@ for t in "$@"; do
         crashed=$((crashed + 1))
     fi
 done
+wait
 failed=$((failed + crashed))
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -277,8 +277,8 @@ static void test_loop_cap_long_rows(void **state)
 
 /* A small forced cap splits short rows: every op, 16-bit tensors whose
  * rows share words, causal softmax, norms with weight and bias, in place,
- * the llvmpipe (with a folded grid; 3 rows in teams, 9 a row an
- * invocation) and the GPU team shapes. */
+ * the llvmpipe (with a folded grid; 3 and 9 rows) and the GPU team
+ * shapes. */
 static void test_loop_cap_forced(void **state)
 {
     uint64_t seed = 78;
@@ -311,7 +311,7 @@ static void test_loop_cap_forced(void **state)
             c.peak = op == R_ARGMAX && !gpu ? 17000 : 0;
             c.inplace = op == R_RMS && c.tx == c.to;
             run_case(dev, &seed, &c);
-            if (!gpu) { /* 9 rows fill llvmpipe's lanes: a row an invocation, split */
+            if (!gpu) { /* rows too long for one invocation: teams, split */
                 c.shape[0] = 9;
                 run_case(dev, &seed, &c);
             }

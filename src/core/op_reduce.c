@@ -40,7 +40,6 @@
 #define LOCAL_ROWS 128   /* group size for short rows, several rows a group */
 #define LOCAL_MAX 1024   /* the widest team (GPU) */
 #define LOCAL_LLVMPIPE 64
-#define LLVMPIPE_LANES 8 /* its SIMD width in f32 lanes (AVX2), for a row an invocation */
 
 
 static const char *op_name(const glc__op_args *a) { return glc__ops[a->op]->name; }
@@ -181,14 +180,16 @@ typedef struct row_cfg {
     uint32_t local, ts, per;
 } row_cfg;
 
-/* Team size, group size and registers for `rows` rows of n elements. Few
+/* Team size, group size and registers for rows of n elements. Few
  * variants on purpose: each is a compile, and softmax over a growing KV
  * cache meets every row length. Teams of 1, 4, 16, then 64 up to the
  * group size in powers of two, about PAIRS_PER_LANE pairs a lane. On
- * llvmpipe a row an invocation wherever the rows fill its SIMD lanes
- * (glc-bench-ops softmax 4096 x 4096: 2.8x faster than teams of 64, whose
- * barriers switch every lane's coroutine). */
-static row_cfg choose(const glc__target *tg, int64_t n, int64_t rows, int cache)
+ * llvmpipe, with `lane_rows`, a row an invocation (glc-bench-ops softmax
+ * 4096 x 4096: 2.8x faster than teams of 64, whose barriers switch every
+ * lane's coroutine; a single row, as decode's argmax, costs the same
+ * either way), whatever the number of rows, so that a row's result does
+ * not depend on the rows beside it. */
+static row_cfg choose(const glc__target *tg, int64_t n, int lane_rows, int cache)
 {
     const glc_device_limits *l = &tg->limits;
     uint64_t cap = l->max_invocations < l->max_group_size[0] ? l->max_invocations
@@ -211,7 +212,7 @@ static row_cfg choose(const glc__target *tg, int64_t n, int64_t rows, int cache)
         cache = 0;
     }
     lrow = lmax < LOCAL_ROWS ? lmax : LOCAL_ROWS;
-    if (tg->is_llvmpipe && rows >= LLVMPIPE_LANES)
+    if (tg->is_llvmpipe && lane_rows)
         want = 1;
     while (ts < want && ts < 64 && ts * 4 <= lmax)
         ts *= 4;
@@ -328,7 +329,7 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
     case GLC__OP_MEAN: kop = GLC__R_MEAN; break;
     default: kop = GLC__R_ARGMAX; break;
     }
-    c = choose(tg, n, rows, kop <= GLC__R_LAYER_NORM);
+    c = choose(tg, n, 1, kop <= GLC__R_LAYER_NORM);
     /* the loop variant passes over the row once (sum, mean, argmax) or
      * twice; each lane takes every TS-th pair of the (n + 1) / 2 + 1 a row
      * may span */
