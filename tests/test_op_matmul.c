@@ -201,7 +201,8 @@ static void test_matmul_big_grid(void **state)
  * the K split and its summing pass. [1, 300000] x [2, 300000]^T summed
  * only the first 262136 of K before, with GLC_OK. M 5 (4 rows an
  * invocation) and the tiled kernel at their largest parts; then a small
- * forced cap over batches, bias and 16-bit b on both kernels. */
+ * forced cap over batches, bias and 16-bit b on both kernels; then the
+ * same for 16 rows an invocation. */
 static void test_matmul_loop_cap(void **state)
 {
     static const struct {
@@ -218,6 +219,12 @@ static void test_matmul_loop_cap(void **state)
         {3, 7, 9, 2001, 0, 1, 2, GLC_DTYPE_BF16, "direct", 300},
         {2, 5, 70, 3000, 0, 0, 3, GLC_DTYPE_F32, "tiled64", 600},
         {1, 66, 65, 3000, 1, 1, 2, GLC_DTYPE_F16, "tiled128", 600},
+        /* 16 rows an invocation (llvmpipe's direct from 16 rows): K where
+         * the row loop, if not unrolled, would pass the cap unsplit; then
+         * split, and a forced small cap over batches */
+        {1, 16, 8, 20000, 1, 0, 2, GLC_DTYPE_F32, "direct", 65535},
+        {1, 17, 5, 120000, 0, 1, 2, GLC_DTYPE_F32, "direct", 65535},
+        {2, 20, 9, 3001, 1, 1, 3, GLC_DTYPE_F16, "direct", 300},
     };
     glc_device *dev = open_dev(0);
     uint64_t seed = 0x10c;

@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define DIRECT_RM_LLVMPIPE 16 /* the direct kernel's rows an invocation on llvmpipe */
 #define DIRECT_LOCAL 64
 #define KSUM_LOCAL 64
 #define MM_LOOP_OVERHEAD 64 /* loop iterations besides the K loop, with room */
@@ -300,7 +301,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     int glu = a->mm.glu != 0;
     int64_t alast = x->shape[x->rank - 1], k = glu ? alast / 2 : alast;
     int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1], nout = n;
-    int64_t m, batches = 1, inner = 1, kcost;
+    int64_t m, batches = 1, inner = 1, kcost, rm;
     uint32_t s_hi = 0, s_lo = 0;
     uint64_t tm, tn;
     glc__dispatch_plan *d;
@@ -362,10 +363,14 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     if (v == V_MATVEC)
         return glc__op_MATMUL_Q_desc.plan(a, tg, p, err, len);
 
-    /* the K loop's cost a step: the SwiGLU epilogue's 8 columns twice the 4 */
-    kcost = v != V_DIRECT ? 24 : (m == 1 ? 1 : 2) * (a->mm.glu_out ? 2 : 1);
+    /* direct: RM rows of a an invocation; 16 on llvmpipe from 16 rows (its
+     * JIT keeps them in registers: 512^3 15 -> 22 GFLOP/s on 2 cores) */
+    rm = m == 1 ? 1 : tg->is_llvmpipe && m >= 16 ? DIRECT_RM_LLVMPIPE : 4;
+    /* the K loop's cost a step: the SwiGLU epilogue's 8 columns twice the
+     * 4; 16 rows four times 4 rows' (llvmpipe unrolls the row loop, and the
+     * tests pass at a cost of 1; this stays safe where it would not) */
+    kcost = v != V_DIRECT ? 24 : (m == 1 ? 1 : 2 * (rm / 4)) * (a->mm.glu_out ? 2 : 1);
     if (v == V_DIRECT) {
-        int rm = m == 1 ? 1 : 4;
         uint32_t local = DIRECT_LOCAL;
         /* the SwiGLU epilogue here when K is whole; else a plain product in
          * parts (as many as the epilogue's cost would need: 2 at least) and
