@@ -14,16 +14,23 @@
 //           piece of a split param; else 0): ids outside the table read zeros
 // defines:  TT (the table's GLC_T_*: f32, f16, bf16, a block type), TO (GLC_T_*),
 //           UNROLL (units per invocation, a group's units contiguous),
-//           IDS_ALL (1: out row r is table row r; the ids are not read)
+//           IDS_ALL (1: out row r is table row r; the ids are not read),
+//           VEC4 (llvmpipe, an f32 table into f32 rows of whole vec4s: VEC4
+//           consecutive vec4 units an invocation; UNROLL unused)
 // local size: GLC_LOCAL_SIZE_X
 
 #define GLC_KP_GET_ROWS
 #include "kparams.glsl"
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+#if defined(VEC4) // f32 rows of whole vec4s (llvmpipe): a unit is a vec4
+layout(std430, binding = 0) readonly buffer T { uvec4 t[]; };
+layout(std430, binding = 2) writeonly buffer O { uvec4 o[]; };
+#else
 layout(std430, binding = 0) readonly buffer T { uint t[]; };
-layout(std430, binding = 1) readonly buffer I { int ids[]; };
 layout(std430, binding = 2) buffer O { uint o[]; };
+#endif
+layout(std430, binding = 1) readonly buffer I { int ids[]; };
 
 #define QUANT (TT >= GLC_T_Q8_0)
 #if defined(IDS_ALL) // every row in order, the ids unread (matmul_q's decode of its weights)
@@ -32,7 +39,15 @@ layout(std430, binding = 2) buffer O { uint o[]; };
 #define ROW_ID(r) uint(ids[r] - int(glc_p[P_ROW0]))
 #endif
 
-#if QUANT
+#if defined(VEC4)
+// Unit u: outputs 4u .. 4u + 3, one row's (D a multiple of 4)
+void unit(uint u)
+{
+    uint D4 = glc_p[P_D] >> 2, r = u / D4, id = ROW_ID(r);
+    o[u] = id < glc_p[P_V] ? t[id * D4 + (u - r * D4)] : uvec4(0u);
+}
+
+#elif QUANT
 #define GLC_QT TT
 uint glc_qw(uint i)
 {
@@ -129,6 +144,14 @@ void main()
 {
     if (glc_group_out_of_range())
         return;
+#if defined(VEC4) // VEC4 consecutive units an invocation (llvmpipe's fast form)
+    uint u0 = glc_global_index() * uint(VEC4);
+    for (uint k = 0u; k < uint(VEC4); k++) {
+        if (u0 + k >= glc_p[P_UNITS])
+            return;
+        unit(u0 + k);
+    }
+#else
     uint first = glc_group_index() * uint(GLC_LOCAL_SIZE_X * UNROLL) + gl_LocalInvocationID.x;
     for (uint k = 0u; k < uint(UNROLL); k++) {
         uint u = first + k * uint(GLC_LOCAL_SIZE_X);
@@ -136,4 +159,5 @@ void main()
             return;
         unit(u);
     }
+#endif
 }

@@ -47,6 +47,7 @@
 #define UNROLL 4       /* pairs per invocation (contiguous copy, float get_rows) */
 #define UNROLL_IDX 1   /* ... where copy decomposes indices (ALU-bound: no gain from more) */
 #define UNROLL_Q 2     /* 4-value units per invocation (quantized get_rows) */
+#define VEC4_UNITS 4   /* vec4 units per invocation (llvmpipe, f32 get_rows) */
 #define MAX_ELEMS 0xffffffffll /* element indices are u32 in the kernels */
 
 static int is_float_rank(const glc__tensor *t, int lo, int hi)
@@ -445,10 +446,12 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
 {
     const glc__tensor *t = &a->t[0], *o = &a->t[2];
     int fmt = table_format(t->dtype), quant = fmt >= GLC__T_Q8_0;
-    uint64_t n = (uint64_t)glc__numel(o), units = quant ? n / 4 : (n + 1) / 2;
-    int unroll = quant ? UNROLL_Q : UNROLL;
+    /* llvmpipe: f32 rows of whole vec4s as vec4s (its JIT's fast form) */
+    int vec4 = tg->is_llvmpipe && t->dtype == GLC_DTYPE_F32 && o->dtype == GLC_DTYPE_F32 &&
+               t->shape[1] % 4 == 0;
+    uint64_t n = (uint64_t)glc__numel(o), units = quant || vec4 ? n / 4 : (n + 1) / 2;
+    int unroll = quant ? UNROLL_Q : vec4 ? VEC4_UNITS : UNROLL;
     glc__dispatch_plan *d;
-    (void)tg;
     (void)err;
     (void)len;
     d = glc__plan_dispatch(p, "get_rows", LOCAL, units);
@@ -457,7 +460,7 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
         d->groups = 1;
     glc__define_int(d, "TT", fmt);
     glc__define_t(d, "TO", o->dtype);
-    glc__define_int(d, "UNROLL", unroll);
+    glc__define_int(d, vec4 ? "VEC4" : "UNROLL", unroll);
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_WRITE);

@@ -159,6 +159,9 @@ static const oc_case cases[] = {
     {OC_UNARY, {F32}, F32, {S1(4100)}, {0}, {GLC_UNARY_SILU}, OT_NMSE_DEFAULT, 0},
     {OC_UNARY, {F32}, F32, {S2(16, 64)}, {0}, {GLC_UNARY_GELU}, OT_NMSE_DEFAULT, C_NANINF},
     {OC_SCALE, {F32}, F32, {S1(1028)}, {0.5f, -2.0f}, {0}, OT_NMSE_DEFAULT, C_INPLACE},
+    /* f32 rows of whole vec4s: llvmpipe's vec4 get_rows (op_data.c) */
+    {OC_GET_ROWS, {F32, I32}, F32, {S2(13, 36), S1(17)}, {0}, {0}, EXACT, C_NANINF},
+    {OC_GET_ROWS, {F32, I32}, F32, {S2(5, 4), S2(3, 3)}, {0}, {0}, EXACT, 0},
 };
 
 /* ---- generated cases: seeded, over the space the table samples ---- */
