@@ -146,14 +146,14 @@ $(BUILD)/tests/test_threads: EXTRA_LIBS = -lpthread
 $(BUILD)/examples/embed: EXTRA_LIBS = $(shell pkg-config --libs egl glesv2 2>/dev/null || echo -lEGL -lGLESv2)
 
 # The main job: the decoder (examples/llama.c) and its C reference.
-$(BUILD)/examples/transformer: examples/transformer.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c examples/llama.h $(STATIC)
+$(BUILD)/examples/transformer: examples/transformer.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c examples/llama.h examples/cli.c examples/cli.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iexamples examples/transformer.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Iexamples examples/transformer.c examples/cli.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
 # Text from a GGUF model, for people (the reference for --verify).
-$(BUILD)/examples/generate: examples/generate.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c examples/llama.h $(STATIC)
+$(BUILD)/examples/generate: examples/generate.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c examples/llama.h examples/cli.c examples/cli.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iexamples examples/generate.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Iexamples examples/generate.c examples/cli.c examples/llama.c examples/llama_ref.c examples/llama_gguf.c -o $@ $(STATIC) $(LDFLAGS_ALL) $(LIBS)
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)

@@ -35,6 +35,7 @@
  * the reference), 2 bad usage (every bad option or value is named; a
  * prompt that is empty or does not fit).
  */
+#include "cli.h"
 #include "llama.h"
 
 #include <ctype.h>
@@ -57,54 +58,6 @@ typedef struct opts {
     double temp, top_p;
     int quiet, no_fuse, print_ids, verify;
 } opts;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* ---- options ---- */
-
-/* A decimal integer in [min, max], the whole argument. */
-static int int_of(const char *opt, const char *s, long long min, long long max, long long *out)
-{
-    char *end;
-    long long v;
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || isspace((unsigned char)*s)) {
-        fprintf(stderr, PROG ": %s \"%s\": not an integer\n", opt, s);
-        return 0;
-    }
-    if (errno == ERANGE || v < min || v > max) {
-        fprintf(stderr, PROG ": %s \"%s\": out of range (%lld..%lld)\n", opt, s, min, max);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-/* A finite decimal number in [min, max], the whole argument. */
-static int num_of(const char *opt, const char *s, double min, double max, double *out)
-{
-    char *end;
-    double v;
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || *end != '\0' || isspace((unsigned char)*s) || !isfinite(v)) {
-        fprintf(stderr, PROG ": %s \"%s\": not a number\n", opt, s);
-        return 0;
-    }
-    if (v < min || v > max) {
-        fprintf(stderr, PROG ": %s \"%s\": out of range (%g..%g)\n", opt, s, min, max);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -185,19 +138,19 @@ static int parse(int argc, char **argv, opts *o)
         else if (strcmp(a, "--prompt-file") == 0)
             o->prompt_file = v;
         else if (strcmp(a, "--n-predict") == 0)
-            ok = int_of(a, v, 0, 1 << 24, &o->n_predict);
+            ok = cli_int(PROG, a, v, 0, 1 << 24, &o->n_predict);
         else if (strcmp(a, "--top-k") == 0)
-            ok = int_of(a, v, 0, 1 << 24, &o->top_k);
+            ok = cli_int(PROG, a, v, 0, 1 << 24, &o->top_k);
         else if (strcmp(a, "--seed") == 0)
-            ok = int_of(a, v, 0, INT64_MAX, &o->seed);
+            ok = cli_int(PROG, a, v, 0, INT64_MAX, &o->seed);
         else if (strcmp(a, "--max-seq") == 0)
-            ok = int_of(a, v, 1, 1 << 24, &o->max_seq);
+            ok = cli_int(PROG, a, v, 1, 1 << 24, &o->max_seq);
         else if (strcmp(a, "--batch") == 0)
-            ok = int_of(a, v, 1, 1 << 20, &o->batch);
+            ok = cli_int(PROG, a, v, 1, 1 << 20, &o->batch);
         else if (strcmp(a, "--temp") == 0)
-            ok = num_of(a, v, 0, 100, &o->temp);
+            ok = cli_num(PROG, a, v, 0, 100, &o->temp);
         else
-            ok = num_of(a, v, 0, 1, &o->top_p);
+            ok = cli_num(PROG, a, v, 0, 1, &o->top_p);
         if (!ok)
             return -1;
     }
@@ -380,17 +333,6 @@ static int32_t sample(sampler *s, const float *logits, int n)
 }
 
 /* ---- running ---- */
-
-/* The library's warnings go to stderr; its errors come back as each
- * failing call's message, which main prints once. */
-static void log_cb(void *user, glc_log_level level, glc_status status, const char *msg)
-{
-    (void)user;
-    (void)status;
-    if (level != GLC_LOG_ERROR)
-        fprintf(stderr, PROG ": glcompute %s: %s\n", level == GLC_LOG_WARN ? "warning" : "info", msg);
-}
-
 /* One run of a plan at variable var = value: tokens and positions, the row
  * whose logits are wanted; *logits points into the plan's memory until its
  * next run. */
@@ -410,19 +352,6 @@ static glc_status step(glc_plan *p, const char *var, int64_t value, const int32_
     *logits = out[0];
     memcpy(next, out[1], 4);
     return GLC_OK;
-}
-
-static double nmse(const float *got, const float *ref, int n)
-{
-    double e = 0, s = 0;
-    int i;
-    for (i = 0; i < n; i++) {
-        if (!isfinite(got[i]))
-            return INFINITY;
-        e += ((double)got[i] - ref[i]) * ((double)got[i] - ref[i]);
-        s += (double)ref[i] * ref[i];
-    }
-    return s > 0 ? e / s : e;
 }
 
 /* The next token from a run's logits and GPU argmax (next): sampled when
@@ -452,7 +381,7 @@ static int check_step(llama_ref *ref, const int32_t *prompt, int n_prompt, const
         llama_ref_forward(ref, prompt, n_prompt, 0, rlogits);
     else
         llama_ref_forward(ref, &gen[n_gen - 1], 1, n_prompt + n_gen - 1, rlogits);
-    e = nmse(logits, rlogits, vocab);
+    e = cli_nmse(logits, rlogits, vocab);
     *worst = e > *worst ? e : *worst;
     if (e <= 1e-5)
         return 1;
@@ -546,7 +475,7 @@ int main(int argc, char **argv)
     bar.shown = -1;
 
     /* the file: mapped, its header and metadata checked, the config read */
-    t0 = now_s();
+    t0 = cli_now();
     if (!check_model_file(o.model))
         goto out;
     snprintf(detail, sizeof detail, "%s", o.model);
@@ -597,7 +526,7 @@ int main(int argc, char **argv)
                     i, ids[i], cfg.vocab);
             goto out;
         }
-    t_open = now_s() - t0;
+    t_open = cli_now() - t0;
     progress_draw(&bar, "checking", 1, 1, detail);
 
     /* sizes: prompt + n-predict within max-seq; the cache just that long */
@@ -623,7 +552,8 @@ int main(int argc, char **argv)
     pick_vocab = ti.vocab_size < cfg.vocab ? ti.vocab_size : cfg.vocab;
 
     memset(&desc, 0, sizeof desc);
-    desc.log = log_cb;
+    desc.log = cli_log;
+    desc.log_user = (void *)PROG;
     desc.log_level = GLC_LOG_WARN;
     if (glc_device_create(&desc, &dev) != GLC_OK) {
         progress_clear(&bar);
@@ -634,7 +564,7 @@ int main(int argc, char **argv)
 
     /* the plans: prefill (T up to n_pre tokens) and decode (cache length L),
      * the decode plan on the prefill's params and KV cache */
-    t0 = now_s();
+    t0 = cli_now();
     progress_draw(&bar, "compiling", 0, 2, "prefill plan");
     if ((st = llama_plan(dev, &cfg, &w, 0, n_pre, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &pre)) != GLC_OK ||
         (progress_draw(&bar, "compiling", 1, 2, "decode plan"),
@@ -644,10 +574,10 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": compiling the plans: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
         goto out;
     }
-    t_compile = now_s() - t0;
+    t_compile = cli_now() - t0;
 
     /* the weights, one tensor at a time (the mapped file is read here) */
-    t0 = now_s();
+    t0 = cli_now();
     for (i = 0; i < w.n; i++) {
         const llama_tensor *t = &w.t[i];
         char a[32], b[32];
@@ -668,7 +598,7 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": the KV cache: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
         goto out;
     }
-    t_upload = now_s() - t0;
+    t_upload = cli_now() - t0;
     progress_clear(&bar);
 
     if (!o.quiet)
@@ -718,12 +648,12 @@ int main(int argc, char **argv)
         }
         for (i = 0; i < n_pre; i++)
             pos[i] = i;
-        t0 = now_s();
+        t0 = cli_now();
         st = step(pre, "T", n_pre, ids, pos, n_pre - 1, &logits, &next);
         free(pos);
         for (p = n_pre; p < n_prompt && st == GLC_OK; p++)
             st = step(dec, "L", p + 1, &ids[p], &p, 0, &logits, &next);
-        t_prefill = now_s() - t0;
+        t_prefill = cli_now() - t0;
     }
     if (st != GLC_OK) {
         fprintf(stderr, "\n" PROG ": prefill: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
@@ -742,11 +672,11 @@ int main(int argc, char **argv)
         }
         if (n_gen == n_predict)
             break;
-        t0 = now_s();
+        t0 = cli_now();
         tok = choose(&smp, o.temp, logits, next, pick_vocab);
         gen[n_gen++] = tok;
         if (n_gen > 1)
-            t_decode += now_s() - t0;
+            t_decode += cli_now() - t0;
         if (glc_tokenizer_is_eog(tz, tok)) {
             eog = 1;
             break;
@@ -759,13 +689,13 @@ int main(int argc, char **argv)
             break;
         {
             int32_t p = n_prompt + n_gen - 1;
-            t0 = now_s();
+            t0 = cli_now();
             if ((st = step(dec, "L", p + 1, &tok, &p, 0, &logits, &next)) != GLC_OK) {
                 fprintf(stderr, "\n" PROG ": decode at position %d: %s: %s\n", p, glc_status_str(st),
                         glc_device_errmsg(dev));
                 goto out;
             }
-            t_decode += now_s() - t0;
+            t_decode += cli_now() - t0;
         }
     }
     {

@@ -12,6 +12,7 @@
  * (a step differing from the reference included), 2 bad usage (every bad
  * option or value is named, with the accepted ones).
  */
+#include "cli.h"
 #include "llama.h"
 
 #include <ctype.h>
@@ -28,13 +29,6 @@ typedef struct opts {
     int prompt, decode, max_prompt, max_seq, verify, no_fuse, mix;
     long long seed;
 } opts;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* weight dtypes; the first two are the cache's too; q4_K_M: Q4_K with wv,
  * w2 and out in Q6_K (mix) */
@@ -64,27 +58,6 @@ static int dtype_of(const char *opt, const char *s, size_t n, glc_dtype *out, in
         fprintf(stderr, " %s%s", dtypes[i].n, i + 1 < n ? "," : "\n");
     return 0;
 }
-
-/* A decimal integer in [min, max], the whole argument (strtoll: no
- * leading junk, no trailing junk, no overflow). */
-static int int_of(const char *opt, const char *s, long long min, long long max, long long *out)
-{
-    char *end;
-    long long v;
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || isspace((unsigned char)*s)) {
-        fprintf(stderr, "transformer: %s \"%s\": not an integer\n", opt, s);
-        return 0;
-    }
-    if (errno == ERANGE || v < min || v > max) {
-        fprintf(stderr, "transformer: %s \"%s\": out of range (%lld..%lld)\n", opt, s, min, max);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -172,22 +145,22 @@ static int parse(int argc, char **argv, opts *o)
             if (!dtype_of(a, v, 2, &o->cache, NULL))
                 return -1;
         } else if (strcmp(a, "--prompt") == 0) {
-            if (!int_of(a, v, 1, 1 << 20, &n))
+            if (!cli_int("transformer", a, v, 1, 1 << 20, &n))
                 return -1;
             o->prompt = (int)n;
         } else if (strcmp(a, "--decode") == 0) {
-            if (!int_of(a, v, 0, 1 << 20, &n))
+            if (!cli_int("transformer", a, v, 0, 1 << 20, &n))
                 return -1;
             o->decode = (int)n;
         } else if (strcmp(a, "--max-prompt") == 0) {
-            if (!int_of(a, v, 1, 1 << 20, &n))
+            if (!cli_int("transformer", a, v, 1, 1 << 20, &n))
                 return -1;
             o->max_prompt = (int)n;
         } else if (strcmp(a, "--seed") == 0) {
-            if (!int_of(a, v, 0, UINT32_MAX, &o->seed))
+            if (!cli_int("transformer", a, v, 0, UINT32_MAX, &o->seed))
                 return -1;
         } else if (strcmp(a, "--max-seq") == 0) {
-            if (!int_of(a, v, 1, 1 << 24, &n))
+            if (!cli_int("transformer", a, v, 1, 1 << 24, &n))
                 return -1;
             o->max_seq = (int)n;
         } else if (strcmp(a, "--save") == 0)
@@ -207,19 +180,6 @@ static int parse(int argc, char **argv, opts *o)
 }
 
 static const char *dtype_name(glc_dtype d) { return glc_dtype_name(d); }
-
-/* The library's warnings and traces (GLC_TRACE) go to stderr; its errors
- * come back as each failing call's message, which main prints once (the
- * default log would print them a second time). */
-static void log_cb(void *user, glc_log_level level, glc_status status, const char *msg)
-{
-    (void)user;
-    (void)status;
-    if (level != GLC_LOG_ERROR)
-        fprintf(stderr, "transformer: glcompute %s: %s\n",
-                level == GLC_LOG_WARN ? "warning" : "info", msg);
-}
-
 /* Progress on stderr when it is a terminal. */
 static void progress(const char *what, int done, int total)
 {
@@ -229,19 +189,6 @@ static void progress(const char *what, int done, int total)
     if (done == total)
         fprintf(stderr, "\r%*s\r", 40, "");
     fflush(stderr);
-}
-
-static double nmse(const float *got, const float *ref, int n)
-{
-    double e = 0, s = 0;
-    int i;
-    for (i = 0; i < n; i++) {
-        if (!isfinite(got[i]))
-            return INFINITY;
-        e += ((double)got[i] - ref[i]) * ((double)got[i] - ref[i]);
-        s += (double)ref[i] * ref[i];
-    }
-    return s > 0 ? e / s : e;
 }
 
 static int argmax(const float *v, int n, float *margin)
@@ -393,14 +340,15 @@ int main(int argc, char **argv)
         }
     }
     memset(&desc, 0, sizeof desc);
-    desc.log = log_cb;
+    desc.log = cli_log;
+    desc.log_user = (void *)"transformer";
     desc.log_level = GLC_LOG_WARN;
     if ((st = glc_device_create(&desc, &dev)) != GLC_OK) {
         fprintf(stderr, "transformer: no device: %s\n", glc_device_errmsg(NULL));
         goto out;
     }
     glc_device_get_info(dev, &info);
-    t0 = now_s();
+    t0 = cli_now();
     if ((st = llama_plan(dev, &cfg, &w, 0, o.max_prompt, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &pre)) != GLC_OK ||
         (st = llama_plan(dev, &cfg, &w, 1, 1, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &dec)) != GLC_OK ||
         (st = glc_plan_share(dec, pre, GLC_SHARE_PARAMS | GLC_SHARE_HANDLES)) != GLC_OK ||
@@ -421,7 +369,7 @@ int main(int argc, char **argv)
            dtype_name(cfg.cache),
            cfg.rope == GLC_ROPE_NEOX ? "halves" : "adjacent pairs",
            cfg.rope_freqs ? " with frequency factors" : "", cfg.tied ? ", output tied" : "",
-           now_s() - t0);
+           cli_now() - t0);
 
     logits = malloc((size_t)cfg.vocab * 4);
     rlogits = malloc((size_t)cfg.vocab * 4);
@@ -463,12 +411,12 @@ int main(int argc, char **argv)
     /* prefill: a warm-up run (first-use costs), then the timed one */
     for (i = 0; i < 2; i++) {
         progress("prefill", i, 2);
-        t0 = now_s();
+        t0 = cli_now();
         if ((st = step(pre, "T", o.prompt, prompt, prompt + o.prompt, o.prompt - 1, logits, &next)) != GLC_OK) {
             fprintf(stderr, "transformer: prefill: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
             goto out;
         }
-        t_pre = now_s() - t0;
+        t_pre = cli_now() - t0;
     }
     progress("prefill", 2, 2);
     tok = prompt[o.prompt - 1];
@@ -478,12 +426,12 @@ int main(int argc, char **argv)
             int32_t zero = 0;
             progress("decode", i, o.decode);
             tok = next;
-            t0 = now_s();
+            t0 = cli_now();
             if ((st = step(dec, "L", pos + 1, &tok, &pos, zero, logits, &next)) != GLC_OK) {
                 fprintf(stderr, "transformer: decode: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
                 goto out;
             }
-            times[i - 1] = now_s() - t0;
+            times[i - 1] = cli_now() - t0;
         }
         if (lf) {
             int32_t rec[3] = {tok, pos, next};
@@ -498,7 +446,7 @@ int main(int argc, char **argv)
                 llama_ref_forward(ref, prompt, o.prompt, 0, rlogits);
             else
                 llama_ref_forward(ref, &tok, 1, pos, rlogits);
-            e = nmse(logits, rlogits, cfg.vocab);
+            e = cli_nmse(logits, rlogits, cfg.vocab);
             worst = e > worst ? e : worst;
             r = argmax(rlogits, cfg.vocab, &margin);
             /* a different token counts only where the reference's choice is clear */
@@ -590,9 +538,9 @@ int main(int argc, char **argv)
         in[1] = &pos;
         in[2] = &zero;
         for (r = 0; r < 9 && okc; r++) {
-            t0 = now_s();
+            t0 = cli_now();
             okc = glc_plan_commit_no_wait(dec, in) == GLC_OK;
-            enc[r] = now_s() - t0;
+            enc[r] = cli_now() - t0;
             okc = okc && glc_plan_sync_pending(dec, outs) == GLC_OK;
         }
         if (okc) {
