@@ -419,7 +419,7 @@ static void test_profiled(void **state)
     check_profile(&prof, info.dispatches, ops);
     assert_memory_equal((const char *)glc_plan_arena_ptr(p) + sl[0].offset, z, sizeof z);
     assert_memory_equal((const char *)glc_plan_arena_ptr(p) + sl[1].offset, n, sizeof n);
-    assert_string_equal(ent[1].kernel, "reduce");
+    assert_true(strncmp(ent[1].kernel, "reduce", 6) == 0); /* or reduce_row4 (llvmpipe) */
     if (strstr(dev->info.renderer, "llvmpipe"))
         assert_int_equal(prof.clock, GLC_PROFILE_CLOCK_TIMESTAMP); /* elapsed reads ~0 there */
     else if (dev->info.features.timer_query)
@@ -541,7 +541,8 @@ static void test_dump(void **state)
         "input x: [6, 32] f32 at b0[0, 768)\n",
         "param g: [32] f32 at b1[",
         "output y: [6, 32] f32 at b0[",
-        "dispatch 0: reduce (rms_norm), level 0, groups ",
+        "dispatch 0: reduce", /* reduce_row4 on llvmpipe */
+        " (rms_norm), level 0, groups ",
         "  bind 0: b0[0, 768) read x\n",
         " write t",
         "dispatch 1: unary (scale), level 0, ",
@@ -573,7 +574,7 @@ static void test_dump(void **state)
     assert_in_order(t.buf, order, (int)(sizeof order / sizeof order[0]));
     assert_true(count_of(t.buf, "---- kernel ") >= 3);
     assert_int_equal(count_of(t.buf, "---- kernel "), count_of(t.buf, "#version 310 es\n"));
-    tu_assert_contains(t.buf, "---- kernel reduce (local ");
+    tu_assert_contains(t.buf, "---- kernel reduce"); /* reduce or reduce_row4 (llvmpipe) */
     tu_assert_contains(t.buf, "first at dispatch 0 ----\n#version 310 es\n");
     tu_assert_contains(t.buf, "void main");
     /* bad arguments */

@@ -178,6 +178,7 @@ static uint32_t pow2_at_most(uint64_t v)
 
 typedef struct row_cfg {
     uint32_t local, ts, per;
+    int row4; /* glsl/reduce_row4.comp: a row an invocation in vec4s (llvmpipe) */
 } row_cfg;
 
 /* Team size, group size and registers for rows of n elements. Few
@@ -219,6 +220,7 @@ static row_cfg choose(const glc__target *tg, int64_t n, int lane_rows, int cache
     while (ts < want && ts * 2 <= lmax)
         ts *= 2;
     c.ts = ts;
+    c.row4 = 0;
     c.per = cache && pairs <= (uint64_t)ts * PER ? PER : 0;
     c.local = c.ts > lrow ? c.ts : lrow;
     return c;
@@ -228,6 +230,38 @@ static row_cfg choose(const glc__target *tg, int64_t n, int lane_rows, int cache
  * the team reductions (a loop over the subgroups on that path) and the
  * rest, with room to spare. */
 #define LOOP_OVERHEAD 64
+
+/* The row params both kernels take: softmax's causal mask and scale, or a
+ * norm's eps. */
+static void row_params(glc__dispatch_plan *d, const glc__op_args *a, const glc__tensor *x, int kop,
+                       int64_t n)
+{
+    if (kop == GLC__R_SOFTMAX) {
+        /* causal: keys j < q + 1 + off survive, q = row % Tq; the offset goes
+         * as two magnitudes so the kernel never overflows */
+        int64_t tq = x->rank > 1 ? x->shape[x->rank - 2] : 1, off = a->softmax.pos_offset;
+        uint32_t offp = 0, offn = 0;
+        if (!a->softmax.causal) {
+            tq = 1;
+            offp = (uint32_t)(n - 1);
+        } else if (off >= 0) {
+            offp = (uint32_t)(off < n - 1 ? off : n - 1);
+        } else {
+            offn = (uint32_t)(off < -0xffffffffll ? 0xffffffffll : -off);
+        }
+        glc__plan_param_at(d, GLC__KP_REDUCE_TQ, (uint32_t)tq);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, offp);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, offn);
+        glc__plan_paramf_at(d, GLC__KP_REDUCE_SCALE,
+                            a->softmax.scale == 0 ? 1.0f : a->softmax.scale);
+    } else {
+        float eps = a->norm.eps != 0 ? a->norm.eps : kop == GLC__R_LAYER_NORM ? 1e-5f : 1e-6f;
+        glc__plan_param_at(d, GLC__KP_REDUCE_TQ, 1);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, 0);
+        glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, 0);
+        glc__plan_paramf_at(d, GLC__KP_REDUCE_EPS, eps);
+    }
+}
 
 /* One reduce.comp dispatch over `teams` teams; segs: 0 whole rows, 1 the
  * segments' partials into the scratch, 2 their merge, 3 a layer_norm's
@@ -246,6 +280,20 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
     int norm = kop == GLC__R_RMS_NORM || kop == GLC__R_LAYER_NORM;
     glc__dispatch_plan *d;
     row_dims(x, &rows, &n);
+    if (c->row4 && segs == 0) { /* softmax or rms_norm of f32 rows: vec4s */
+        d = glc__plan_dispatch(p, "reduce_row4", c->local, teams);
+        glc__define_int(d, "OP", kop);
+        glc__plan_bind(d, 0, GLC_READ);
+        glc__plan_bind(d, a->nin, GLC_WRITE);
+        if (norm && a->t[wi].present) {
+            glc__define_int(d, "BW", 2);
+            glc__plan_bind(d, wi, GLC_READ);
+        }
+        glc__plan_param_at(d, GLC__KP_REDUCE_ROWS, (uint32_t)rows);
+        glc__plan_param_at(d, GLC__KP_REDUCE_N, (uint32_t)n);
+        row_params(d, a, x, kop, n);
+        return d;
+    }
     d = glc__plan_dispatch(p, "reduce", c->local, teams * c->ts);
     glc__define_int(d, "OP", kop);
     glc__define_t(d, "TX", x->dtype);
@@ -280,31 +328,7 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
     }
     glc__plan_param_at(d, GLC__KP_REDUCE_ROWS, (uint32_t)rows);
     glc__plan_param_at(d, GLC__KP_REDUCE_N, (uint32_t)n);
-    if (kop == GLC__R_SOFTMAX) {
-        /* causal: keys j < q + 1 + off survive, q = row % Tq; the offset goes
-         * as two magnitudes so the kernel never overflows */
-        int64_t tq = x->rank > 1 ? x->shape[x->rank - 2] : 1, off = a->softmax.pos_offset;
-        uint32_t offp = 0, offn = 0;
-        if (!a->softmax.causal) {
-            tq = 1;
-            offp = (uint32_t)(n - 1);
-        } else if (off >= 0) {
-            offp = (uint32_t)(off < n - 1 ? off : n - 1);
-        } else {
-            offn = (uint32_t)(off < -0xffffffffll ? 0xffffffffll : -off);
-        }
-        glc__plan_param_at(d, GLC__KP_REDUCE_TQ, (uint32_t)tq);
-        glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, offp);
-        glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, offn);
-        glc__plan_paramf_at(d, GLC__KP_REDUCE_SCALE,
-                            a->softmax.scale == 0 ? 1.0f : a->softmax.scale);
-    } else {
-        float eps = a->norm.eps != 0 ? a->norm.eps : kop == GLC__R_LAYER_NORM ? 1e-5f : 1e-6f;
-        glc__plan_param_at(d, GLC__KP_REDUCE_TQ, 1);
-        glc__plan_param_at(d, GLC__KP_REDUCE_OFFP, 0);
-        glc__plan_param_at(d, GLC__KP_REDUCE_OFFN, 0);
-        glc__plan_paramf_at(d, GLC__KP_REDUCE_EPS, eps);
-    }
+    row_params(d, a, x, kop, n);
     glc__plan_param_at(d, GLC__KP_REDUCE_NOFF, res ? (uint32_t)(a->norm.at / 2) : 0u);
     glc__plan_param_at(d, GLC__KP_REDUCE_SEG_PAIRS, segp);
     glc__plan_param_at(d, GLC__KP_REDUCE_NSEG, nseg);
@@ -337,6 +361,12 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
     pairs = (uint64_t)n / 2 + 2;
     if (budget && c.ts == 1 && loops * pairs + LOOP_OVERHEAD > budget)
         c = choose(tg, n, 0, kop <= GLC__R_LAYER_NORM); /* too long for one invocation: teams */
+    /* a row an invocation on llvmpipe, f32 softmax or rms_norm of whole
+     * vec4s: glsl/reduce_row4.comp (fewer loop iterations than the pairs') */
+    c.row4 = tg->is_llvmpipe && c.ts == 1 && !c.per && n % 4 == 0 &&
+             (a->op == GLC__OP_SOFTMAX || a->op == GLC__OP_RMS_NORM) &&
+             x->dtype == GLC_DTYPE_F32 && a->t[a->nin].dtype == GLC_DTYPE_F32 &&
+             (a->op != GLC__OP_RMS_NORM || !a->t[1].present || a->t[1].dtype == GLC_DTYPE_F32);
     if (!budget || c.per ||
         loops * ((pairs + c.ts - 1) / c.ts) + LOOP_OVERHEAD <= budget) {
         reduce_dispatch(p, a, kop, &c, (uint64_t)rows, 0, 0, 0, 0);

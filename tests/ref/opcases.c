@@ -162,6 +162,12 @@ static const oc_case cases[] = {
     /* f32 rows of whole vec4s: llvmpipe's vec4 get_rows (op_data.c) */
     {OC_GET_ROWS, {F32, I32}, F32, {S2(13, 36), S1(17)}, {0}, {0}, EXACT, C_NANINF},
     {OC_GET_ROWS, {F32, I32}, F32, {S2(5, 4), S2(3, 3)}, {0}, {0}, EXACT, 0},
+    /* f32 rows of whole vec4s: llvmpipe's reduce_row4 (op_reduce.c) */
+    {OC_SOFTMAX, {F32}, F32, {S2(5, 36)}, {0}, {0}, OT_NMSE_SOFTMAX, 0},
+    {OC_SOFTMAX, {F32}, F32, {S3(2, 7, 12)}, {0.125f}, {1, 3}, OT_NMSE_SOFTMAX, 0},
+    {OC_SOFTMAX, {F32}, F32, {S2(6, 8)}, {2.0f}, {1, -2}, OT_NMSE_SOFTMAX, C_INPLACE},
+    {OC_RMS_NORM, {F32, F32}, F32, {S2(9, 64), S1(64)}, {1e-6f}, {0}, OT_NMSE_DEFAULT, C_NANINF},
+    {OC_RMS_NORM, {F32}, F32, {S2(3, 8)}, {0}, {0}, OT_NMSE_DEFAULT, C_INPLACE},
 };
 
 /* ---- generated cases: seeded, over the space the table samples ---- */
