@@ -60,6 +60,14 @@ Modes (needs torch + numpy, except --self-test, which needs numpy only):
       second, as in the default mode). One JSON line on stdout (progress
       goes to stderr) for bench/run_nvidia.sh to merge with ours.
 
+  torch_ref.py --logits LOGITS --compare OTHER [--tol-nmse T] [--json OUT]
+      Two glcompute runs of one model against each other (numpy only), e.g.
+      the native weights against the same model saved and loaded as GGUF
+      (transformer --save-gguf / --load): the same prompt, and at every step
+      the same token and position (a run that chose another token has left
+      the comparable sequence); then the logits as the check compares them,
+      OTHER as the reference, NMSE <= 1e-5 unless --tol-nmse says.
+
   torch_ref.py --self-test
       Checks the file parsing, the numpy dequantization (against a scalar
       decoder) and the comparison on small generated models against a numpy
@@ -748,6 +756,26 @@ def mode_check(args):
     return 0 if s["pass"] else 1
 
 
+def mode_compare(args):
+    ours, other = read_logits(args.logits), read_logits(args.compare)
+    if ours.prompt != other.prompt or ours.vocab != other.vocab or len(ours) != len(other):
+        raise FormatError("%s and %s: different prompts, vocabularies or step counts"
+                          % (args.logits, args.compare))
+    for i in range(len(ours)):
+        if (ours.token[i], ours.pos[i]) != (other.token[i], other.pos[i]):
+            raise FormatError("step %d: token %d at %d against %d at %d: the runs diverged earlier"
+                              % (i, ours.token[i], ours.pos[i], other.token[i], other.pos[i]))
+    tol, margin = tolerances(args)
+    rows, s = compare(ours.logits, other.logits, ours.next, tol, margin)
+    print("%s vs %s (the reference), %d prompt tokens" % (args.logits, args.compare, len(ours.prompt)))
+    print_table(ours, rows, s, "the other run")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(s, mode="compare", logits=args.logits, reference=args.compare,
+                           prompt_tokens=len(ours.prompt), rows=rows), f, indent=1)
+    return 0 if s["pass"] else 1
+
+
 def mode_bench(args):
     w = read_weights(args.model)
     c = w.cfg
@@ -1208,6 +1236,8 @@ def main(argv):
     ap.add_argument("--manual-norm", action="store_true",
                     help="RMSNorm spelled out in f32 ops instead of torch's fused rms_norm")
     ap.add_argument("--device", default="cuda", help="torch device (default cuda)")
+    ap.add_argument("--compare", metavar="OTHER",
+                    help="compare --logits with another glcompute logits file (numpy only)")
     ap.add_argument("--self-test", action="store_true", help="check this script (numpy; torch if present)")
     args = ap.parse_args(argv)
     try:
@@ -1219,6 +1249,10 @@ def main(argv):
             if args.decode_bench < 1 or args.reps < 1 or args.warmup < 0:
                 ap.error("--decode-bench needs N >= 1, --reps >= 1, --warmup >= 0")
             return mode_bench(args)
+        if args.compare:
+            if not args.logits or args.model:
+                ap.error("--compare needs --logits and no --model")
+            return mode_compare(args)
         if args.model or args.logits:
             if not (args.model and args.logits):
                 ap.error("the check needs both --model and --logits")

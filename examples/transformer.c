@@ -72,7 +72,8 @@ static void usage(FILE *f)
             "  --decode N           tokens decoded after the prompt, >= 0 (default: 24; 64 for 1b)\n"
             "  --max-prompt N       the longest prompt the prefill plan takes (default: the\n"
             "                       larger of prompt and 64)\n"
-            "  --seed N             weight seed, 0..4294967295 (default: 1234)\n"
+            "  --seed N             weight seed, 0..4294967295 (default: 1234); with a\n"
+            "                       GGUF --load, the seed of the random prompt\n"
             "  --save FILE          write the weights to FILE\n"
             "  --save-gguf FILE     write the model to FILE as a llama GGUF file (llama.cpp's\n"
             "                       format: Q and K rows in its RoPE order, a byte-level\n"
@@ -293,6 +294,8 @@ int main(int argc, char **argv)
             return 1;
         }
         cfg = w.cfg;
+        if (gguf) /* the file holds no seed: --seed (or the default) picks the prompt */
+            cfg.seed = o.seed >= 0 ? (uint32_t)o.seed : 1234u;
     } else {
         if (!llama_config(o.config, &cfg)) {
             fprintf(stderr, "transformer: --config \"%s\": not one of tiny, 1b\n", o.config);

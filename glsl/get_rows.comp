@@ -65,11 +65,7 @@ void unit(uint u)
     if (id < glc_p[P_V]) {
         uint c = q >> 3, i = q & 7u, j = c % GLC_Q_CHUNKS;
         uint blk = id * glc_p[P_ROW_BYTES] + (c / GLC_Q_CHUNKS) * GLC_Q_BYTES;
-        vec2 so = glc_q_scale_offset(blk, j, i);
-        v = so.x * vec4(ivec4(glc_q_lanes(glc_q_quad(blk, j, i))) - GLC_Q_BIAS);
-#if GLC_Q_MIN
-        v += so.y;
-#endif
+        v = glc_q_values(blk, j, i);
     }
     uint e = u * 4u;
 #if TO == GLC_T_F32

@@ -1,5 +1,6 @@
 // matmul: out[z] = a[z] x op(b[zb]) (+ bias), op(b) = b^T when NT.
-// a f32 [M, K] per batch z; b f32/f16/bf16 [N, K] (NT) or [K, N] (NN);
+// a f32 [M, K] per batch z; b f32/f16/bf16 [N, K] (NT) or [K, N] (NN), or
+// GGML blocks [N, K] (NT, one matrix: decoded quad by quad as loaded);
 // out f32 [M, N]. Two shapes of kernel, chosen by the plan:
 //   TILED 1: a group computes a BM x BN block of out. Per step of BK, the
 //            group stages a BM x BK slice of a and a BK x BN slice of b in
@@ -15,12 +16,12 @@
 // neighbouring shared vec4s and write neighbouring outputs.
 //
 // bindings: 0 a (vec4[] when AVEC else float[]), 1 b (uint[]: any float
-//   dtype; vec4[] for f32 with BVEC), 2 out (float[]), 3 bias (float[]; the plan binds a in its
+//   dtype or GGML blocks; vec4[] for f32 with BVEC), 2 out (float[]), 3 bias (float[]; the plan binds a in its
 //   place when there is none), RES: 4 residual (float[], out's
 //   shape, added last)
 // params: 0 M, 1 N, 2 K, 3 m-tiles, 4 n-tiles, 5 batches, 6 inner batch
 //   count (z = z_hi * p6 + z_lo), 7 b's stride for z_hi, 8 for z_lo
-//   (elements; 0 broadcasts), 9 flags (1: add bias), 10 activation param,
+//   (elements; 0 broadcasts; GGML blocks: 7 a row's bytes), 9 flags (1: add bias), 10 activation param,
 //   SEG: 11 s1, 12 s12 (column bounds of the segments), 13, 14 where
 //   segments 1 and 2 start in out (elements); GLU: 15 the up half's offset
 //   from the gate half (elements, signed; a's binding starts at the first)
@@ -91,8 +92,19 @@ vec4 norm_load(inout float ss, vec4 av, uint k)
 }
 #endif
 
-#if !(TB == GLC_T_F32 && BVEC)
-// b element i (any dtype)
+#define QUANT (TB >= GLC_T_Q8_0)
+#if QUANT
+// b of GGML blocks (matmul_q at prefill shapes, op_quant.c): NT, one matrix
+// (b0 0), K whole blocks, B_ROW_BYTES a row's bytes; each quad of a row is
+// decoded as it is loaded (quant.glsl: the f32 values get_rows gives)
+#define GLC_QT TB
+uint glc_qw(uint i)
+{
+    return bw[i];
+}
+#include "quant.glsl"
+#elif !(TB == GLC_T_F32 && BVEC)
+// b element i (any float dtype)
 float b_at(uint i)
 {
     return GLC_LOAD(bw, TB, i);
@@ -113,6 +125,17 @@ vec4 b_vec(uint i)
 #else
     uint w0 = bw[i >> 1], w1 = bw[(i >> 1) + 1u];
     return uintBitsToFloat(uvec4(w0 << 16, w0 & 0xffff0000u, w1 << 16, w1 & 0xffff0000u));
+#endif
+}
+
+// NT, BVEC: b[row, k .. k + 3] of the [N, K] matrix at element b0
+vec4 b_row4(uint b0, uint row, uint k)
+{
+#if QUANT
+    uint c = k >> 5, blk = row * glc_p[P_B_ROW_BYTES] + (c / GLC_Q_CHUNKS) * GLC_Q_BYTES;
+    return glc_q_values(blk, c % GLC_Q_CHUNKS, (k >> 2) & 7u);
+#else
+    return b_vec(b0 + row * glc_p[P_K] + k);
 #endif
 }
 
@@ -138,7 +161,9 @@ vec4 a_vec(uint a0, uint row, uint k)
 vec4 b_run(uint b0, uint row, uint col, uint cols)
 {
     uint i = b0 + row * cols + col;
-#if BVEC
+#if QUANT
+    return col < cols ? b_row4(b0, row, col) : vec4(0.0);
+#elif BVEC
     return col < cols ? b_vec(i) : vec4(0.0);
 #else
     return vec4(col < cols ? b_at(i) : 0.0, col + 1u < cols ? b_at(i + 1u) : 0.0,
@@ -289,7 +314,11 @@ void main()
     uint z = tile / per, t = tile % per;
     uint m0 = (t / glc_p[P_NTILES]) * uint(BM), n0 = (t % glc_p[P_NTILES]) * uint(BN);
     uint a0 = z * M * K, o0 = z * M * N;
+#if QUANT
+    uint b0 = 0u; // one matrix; B_ROW_BYTES holds B_STRIDE_HI's slot
+#else
     uint b0 = (z / glc_p[P_INNER]) * glc_p[P_B_STRIDE_HI] + (z % glc_p[P_INNER]) * glc_p[P_B_STRIDE_LO];
+#endif
     uint lid = gl_LocalInvocationID.x;
     uint tx = lid % uint(BN / TN), ty = lid / uint(BN / TN);
 
@@ -359,7 +388,11 @@ void main()
     // consecutive invocations take consecutive column quads of one row block
     uint m0 = (t / glc_p[P_NTILES]) * uint(RM), n0 = (t % glc_p[P_NTILES]) * 4u;
     uint a0 = z * M * K, o0 = z * M * N;
+#if QUANT
+    uint b0 = 0u; // one matrix; B_ROW_BYTES holds B_STRIDE_HI's slot
+#else
     uint b0 = (z / glc_p[P_INNER]) * glc_p[P_B_STRIDE_HI] + (z % glc_p[P_INNER]) * glc_p[P_B_STRIDE_LO];
+#endif
     uint rows[RM];
     for (int r = 0; r < RM; r++)
         rows[r] = min(m0 + uint(r), M - 1u);
@@ -395,12 +428,11 @@ void main()
             ar[r] = (a0 + rows[r] * K) >> 2;
         for (uint k = kbeg; k < kend; k += 4u) {
 #if NT
-            vec4 b0v = b_vec(b0 + n0 * K + k), b1v = b_vec(b0 + (n0 + 1u) * K + k);
-            vec4 b2v = b_vec(b0 + (n0 + 2u) * K + k), b3v = b_vec(b0 + (n0 + 3u) * K + k);
+            vec4 b0v = b_row4(b0, n0, k), b1v = b_row4(b0, n0 + 1u, k);
+            vec4 b2v = b_row4(b0, n0 + 2u, k), b3v = b_row4(b0, n0 + 3u, k);
 #ifdef GLU_OUT
-            uint bu = b0 + (N + n0) * K + k;
-            vec4 u0v = b_vec(bu), u1v = b_vec(bu + K), u2v = b_vec(bu + 2u * K),
-                 u3v = b_vec(bu + 3u * K);
+            vec4 u0v = b_row4(b0, N + n0, k), u1v = b_row4(b0, N + n0 + 1u, k),
+                 u2v = b_row4(b0, N + n0 + 2u, k), u3v = b_row4(b0, N + n0 + 3u, k);
 #endif
             for (int r = 0; r < RM; r++) {
 #ifdef GLU

@@ -362,3 +362,15 @@ vec2 glc_q_scale_offset(uint blk, uint j, uint i)
     return vec2(glc_q_f16(blk), 0.0);
 #endif
 }
+
+// Values 4i .. 4i + 3 of chunk j of the block at byte blk, in f32 as GGML
+// dequantizes them (get_rows.comp's rows, matmul.comp's tiles)
+vec4 glc_q_values(uint blk, uint j, uint i)
+{
+    vec2 so = glc_q_scale_offset(blk, j, i);
+    vec4 v = so.x * vec4(ivec4(glc_q_lanes(glc_q_quad(blk, j, i))) - GLC_Q_BIAS);
+#if GLC_Q_MIN
+    v += so.y;
+#endif
+    return v;
+}

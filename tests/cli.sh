@@ -105,7 +105,7 @@ expect load_gguf_short 1 "cannot load weights: " --once -- "$T" --load "$tmp/sho
 if ! "$INFO" >/dev/null 2>&1; then
     for c in transformer_run transformer_report_json transformer_knobs load_good load_truncated load_junk load_version \
         load_max_seq load_header_short transformer_plan_error_once info_run info_json plan_dump_run \
-        gguf_save gguf_load gguf_load_rope gguf_max_seq gguf_text gguf_text_check text_needs_gguf; do
+        gguf_save gguf_load gguf_load_prompt gguf_load_rope gguf_max_seq gguf_text gguf_text_check text_needs_gguf; do
         skip_case "$c"
     done
 else
@@ -128,9 +128,12 @@ else
     expect load_max_seq 1 "max_seq = 4294967295 is out of range" --once -- "$T" --load "$tmp/maxseq.bin"
     # the model as a llama GGUF file, run back with llama.cpp's RoPE pairing
     expect gguf_save 0 "check: 2 steps against the C reference" -- \
-        "$T" --wdtype q8_0 --prompt 2 --decode 1 --verify --save-gguf "$tmp/m.gguf"
+        "$T" --wdtype q8_0 --prompt 2 --decode 1 --verify --save-gguf "$tmp/m.gguf" --logits "$tmp/ln.log"
     expect gguf_load 0 "check: 4 steps against the C reference" -- \
         "$T" --load "$tmp/m.gguf" --prompt 3 --decode 3 --verify
+    # the same seed, the same random prompt (the logits files' headers: 28 bytes for 2 tokens)
+    expect gguf_load_prompt 0 "same prompt" -- sh -c '"$0" --load "$1" --prompt 2 --decode 1 --no-verify \
+        --logits "$2" >/dev/null && cmp -n 28 "$2" "$3" && echo same prompt' "$T" "$tmp/m.gguf" "$tmp/lg.log" "$tmp/ln.log"
     expect gguf_load_rope 0 "RoPE adjacent pairs" -- "$T" --load "$tmp/m.gguf" --prompt 1 --decode 0 --no-verify
     expect gguf_max_seq 2 "must fit max_seq 8" --once -- "$T" --load "$tmp/m.gguf" --max-seq 8 --prompt 4 --decode 8
     # text in (the file's tokenizer), text out as it is generated

@@ -1,17 +1,17 @@
 /*
- * matmul_q at prefill shapes (src/core/op_quant.c, dequant + dense): from
- * 16 rows of a on GPUs the weights are decoded once into the op's scratch
- * as f32 and the dense matmul's tiles read them. llvmpipe keeps the row
- * variant unless GLC_MATMUL forces a dense variant, which these tests do
- * (tiled64, tiled128, direct) to run the path here. Generated cases over
- * every GGML block type (random blocks: every quant bit, finite scales of
- * either sign), odd N, 16 to 64 rows, with and without a bias, against a
- * plain C reference in double (the blocks decoded by tests/ref); plus what
- * the plans fuse at prefill: a residual (mm_res) and the Q/K/V pack (its
- * segments), and a forced small loop cap (the dense K split: its partials
- * in the scratch after the decoded weights). The plan listing shows the
- * decode (get_rows) where the path fires, and not below 16 rows or on the
- * default llvmpipe device.
+ * matmul_q at prefill shapes (src/core/op_quant.c's plan_dense): from 16
+ * rows of a on GPUs matmul_q runs as the dense matmul, whose kernels decode
+ * the blocks quad by quad as they load them (glsl/matmul.comp, QUANT).
+ * llvmpipe keeps the row variant unless GLC_MATMUL forces a dense variant,
+ * which these tests do (tiled64, tiled128, direct) to run the path here.
+ * Generated cases over every GGML block type (random blocks: every quant
+ * bit, finite scales of either sign), odd N, 16 to 64 rows, with and
+ * without a bias, against a plain C reference in double (the blocks
+ * decoded by tests/ref); plus what the plans fuse at prefill: a residual
+ * (mm_res) and the Q/K/V pack (its segments), and a forced small loop cap
+ * (the dense K split, its partials in the scratch). The plan listing
+ * shows the dense kernel (matmul, no get_rows pass) where the path fires,
+ * and not below 16 rows or on the default llvmpipe device.
  */
 #include "testutil.h"
 
@@ -70,7 +70,7 @@ static glc_plan *build(glc_device *dev, const qcase *c, uint32_t flags)
 }
 
 /* Runs c on dev: every output against the reference; *fired: whether the
- * plan decodes the weights first (get_rows in its listing). */
+ * plan runs the dense kernel (matmul in its listing, not matmul_q). */
 static void run_case(glc_device *dev, const qcase *c, uint64_t *seed, int *fired)
 {
     size_t wb = glc_dtype_row_bytes(c->dt, c->k) * (size_t)c->n, mn = (size_t)(c->m * c->n);
@@ -86,7 +86,9 @@ static void run_case(glc_device *dev, const qcase *c, uint64_t *seed, int *fired
         pl = build(dev, c, f ? 0 : GLC_COMPILE_NO_FUSE);
         dump[0] = '\0';
         assert_int_equal(glc_plan_dump(pl, 0, append, dump), GLC_OK);
-        *fired = strstr(dump, "get_rows") != NULL;
+        *fired = strstr(dump, ": matmul (") != NULL;
+        assert_null(strstr(dump, "get_rows")); /* no decode pass */
+        assert_int_equal(*fired, strstr(dump, ": matmul_q (") == NULL);
         ot_fill(seed, x, (size_t)(c->m * c->k), -1.0f, 1.0f);
         ot_fill(seed, r, mn, -1.0f, 1.0f);
         ot_fill(seed, b, (size_t)c->n * 3, -1.0f, 1.0f);
@@ -124,7 +126,7 @@ static void run_case(glc_device *dev, const qcase *c, uint64_t *seed, int *fired
                 fail_msg("%s M %lld N %lld K %lld bias %d res %d qkv %d output %d %s: nmse %g (%s)",
                          glc_dtype_name(c->dt), (long long)c->m, (long long)c->n, (long long)c->k,
                          c->bias, c->res, c->qkv, j, f ? "fused" : "unfused", e / s,
-                         *fired ? "decoded first" : "blocks");
+                         *fired ? "dense kernel" : "matmul_q kernel");
         }
         for (j = 0; j < nw; j++)
             free(w[j]);
@@ -168,7 +170,7 @@ static void test_generated(void **state)
             c.res = c.qkv = 0;
             run_case(dev, &c, &seed, &fired);
             if (!fired)
-                fail_msg("%s M %lld: the weights were not decoded first", glc_dtype_name(c.dt),
+                fail_msg("%s M %lld: the dense kernel did not run", glc_dtype_name(c.dt),
                          (long long)c.m);
         }
         glc_device_destroy(dev);
@@ -196,7 +198,7 @@ static void test_fused_and_limits(void **state)
     run_case(dev, &c, &seed, &fired);
     assert_false(fired);
     glc_device_destroy(dev);
-    /* a loop cap that splits the dense K loop: partials after the weights */
+    /* a loop cap that splits the dense K loop: partials in the scratch */
     capped = device_with(GLC__MATMUL_TILED64, 200);
     c.dt = GLC_DTYPE_Q5_K;
     c.m = 40;
@@ -204,7 +206,7 @@ static void test_fused_and_limits(void **state)
     run_case(capped, &c, &seed, &fired);
     assert_true(fired);
     glc_device_destroy(capped);
-    /* the device's own choice: the row variant on llvmpipe, the decode on GPUs */
+    /* the device's own choice: the row variant on llvmpipe, dense on GPUs */
     dev = tu_device(NULL);
     c.m = 32;
     run_case(dev, &c, &seed, &fired);

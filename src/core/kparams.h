@@ -52,7 +52,7 @@
     GLC__KP_SEGS(X, k, 6) X(k, GLU_DELTA, 10)
 #define GLC__KP_MATMUL(X, k) \
     X(k, M, 0) X(k, N, 1) X(k, K, 2) X(k, MTILES, 3) X(k, NTILES, 4) X(k, BATCHES, 5) \
-    X(k, INNER, 6) X(k, B_STRIDE_HI, 7) X(k, B_STRIDE_LO, 8) X(k, FLAGS, 9) \
+    X(k, INNER, 6) X(k, B_STRIDE_HI, 7) X(k, B_ROW_BYTES, 7) X(k, B_STRIDE_LO, 8) X(k, FLAGS, 9) \
     X(k, ACT_PARAM, 10) GLC__KP_SEGS(X, k, 11) X(k, GLU_DELTA, 15)
 /* the tile engine of matmul_q, matmul_affine, matmul_expert
  * (glsl/matmul_q.glsl); FLAGS: 1 add bias, 2 scales f16, 4 biases f16 */

@@ -36,6 +36,9 @@
  * batch dims that broadcast against a's (each equal or 1, aligned at the
  * end); out F32 [a's batch dims.., M, N]. A b with no batch (or all batch
  * dims 1) is shared: a's batch dims fold into M, one matrix product.
+ * matmul_q's prefill shapes plan here with b GGML blocks [N, K]
+ * (transposed, shared; op_quant.c's plan_dense, never matmul's own args):
+ * the tiled and direct kernels decode b's quads as they load them.
  *
  * Variants (chosen from the target; GLC_MATMUL forces one, for tests and
  * benchmarks on drivers where it would not be chosen):
@@ -298,7 +301,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1];
     int nt = a->mm.transpose_b != 0, shared_b = 1, i, v;
-    int glu = a->mm.glu != 0;
+    int glu = a->mm.glu != 0, blocks = glc__is_block(b->dtype); /* matmul_q's (plan_dense) */
     int64_t alast = x->shape[x->rank - 1], k = glu ? alast / 2 : alast;
     int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1], nout = n;
     int64_t m, batches = 1, inner = 1, kcost, rm;
@@ -323,14 +326,15 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     }
 
     v = forced_variant(tg);
-    if (v == V_MATVEC && !(nt && b->rank == 2 && b->dtype != GLC_DTYPE_BF16))
+    if (v == V_MATVEC && !(nt && b->rank == 2 && b->dtype != GLC_DTYPE_BF16 && !blocks))
         v = V_AUTO;
     if (v == V_TILED128 && tg->limits.max_invocations < 256)
         v = V_TILED64;
     if (v == V_AUTO) {
         if (tg->is_llvmpipe)
             v = V_DIRECT;
-        else if (nt && b->rank == 2 && m <= 8 && b->dtype != GLC_DTYPE_BF16 && subgroups)
+        else if (nt && b->rank == 2 && m <= 8 && b->dtype != GLC_DTYPE_BF16 && subgroups &&
+                 !blocks)
             v = V_MATVEC;
         else if (m <= 4)
             v = V_DIRECT;
@@ -415,6 +419,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__plan_param_at(d, GLC__KP_MATMUL_BATCHES, (uint32_t)batches);
     glc__plan_param_at(d, GLC__KP_MATMUL_INNER, (uint32_t)inner);
     glc__plan_param_at(d, GLC__KP_MATMUL_B_STRIDE_HI, s_hi);
+    if (blocks) /* one matrix (s_hi 0): the slot holds a row's bytes */
+        glc__plan_param_at(d, GLC__KP_MATMUL_B_ROW_BYTES, (uint32_t)glc_dtype_row_bytes(b->dtype, k));
     glc__plan_param_at(d, GLC__KP_MATMUL_B_STRIDE_LO, s_lo);
     glc__plan_param_at(d, GLC__KP_MATMUL_FLAGS, a->t[2].present ? 1u : 0u);
     glc__plan_paramf_at(d, GLC__KP_MATMUL_ACT_PARAM, a->mm.act_param);

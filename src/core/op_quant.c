@@ -17,14 +17,13 @@
  *   without subgroups.
  * CM grows with M (1, 2, 4, 8), so prefill reuses each dequantized chunk
  * across up to 8 rows of a instead of paying the decode cost per row.
- * - dequant + dense (prefill shapes on GPUs: >= DEQ_MIN_ROWS rows of a,
- *   no SwiGLU epilogue or norm prologue): the weights decoded once into
- *   the op's scratch as f32 [N, K] (glsl/get_rows.comp over every row: the
- *   values the blocks hold, exactly), then the dense matmul's tiles
- *   (op_matmul.c) read them. The decode costs a pass over the weights;
- *   the product then runs at the dense path's speed, which the row and
- *   split variants, decoding every chunk per tile, reach nowhere near at
- *   many rows. Not where the f32 weights would not fit one binding.
+ * - dense (prefill shapes on GPUs: >= DENSE_MIN_ROWS rows of a, no SwiGLU
+ *   epilogue or norm prologue): the dense matmul's tiled kernel
+ *   (op_matmul.c, glsl/matmul.comp) with the blocks as its b, each quad
+ *   of weights decoded into f32 as it is staged in shared memory (the
+ *   values get_rows gives). The tile loop then runs at the dense path's
+ *   speed, which the row and split variants, decoding every chunk per
+ *   tile, reach nowhere near at many rows; no scratch, no extra pass.
  * matmul_q takes the dense matmul's fused epilogues and prologue (residual,
  * rms_norm, SwiGLU: op_matmul.c); with the SwiGLU epilogue a tile holds
  * twice the weight rows (gates, then their up rows).
@@ -43,7 +42,7 @@
 #define SUBGROUP_ARITHMETIC 0x4u /* GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR */
 #define Q_TYPES "q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K"
 #define ROW_LOCAL 64
-#define DEQ_MIN_ROWS 16 /* rows of a from which matmul_q decodes its weights first */
+#define DENSE_MIN_ROWS 16 /* rows of a from which matmul_q runs as the dense matmul */
 
 /* ---- rules ---- */
 
@@ -374,85 +373,30 @@ static glc_status apply_cap(glc__op_plan *p, const glc__op_args *a, const glc__t
 
 /* Bindings below follow the kernels' order (see glsl/matmul_*.comp). */
 
-/* Whether matmul_q decodes its weights and runs the dense matmul: prefill
- * rows, a product the dense kernels make whole (no SwiGLU epilogue, no norm
- * prologue: decode-shape fusions), f32 weights within a binding; on GPUs,
- * or where GLC_MATMUL forces a dense tile variant (tests on llvmpipe). */
-static int dequant_first(const glc__op_args *a, const glc__target *tg, int64_t m)
+/* Whether matmul_q runs as the dense matmul (plan_dense): prefill rows, a
+ * product the dense kernels make whole (no SwiGLU epilogue, no norm
+ * prologue: decode-shape fusions); on GPUs, or where GLC_MATMUL forces a
+ * dense tile variant (tests on llvmpipe). */
+static int dense_first(const glc__op_args *a, const glc__target *tg, int64_t m)
 {
-    const glc__tensor *w = &a->t[1];
-    uint64_t bytes = (uint64_t)w->shape[0] * (uint64_t)w->shape[1] * 4u;
     int forced = tg->matmul == GLC__MATMUL_TILED64 || tg->matmul == GLC__MATMUL_TILED128 ||
                  tg->matmul == GLC__MATMUL_DIRECT;
-    if (a->op != GLC__OP_MATMUL_Q || m < DEQ_MIN_ROWS || a->mm.glu_out ||
-        (a->nin > 4 && a->t[4].present) || bytes > tg->limits.max_ssbo_size)
+    if (a->op != GLC__OP_MATMUL_Q || m < DENSE_MIN_ROWS || a->mm.glu_out ||
+        (a->nin > 4 && a->t[4].present))
         return 0;
     return forced || (!tg->is_llvmpipe && tg->matmul == GLC__MATMUL_AUTO);
 }
 
-/* The dequant + dense plan (dequant_first): get_rows.comp writes the f32
- * weights at scratch offset 0, then the dense matmul's dispatches read
- * them there, their own scratch (K-split partials) after them. */
-static glc_status plan_dequant(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
-                               char *err, size_t len)
+/* The dense plan (dense_first): the dense matmul's own plan (op_matmul.c)
+ * with the blocks as its transposed b, which its kernels decode quad by
+ * quad as they stage their tiles. */
+static glc_status plan_dense(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                             char *err, size_t len)
 {
-    const glc__tensor *w = &a->t[1];
-    size_t wbytes = (size_t)w->shape[0] * (size_t)w->shape[1] * 4u, align, woff;
-    glc__op_args g, mm;
-    glc__op_plan rows, dense;
-    glc__dispatch_plan *d;
-    glc_status st;
-    int i, j;
-    /* the decode: get_rows of every row, f32 out */
-    glc__op_args_init(&g, GLC__OP_GET_ROWS, 2, 1);
-    g.t[0] = *w;
-    g.t[1] = *w;
-    g.t[1].dtype = GLC_DTYPE_I32;
-    g.t[1].rank = 1;
-    g.t[2] = *w;
-    g.t[2].dtype = GLC_DTYPE_F32;
-    memset(&rows, 0, sizeof rows);
-    if ((st = glc__ops[GLC__OP_GET_ROWS]->plan(&g, tg, &rows, err, len)) != GLC_OK)
-        return st;
-    /* the product: a dense matmul over the decoded weights (transposed) */
-    mm = *a;
+    glc__op_args mm = *a;
     mm.op = GLC__OP_MATMUL;
-    mm.t[1].dtype = GLC_DTYPE_F32;
     mm.mm.transpose_b = 1;
-    memset(&dense, 0, sizeof dense);
-    if ((st = glc__ops[GLC__OP_MATMUL]->plan(&mm, tg, &dense, err, len)) != GLC_OK)
-        return st;
-    if (1 + dense.ndisp > GLC__OP_MAX_DISPATCH || rows.ndisp != 1)
-        return glc__op_error(err, len, "matmul_q", "internal: %d dense dispatches", dense.ndisp);
-    align = tg->limits.ssbo_offset_alignment ? (size_t)tg->limits.ssbo_offset_alignment : 256;
-    woff = (wbytes + align - 1) / align * align;
-    p->ndisp = 0;
-    d = &p->disp[p->ndisp++];
-    *d = rows.disp[0];
-    glc__define(d, "IDS_ALL", "1");
-    for (j = 0; j < d->nbind; j++) { /* table -> w (also in the unread ids' place), out -> scratch */
-        if (d->bind[j].tensor == 2) {
-            d->bind[j].tensor = GLC__SCRATCH;
-            d->bind[j].offset = 0;
-            d->bind[j].size = wbytes;
-        } else {
-            d->bind[j].tensor = 1;
-        }
-    }
-    for (i = 0; i < dense.ndisp; i++) {
-        d = &p->disp[p->ndisp++];
-        *d = dense.disp[i];
-        for (j = 0; j < d->nbind; j++)
-            if (d->bind[j].tensor == 1) {
-                d->bind[j].tensor = GLC__SCRATCH;
-                d->bind[j].offset = 0;
-                d->bind[j].size = wbytes;
-            } else if (d->bind[j].tensor == GLC__SCRATCH) {
-                d->bind[j].offset += woff;
-            }
-    }
-    p->scratch_bytes = woff + dense.scratch_bytes;
-    return GLC_OK;
+    return glc__ops[GLC__OP_MATMUL]->plan(&mm, tg, p, err, len);
 }
 
 static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -468,8 +412,8 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     glc_status st;
     int64_t chunks = (k + 31) / 32;
     int glu_out;
-    if (dequant_first(a, tg, m))
-        return plan_dequant(a, tg, p, err, len);
+    if (dense_first(a, tg, m))
+        return plan_dense(a, tg, p, err, len);
     /* the SwiGLU epilogue: a tile's gate rows and their up rows, twice the
      * weight rows, as costly as twice the chunks. Where that needs a K split,
      * the product is plain, in at least 2 parts, and ksum applies it. */
