@@ -24,6 +24,9 @@
  *   values get_rows gives). The tile loop then runs at the dense path's
  *   speed, which the row and split variants, decoding every chunk per
  *   tile, reach nowhere near at many rows; no scratch, no extra pass.
+ *   Q6_K, the costliest to decode, is decoded first instead (get_rows.comp
+ *   into the op's scratch as f32, then the dense tiles) where that fits
+ *   one binding.
  * matmul_q takes the dense matmul's fused epilogues and prologue (residual,
  * rms_norm, SwiGLU: op_matmul.c); with the SwiGLU epilogue a tile holds
  * twice the weight rows (gates, then their up rows).
@@ -399,6 +402,82 @@ static glc_status plan_dense(const glc__op_args *a, const glc__target *tg, glc__
     return glc__ops[GLC__OP_MATMUL]->plan(&mm, tg, p, err, len);
 }
 
+/* Q6_K's quads cost the most to decode (blocks on 2-byte boundaries, a
+ * 2-bit high part, two scales a chunk): decoded in the tiles its prefill
+ * products took 1.3-2.1x f16's time on the H100, against 1.0-1.4x with its
+ * weights decoded first (bench/RESULTS.md, issue 16). So it decodes first
+ * where the f32 weights fit one binding. */
+static int decode_first(const glc__tensor *w, const glc__target *tg)
+{
+    uint64_t bytes = (uint64_t)w->shape[0] * (uint64_t)w->shape[1] * 4u;
+    return w->dtype == GLC_DTYPE_Q6_K && bytes <= tg->limits.max_ssbo_size;
+}
+
+/* The decode-first plan (decode_first): get_rows.comp writes the f32
+ * weights at scratch offset 0, then the dense matmul's dispatches read
+ * them there, their own scratch (K-split partials) after them. */
+static glc_status plan_dequant(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                               char *err, size_t len)
+{
+    const glc__tensor *w = &a->t[1];
+    size_t wbytes = (size_t)w->shape[0] * (size_t)w->shape[1] * 4u, align, woff;
+    glc__op_args g, mm;
+    glc__op_plan rows, dense;
+    glc__dispatch_plan *d;
+    glc_status st;
+    int i, j;
+    /* the decode: get_rows of every row, f32 out */
+    glc__op_args_init(&g, GLC__OP_GET_ROWS, 2, 1);
+    g.t[0] = *w;
+    g.t[1] = *w;
+    g.t[1].dtype = GLC_DTYPE_I32;
+    g.t[1].rank = 1;
+    g.t[2] = *w;
+    g.t[2].dtype = GLC_DTYPE_F32;
+    memset(&rows, 0, sizeof rows);
+    if ((st = glc__ops[GLC__OP_GET_ROWS]->plan(&g, tg, &rows, err, len)) != GLC_OK)
+        return st;
+    /* the product: a dense matmul over the decoded weights (transposed) */
+    mm = *a;
+    mm.op = GLC__OP_MATMUL;
+    mm.t[1].dtype = GLC_DTYPE_F32;
+    mm.mm.transpose_b = 1;
+    memset(&dense, 0, sizeof dense);
+    if ((st = glc__ops[GLC__OP_MATMUL]->plan(&mm, tg, &dense, err, len)) != GLC_OK)
+        return st;
+    if (1 + dense.ndisp > GLC__OP_MAX_DISPATCH || rows.ndisp != 1)
+        return glc__op_error(err, len, "matmul_q", "internal: %d dense dispatches", dense.ndisp);
+    align = tg->limits.ssbo_offset_alignment ? (size_t)tg->limits.ssbo_offset_alignment : 256;
+    woff = (wbytes + align - 1) / align * align;
+    p->ndisp = 0;
+    d = &p->disp[p->ndisp++];
+    *d = rows.disp[0];
+    glc__define(d, "IDS_ALL", "1");
+    for (j = 0; j < d->nbind; j++) { /* table -> w (also in the unread ids' place), out -> scratch */
+        if (d->bind[j].tensor == 2) {
+            d->bind[j].tensor = GLC__SCRATCH;
+            d->bind[j].offset = 0;
+            d->bind[j].size = wbytes;
+        } else {
+            d->bind[j].tensor = 1;
+        }
+    }
+    for (i = 0; i < dense.ndisp; i++) {
+        d = &p->disp[p->ndisp++];
+        *d = dense.disp[i];
+        for (j = 0; j < d->nbind; j++)
+            if (d->bind[j].tensor == 1) {
+                d->bind[j].tensor = GLC__SCRATCH;
+                d->bind[j].offset = 0;
+                d->bind[j].size = wbytes;
+            } else if (d->bind[j].tensor == GLC__SCRATCH) {
+                d->bind[j].offset += woff;
+            }
+    }
+    p->scratch_bytes = woff + dense.scratch_bytes;
+    return GLC_OK;
+}
+
 static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                          char *err, size_t len)
 {
@@ -413,7 +492,8 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     int64_t chunks = (k + 31) / 32;
     int glu_out;
     if (dense_first(a, tg, m))
-        return plan_dense(a, tg, p, err, len);
+        return decode_first(w, tg) ? plan_dequant(a, tg, p, err, len)
+                                   : plan_dense(a, tg, p, err, len);
     /* the SwiGLU epilogue: a tile's gate rows and their up rows, twice the
      * weight rows, as costly as twice the chunks. Where that needs a K split,
      * the product is plain, in at least 2 parts, and ksum applies it. */
