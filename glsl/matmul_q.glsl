@@ -44,6 +44,8 @@
 //   KCH) and writes raw partial products at j * M * N of out, the plan's
 //   scratch, in [M, N] order; glsl/ksum.comp adds them up with bias and
 //   the rest)
+//   ASH (matmul_q, SPLIT, M 1, AVEC, no KCH: K / 4, a staged in shared
+//   memory)
 // local size: GLC_LOCAL_SIZE_X (SPLIT: a multiple of the subgroup size)
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -100,9 +102,31 @@ void norm_full(uint lane, uint step)
 #endif
 #endif
 
+#ifdef ASH
+// a staged in shared memory (matmul_q, SPLIT, one row of a, K whole
+// chunks, no KCH; ASH = K / 4): the group reads it once, coalesced; vec4 q
+// of chunk c sits at 8 c + (q ^ (c % 8)), so the lanes of a subgroup, a
+// chunk each, read 8 different bank quads at each step instead of one.
+shared vec4 ash[ASH];
+
+uint ash_at(uint v)
+{
+    return v ^ ((v >> 3) & 7u);
+}
+
+void stage_a()
+{
+    for (uint v = gl_LocalInvocationID.x; v < uint(ASH); v += uint(GLC_LOCAL_SIZE_X))
+        ash[ash_at(v)] = a4[v];
+    barrier();
+}
+#endif
+
 vec4 load_a(uint row, uint k)
 {
-#if AVEC
+#ifdef ASH
+    return ash[ash_at(k >> 2)]; // row 0: the only one
+#elif AVEC
     return a4[row * (glc_p[P_K] >> 2) + (k >> 2)];
 #else
     uint K = glc_p[P_K], i = row * K + k;
@@ -299,6 +323,9 @@ void main()
     if (glc_group_out_of_range())
         return;
 #if SPLIT
+#ifdef ASH
+    stage_a();
+#endif
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
         uint tile = glc_group_index() * uint(SLOTS) + slot;
         if (tile >= glc_p[P_TILES])

@@ -45,6 +45,7 @@
 #define SUBGROUP_ARITHMETIC 0x4u /* GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR */
 #define Q_TYPES "q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K"
 #define ROW_LOCAL 64
+#define ASH_MAX_BYTES 16384 /* the most of a matmul_q's decode stages in shared memory */
 #define DENSE_MIN_ROWS 16 /* rows of a from which matmul_q runs as the dense matmul */
 
 /* ---- rules ---- */
@@ -511,6 +512,14 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k, mtiles, tiles,
               q_stride(w->dtype, k));
+    /* a staged in shared memory (glsl/matmul_q.glsl ASH): the decode's one
+     * row, read once a group instead of once a tile, coalesced. H100, 1b
+     * shapes (glc-bench-ops decode mat-vec): K 2048 (8 KiB) 1.04-1.27x the
+     * GB/s; K 8192 (32 KiB a group, fewer groups an SM) 0.80-0.88x for the
+     * K types: so up to ASH_MAX_BYTES. */
+    if (v.split && m == 1 && k % 4 == 0 && q.parts == 1 && (uint64_t)k * 4u <= ASH_MAX_BYTES &&
+        (uint64_t)k * 4u <= tg->limits.max_shared_bytes)
+        glc__define_int(d, "ASH", k / 4);
     if (glu_out) {
         glc__define_glu_out(d, a);
         glc__plan_paramf_at(d, GLC__KP_MATMUL_Q_ACT_PARAM, a->mm.act_param);
