@@ -14,7 +14,8 @@
  * and activation, a forced tiled variant (it goes direct), K up to 8192;
  * GGML block weights too (matmul_q); left apart at 12 or 16 rows (prefill), K
  * past 8192 or not a multiple of 4, a second reader of the norm, and
- * below 6 SSBO blocks.
+ * below 6 SSBO blocks. A norm read by several products (weights of
+ * different types, unpacked) goes into each: test_mm_norm_readers.
  */
 #include "testutil.h"
 
@@ -254,10 +255,150 @@ static void test_mm_res(void **state)
     }
 }
 
+/* One norm, several readers (mm_norm): rms_norm(x, wn) read by R decode
+ * products whose weights may differ in type (so the qkv pack leaves them
+ * apart, as a Q4_K_M file's Q, K and V), each with an N of its own; every
+ * reader takes the prologue and the norm's dispatch goes, unless R is past
+ * NORM_MAX_READERS (4) or the norm has another reader (an add: the norm
+ * stays, and no product takes it). Seeded cases against GLC_COMPILE_NO_FUSE
+ * and a double reference, T a variable run at every value. */
+static void test_mm_norm_readers(void **state)
+{
+    static const glc_dtype wt[] = {GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K, GLC_DTYPE_Q8_0, GLC_DTYPE_F16,
+                                   GLC_DTYPE_F32,  GLC_DTYPE_Q5_0, GLC_DTYPE_Q4_0};
+    int ci;
+    (void)state;
+    for (ci = 0; ci < 8; ci++) {
+        uint64_t seed = 977 + (uint64_t)ci;
+        int nr = ci < 5 ? ci + 1 : ci == 5 ? 5 : 3, other = ci == 6 || ci == 7, r, p, j;
+        int64_t k = 256, tmax = ci % 2 ? 4 : 1, n[5], t, i, q, xs[2];
+        float *x = malloc((size_t)(tmax * k) * 4), *wn = malloc((size_t)k * 4), *w[5], *y[5][2];
+        uint8_t *wq[5];
+        double *xn = malloc((size_t)(tmax * k) * sizeof *xn);
+        glc_device *dev = tu_device(NULL);
+        glc_device_info info;
+        glc_plan *pl[2];
+        glc_plan_info fi, pi;
+        glc_dtype dt[5];
+        int expect;
+        for (p = 0; p < 2; p++) {
+            glc_graph *g;
+            glc_compile_desc cd = {p ? GLC_COMPILE_NO_FUSE : 0};
+            glc_matmul_desc nt = {1};
+            glc_tensor xt, nm;
+            assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+            xs[0] = tmax == 1 ? 1 : glc_graph_var(g, "T", 1, tmax);
+            xs[1] = k;
+            xt = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+            nm = glc_rms_norm(g, xt, glc_graph_param(g, "wn", GLC_DTYPE_F32, 1, &k), 1e-5f);
+            for (r = 0; r < nr; r++) {
+                char name[8];
+                int64_t ws[2];
+                glc_tensor wp;
+                dt[r] = wt[(ci + r) % 7];
+                n[r] = 5 + 3 * r + ci % 3;
+                ws[0] = n[r];
+                ws[1] = k;
+                snprintf(name, sizeof name, "w%d", r);
+                wp = glc_graph_param(g, name, dt[r], 2, ws);
+                snprintf(name, sizeof name, "y%d", r);
+                glc_graph_output(g, name, glc_dtype_size(dt[r]) == 0
+                                              ? glc_matmul_q(g, nm, wp, glc_none())
+                                              : glc_matmul(g, nm, wp, glc_none(), &nt));
+            }
+            if (other) /* another reader: an add of the norm */
+                glc_graph_output(g, "z", glc_add(g, nm, xt));
+            if (glc_graph_compile(g, &cd, &pl[p]) != GLC_OK)
+                fail_msg("case %d: compile: %s", ci, glc_device_errmsg(dev));
+            glc_graph_destroy(g);
+        }
+        assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
+        assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
+        assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
+        expect = nr <= 4 && !other && info.limits.max_ssbo_blocks >= 6;
+        if ((int)fi.fused != (expect ? nr : 0) || (int)(pi.dispatches - fi.dispatches) != expect)
+            fail_msg("case %d (%d readers%s): fused %u, %u -> %u dispatches", ci, nr,
+                     other ? " and an add" : "", fi.fused, pi.dispatches, fi.dispatches);
+        ot_fill(&seed, wn, (size_t)k, 0.5f, 1.5f);
+        for (r = 0; r < nr; r++) {
+            size_t bytes = (size_t)n[r] * glc_dtype_row_bytes(dt[r], k);
+            char name[8];
+            w[r] = malloc((size_t)(n[r] * k) * 4);
+            wq[r] = malloc(bytes);
+            ot_fill(&seed, w[r], (size_t)(n[r] * k), -1.0f, 1.0f);
+            if (glc_dtype_size(dt[r]) == 0) {
+                ref_quantize(dt[r], w[r], (size_t)(n[r] * k), wq[r]);
+                ref_dequantize(dt[r], wq[r], (size_t)(n[r] * k), w[r]);
+            } else {
+                ot_round(dt[r], w[r], (size_t)(n[r] * k));
+                assert_int_equal(glc_dtype_from_f32(dt[r], w[r], n[r] * k, wq[r]), GLC_OK);
+            }
+            snprintf(name, sizeof name, "w%d", r);
+            for (p = 0; p < 2; p++)
+                assert_int_equal(glc_plan_set_param_typed(pl[p], name, wq[r], bytes, dt[r]), GLC_OK);
+            y[r][0] = malloc((size_t)(tmax * n[r]) * 4);
+            y[r][1] = malloc((size_t)(tmax * n[r]) * 4);
+        }
+        for (p = 0; p < 2; p++)
+            assert_int_equal(glc_plan_set_param(pl[p], "wn", wn, (size_t)k), GLC_OK);
+        for (t = 1; t <= tmax; t++) {
+            glc_plan_var v = {"T", t};
+            glc_plan_output out[5];
+            glc_plan_input in = {"x", x, (size_t)(t * k)};
+            char names[5][8];
+            ot_fill(&seed, x, (size_t)(t * k), -1.0f, 1.0f);
+            for (p = 0; p < 2; p++) {
+                for (r = 0; r < nr; r++) {
+                    snprintf(names[r], sizeof names[r], "y%d", r);
+                    out[r].name = names[r];
+                    out[r].data = y[r][p];
+                    out[r].count = (size_t)(t * n[r]);
+                }
+                assert_int_equal(glc_plan_run_with_vars(pl[p], &v, tmax > 1, &in, 1, out, nr),
+                                 GLC_OK);
+            }
+            for (i = 0; i < t; i++) {
+                double ss = 0, sc;
+                for (q = 0; q < k; q++)
+                    ss += (double)x[i * k + q] * x[i * k + q];
+                sc = 1.0 / sqrt(ss / (double)k + 1e-5);
+                for (q = 0; q < k; q++)
+                    xn[i * k + q] = x[i * k + q] * sc * wn[q];
+            }
+            for (r = 0; r < nr; r++) {
+                float *want = malloc((size_t)(t * n[r]) * 4);
+                for (i = 0; i < t; i++)
+                    for (j = 0; j < n[r]; j++) {
+                        double s = 0;
+                        for (q = 0; q < k; q++)
+                            s += xn[i * k + q] * w[r][j * k + q];
+                        want[i * n[r] + j] = (float)s;
+                    }
+                ot_check("fused vs unfused", y[r][0], y[r][1], (size_t)(t * n[r]), 1e-10);
+                ot_check("fused vs reference", y[r][0], want, (size_t)(t * n[r]), 1e-9);
+                free(want);
+            }
+        }
+        for (r = 0; r < nr; r++) {
+            free(w[r]);
+            free(wq[r]);
+            free(y[r][0]);
+            free(y[r][1]);
+        }
+        free(x);
+        free(wn);
+        free(xn);
+        glc_plan_destroy(pl[0]);
+        glc_plan_destroy(pl[1]);
+        glc_device_destroy(dev);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mm_res),
+        cmocka_unit_test(test_mm_norm_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

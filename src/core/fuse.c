@@ -36,8 +36,9 @@
  *  - rows_first: get_rows(rms_norm(x, w), ids)          -> rms_norm(get_rows(x,
  *               ids), w): the norm of the picked rows only (then mm_norm's)
  *  - mm_norm (last): matmul[_q](rms_norm(x, w), W) at decode shapes (<= 8 rows,
- *               K <= 8192) where the norm has no other reader (after qkv
- *               and glu: the packed projections are its one reader)
+ *               K <= 8192) where every reader of the norm is such a product
+ *               (after qkv and glu: the packed projections are its one
+ *               reader; unpacked ones each take it)
  *                                                       -> the matmul reads
  *               x and w and computes each row's norm itself: the norm's
  *               dispatch (and its barrier) goes
@@ -692,39 +693,80 @@ static void rows_first(fctx *c, size_t gi)
 
 /* matmul(rms_norm(x, w), W) -> matmul(x, W, .., w) with the norm as its
  * prologue (op_matmul.c, op_quant.c: NORM). A dense transposed matmul with
- * no gated input, or a matmul_q; the norm's weight f32 [K]; decode shapes only, where the norm's
- * dispatch costs more than each group recomputing it. */
+ * no gated input, or a matmul_q; the norm's weight f32 [K]; decode shapes
+ * only, where the norm's dispatch costs more than each group recomputing
+ * it. Every reader of the norm must be such a product (up to
+ * NORM_MAX_READERS: Q, K and V projections left unpacked, e.g. weights of
+ * different types, as in a Q4_K_M file); each takes the prologue, and the
+ * norm's dispatch goes once all have. */
 #define NORM_MAX_ROWS 8
 #define NORM_MAX_K 8192
+#define NORM_MAX_READERS 4
+
+/* 1 when node m may take a norm prologue over its input a */
+static int norm_taker(const fctx *c, const glc__gnode *m)
+{
+    return !m->dead && m->args.nin <= 4 && c->ssbo >= 6 &&
+           (m->args.op == GLC__OP_MATMUL_Q ||
+            (m->args.op == GLC__OP_MATMUL && m->args.mm.transpose_b && !m->args.mm.glu)) &&
+           c->g->t[m->tensor[1]].rank == 2; /* the op first: other ops may have no tensor[1] */
+}
 
 static void mm_norm(fctx *c, glc__gnode *m)
 {
     glc_graph *g = c->g;
     glc__gnode *r, cand;
+    const glc__gtensor *gt;
     glc__tensor xt;
-    int32_t in[5];
+    size_t readers[NORM_MAX_READERS], i;
+    int32_t in[5], t = m->tensor[0];
     int64_t k;
-    if (m->dead || m->args.nin > 4 || c->ssbo < 6 ||
-        !(m->args.op == GLC__OP_MATMUL_Q ||
-          (m->args.op == GLC__OP_MATMUL && m->args.mm.transpose_b && !m->args.mm.glu)) ||
-        g->t[m->tensor[1]].rank != 2) /* the op first: other ops may have no tensor[1] */
+    int nr = 0, j, all = 1;
+    if (!norm_taker(c, m) || t < 0)
         return;
-    r = single_use_producer(c, m->tensor[0], GLC__OP_RMS_NORM);
-    k = g->t[m->tensor[1]].shape[1];
-    if (!r || r->tensor[1] < 0 || !is_vector_of(g, r->tensor[1], k, 1) || k % 4 || k > NORM_MAX_K ||
+    gt = &g->t[t];
+    if (gt->kind != GLC__T_VALUE || gt->producer < 0 || gt->alias ||
+        g->n[gt->producer].args.op != GLC__OP_RMS_NORM)
+        return;
+    r = &g->n[gt->producer];
+    k = last_dim(g, t);
+    if (r->tensor[1] < 0 || !is_vector_of(g, r->tensor[1], k, 1) || k % 4 || k > NORM_MAX_K ||
         g->t[r->tensor[0]].dtype != GLC_DTYPE_F32 || last_dim(g, r->tensor[0]) != k)
         return;
     glc__graph_tensor_at(g, r->tensor[0], NULL, &xt);
     if (glc__numel(&xt) / k > NORM_MAX_ROWS)
         return;
-    in[0] = r->tensor[0];
-    in[1] = m->tensor[1];
-    in[2] = m->tensor[2];
-    in[3] = m->args.nin > 3 ? m->tensor[3] : -1;
-    in[4] = r->tensor[1];
-    cand = make(m->args.op, in, 5, out_of(m), GLC_DTYPE_F32, m);
-    cand.raw.mm.norm_eps = r->args.norm.eps;
-    if (replace(c, m, &cand)) {
+    /* its readers: each a taker reading it as a only (and no graph output,
+     * no view: their uses would be more than the readers) */
+    for (i = 0; i < g->nn; i++) {
+        const glc__gnode *n = &g->n[i];
+        int reads = 0;
+        for (j = 0; j < n->args.nin && !n->dead; j++) {
+            if (n->tensor[j] != t)
+                continue;
+            if (j != 0 || !norm_taker(c, n) || g->t[n->tensor[1]].shape[1] != k)
+                return; /* read otherwise: the norm stays */
+            reads = 1;
+        }
+        if (reads && nr == NORM_MAX_READERS)
+            return;
+        if (reads)
+            readers[nr++] = i;
+    }
+    if ((uint32_t)nr != c->uses[t])
+        return;
+    for (j = 0; j < nr; j++) {
+        const glc__gnode *n = &g->n[readers[j]];
+        in[0] = r->tensor[0];
+        in[1] = n->tensor[1];
+        in[2] = n->tensor[2];
+        in[3] = n->args.nin > 3 ? n->tensor[3] : -1;
+        in[4] = r->tensor[1];
+        cand = make(n->args.op, in, 5, out_of(n), GLC_DTYPE_F32, n);
+        cand.raw.mm.norm_eps = r->args.norm.eps;
+        all &= replace(c, &g->n[readers[j]], &cand); /* one refused keeps the norm for it */
+    }
+    if (all) {
         r->dead = 1;
         count_uses(c);
     }
