@@ -8,7 +8,8 @@
  * caches, NEOX (aligned and not) and NORMAL, partial rope_dim, freq
  * factors, odd D and head counts, kv heads < heads, T = 1 and a variable
  * T, a position past the cache (skipped). An extra reader of rope(k)'s
- * rows or of q's bytes leaves the pattern unfused.
+ * rows or of q's bytes leaves the pattern unfused. Q, K and V weights of
+ * three types are not packed: rope_qkv then reads three values.
  */
 #include "testutil.h"
 
@@ -39,20 +40,24 @@ static const rcase cases[] = {
     {GLC_DTYPE_F16, 1, 6, 2, 10, 0, 1, 0},   /* unaligned NEOX into an f16 cache */
 };
 
-static glc_tensor param2(glc_graph *g, const char *name, int l, int64_t rows)
+/* With `mixed`, the projections' weights are f32, f16 and bf16 (Q, K, V),
+ * so the qkv pass leaves them apart and rope_qkv takes three values. */
+static const glc_dtype mixed_types[3] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_BF16};
+
+static glc_tensor param2(glc_graph *g, const char *name, int l, int64_t rows, glc_dtype dt)
 {
     char full[32];
     int64_t s[2];
     s[0] = rows;
     s[1] = DM;
     snprintf(full, sizeof full, "%s.%d", name, l);
-    return glc_graph_param(g, full, GLC_DTYPE_F32, 2, s);
+    return glc_graph_param(g, full, dt, 2, s);
 }
 
 /* LAYERS independent layers over one x; outputs q.<l> (rope(q)). With
  * extra, a second reader of layer 0's rope(k) (output "kr") and, with
  * extra 2, of q's projection (output "qp"). */
-static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags, int extra)
+static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags, int extra, int mixed)
 {
     glc_graph *g;
     glc_plan *p = NULL;
@@ -88,11 +93,15 @@ static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags, int extr
         vc = glc_graph_handle(g, name, c->cache, 3, s3);
         s3[0] = t;
         s3[1] = c->hq;
-        qp = glc_matmul(g, x, param2(g, "wq", l, c->hq * c->d), glc_none(), &nt);
+        qp = glc_matmul(g, x, param2(g, "wq", l, c->hq * c->d, mixed_types[0]), glc_none(), &nt);
         q = glc_reshape(g, qp, 3, s3);
         s3[1] = c->hk;
-        k = glc_reshape(g, glc_matmul(g, x, param2(g, "wk", l, c->hk * c->d), glc_none(), &nt), 3, s3);
-        v = glc_reshape(g, glc_matmul(g, x, param2(g, "wv", l, c->hk * c->d), glc_none(), &nt), 3, s3);
+        k = glc_reshape(g, glc_matmul(g, x, param2(g, "wk", l, c->hk * c->d,
+                                                   mixed ? mixed_types[1] : GLC_DTYPE_F32),
+                                      glc_none(), &nt), 3, s3);
+        v = glc_reshape(g, glc_matmul(g, x, param2(g, "wv", l, c->hk * c->d,
+                                                   mixed ? mixed_types[2] : GLC_DTYPE_F32),
+                                      glc_none(), &nt), 3, s3);
         q = glc_rope(g, q, pos, &rd, ff);
         k = glc_rope(g, k, pos, &rd, ff);
         glc_set_rows(g, kc, k, pos);
@@ -161,7 +170,7 @@ static void proj(const float *x, const float *w, int64_t rows, int64_t n, float 
 #define MAXQ (MAXT * 8 * 12)
 #define MAXC (S * 4 * 12)
 
-static void run_case(glc_device *dev, int ci)
+static void run_case(glc_device *dev, int ci, int mixed)
 {
     const rcase *c = &cases[ci];
     glc_plan *pl[2];
@@ -175,23 +184,34 @@ static void run_case(glc_device *dev, int ci)
     uint64_t seed = 1000 + (uint64_t)ci;
     int i, l, t, ti;
     char name[32];
-    pl[0] = build(dev, c, 0, 0);
-    pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE, 0);
+    glc_device_info info;
+    pl[0] = build(dev, c, 0, 0, mixed);
+    pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE, 0, mixed);
     assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
     assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
+    assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
     /* unfused: 3 matmuls, 2 ropes, 2 set_rows per layer; fused: the packed
      * projection and rope_qkv (qkv, rope_rows and rope_qkv: 3 patterns); no
-     * pack on this device: rope_rows alone (6 a layer, 1 pattern) */
+     * pack on this device: rope_rows alone (6 a layer, 1 pattern). Mixed
+     * weight types: rope_rows and rope_qkv a layer over the 6 matmuls, or
+     * over 3 packs of a type each (both layers' Q, K, V: one input) */
     if (pi.dispatches != 7 * LAYERS ||
-        (packs(dev, c) ? fi.dispatches != 2 * LAYERS || fi.fused != 3 * LAYERS
-                       : fi.dispatches != 6 * LAYERS || fi.fused != LAYERS))
-        fail_msg("case %d: %u -> %u dispatches, %u patterns fused", ci, pi.dispatches,
-                 fi.dispatches, fi.fused);
+        (mixed && info.limits.max_ssbo_blocks >= (c->ff ? 7u : 6u)
+             ? !((fi.fused == 2 * LAYERS && fi.dispatches == 6 + LAYERS) ||
+                 (fi.fused == 2 * LAYERS + 3 && fi.dispatches == 3 + LAYERS && packs(dev, c)))
+         : !mixed && packs(dev, c) ? fi.dispatches != 2 * LAYERS || fi.fused != 3 * LAYERS
+                                   : fi.dispatches != 6 * LAYERS || fi.fused != LAYERS))
+        fail_msg("case %d%s: %u -> %u dispatches, %u patterns fused", ci,
+                 mixed ? " (mixed weights)" : "", pi.dispatches, fi.dispatches, fi.fused);
     ot_fill(&seed, ffv, 8, 0.5f, 2.0f);
     for (l = 0; l < LAYERS; l++) {
         ot_fill(&seed, wq[l], (size_t)(nq * DM), -0.5f, 0.5f);
         ot_fill(&seed, wk[l], (size_t)(nk * DM), -0.5f, 0.5f);
         ot_fill(&seed, wv[l], (size_t)(nk * DM), -0.5f, 0.5f);
+        if (mixed) { /* the values the params hold */
+            ot_round(mixed_types[1], wk[l], (size_t)(nk * DM));
+            ot_round(mixed_types[2], wv[l], (size_t)(nk * DM));
+        }
         ot_fill(&seed, cinit[2 * l], cn, -1, 1);
         ot_fill(&seed, cinit[2 * l + 1], cn, -1, 1);
         ot_round(c->cache, cinit[2 * l], cn);
@@ -287,7 +307,19 @@ static void test_rope_qkv_fused(void **state)
     int ci;
     (void)state;
     for (ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ci++)
-        run_case(dev, ci);
+        run_case(dev, ci, 0);
+    glc_device_destroy(dev);
+}
+
+/* Q, K and V weights of different types (as a Q4_K_M file's): no pack,
+ * and rope_qkv reads the three projections as values of their own. */
+static void test_rope_qkv_unpacked(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    int ci;
+    (void)state;
+    for (ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ci++)
+        run_case(dev, ci, 1);
     glc_device_destroy(dev);
 }
 
@@ -304,7 +336,7 @@ static void test_rope_qkv_blocked(void **state)
         skip();
     }
     for (extra = 1; extra <= 2; extra++) {
-        glc_plan *p = build(dev, &cases[2], 0, extra);
+        glc_plan *p = build(dev, &cases[2], 0, extra, 0);
         glc_plan_info fi;
         assert_int_equal(glc_plan_stats(p, &fi), GLC_OK);
         /* layer 0: the packed projection, rope, rope(k) + set_rows (extra 1:
@@ -323,6 +355,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rope_qkv_fused),
+        cmocka_unit_test(test_rope_qkv_unpacked),
         cmocka_unit_test(test_rope_qkv_blocked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

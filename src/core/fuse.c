@@ -825,7 +825,8 @@ static int q_exclusive(const fctx *c, int32_t q, int32_t root, const glc__gnode 
 
 /* qr = rope(q, pos); kc' = rope_rows(k, pos, ff, kc); vc' = set_rows(v, pos,
  * vc), the three nodes that run, in a row (rope and rope_rows in either order),
- * q, k and v parts of one value, the same positions, freq_factors and
+ * q, k and v parts of one value (the qkv pass's pack) or each its own (the
+ * projections left apart: weights of different types), the same positions, freq_factors and
  * rope scalars -> one rope_qkv node in the set_rows' place writing the
  * three. Adjacency keeps every other reader and writer of the caches and
  * of qr where it was (after the last of them, or before the first); q
@@ -855,12 +856,14 @@ static void rope_qkv(fctx *c, glc__gnode *s)
         s->tensor[2] == out_of(k) || (r < k ? k->tensor[0] == out_of(r) || k->tensor[3] == out_of(r)
                                               : r->tensor[0] == out_of(k)))
         return;
+    /* q, k and v: parts of one packed value or values of their own (a
+     * binding each); q a view of its value (rotated in place); 6 storage
+     * blocks, 7 with freq_factors */
     root = glc__alias_root(g, r->tensor[0], &off);
     if (g->t[root].kind != GLC__T_VALUE || root == r->tensor[0] ||
-        glc__alias_root(g, k->tensor[0], &off) != root ||
-        glc__alias_root(g, s->tensor[0], &off) != root ||
+        c->ssbo < (r->tensor[2] >= 0 ? 7u : 6u) ||
         glc__alias_root(g, k->tensor[3], &off) == glc__alias_root(g, s->tensor[2], &off))
-        return; /* q, k, v: parts of one value (one binding each, placed by their aliases) */
+        return;
     if (g->t[out_of(r)].alias || g->t[out_of(r)].dtype != g->t[r->tensor[0]].dtype ||
         !q_exclusive(c, r->tensor[0], root, r))
         return;
