@@ -45,7 +45,8 @@
 //   scratch, in [M, N] order; glsl/ksum.comp adds them up with bias and
 //   the rest)
 //   ASH (matmul_q, SPLIT, M 1, AVEC, no KCH: K / 4, a staged in shared
-//   memory)
+//   memory; with NORM times the norm's weight, its sum of squares taken
+//   once a group)
 // local size: GLC_LOCAL_SIZE_X (SPLIT: a multiple of the subgroup size)
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -107,6 +108,9 @@ void norm_full(uint lane, uint step)
 // chunks, no KCH; ASH = K / 4): the group reads it once, coalesced; vec4 q
 // of chunk c sits at 8 c + (q ^ (c % 8)), so the lanes of a subgroup, a
 // chunk each, read 8 different bank quads at each step instead of one.
+// With NORM the row is staged times the norm's weight, and its sum of
+// squares (ash_ss) is taken here, once a group: the tiles then read
+// neither the weight nor a again.
 shared vec4 ash[ASH];
 
 uint ash_at(uint v)
@@ -114,11 +118,35 @@ uint ash_at(uint v)
     return v ^ ((v >> 3) & 7u);
 }
 
+#ifdef NORM
+shared float ash_part[GLC_LOCAL_SIZE_X]; // a subgroup's sum each
+float ash_ss;
+#endif
+
 void stage_a()
 {
-    for (uint v = gl_LocalInvocationID.x; v < uint(ASH); v += uint(GLC_LOCAL_SIZE_X))
-        ash[ash_at(v)] = a4[v];
+#ifdef NORM
+    float ss = 0.0;
+#endif
+    for (uint v = gl_LocalInvocationID.x; v < uint(ASH); v += uint(GLC_LOCAL_SIZE_X)) {
+        vec4 x = a4[v];
+#ifdef NORM
+        ss += dot(x, x);
+        x *= nw4[v];
+#endif
+        ash[ash_at(v)] = x;
+    }
+#ifdef NORM
+    ss = subgroupAdd(ss);
+    if (subgroupElect())
+        ash_part[gl_SubgroupID] = ss;
+#endif
     barrier();
+#ifdef NORM
+    ash_ss = 0.0;
+    for (uint i = 0u; i < gl_NumSubgroups; i++)
+        ash_ss += ash_part[i];
+#endif
 }
 #endif
 
@@ -192,7 +220,7 @@ void accumulate(uint first, uint step)
             vec4 av[CM];
             for (int m = 0; m < CM; m++) {
                 av[m] = load_a(arow[m], k);
-#ifdef NORM
+#if defined(NORM) && !defined(ASH) // (staged: weighted, summed once)
 #if !KCH
                 nss[m] += dot(av[m], av[m]);
 #endif
@@ -247,7 +275,11 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
 #ifdef NORM
     float nsc[CM]; // 1 / rms of each row
     for (int m = 0; m < CM; m++)
+#ifdef ASH
+        nsc[m] = inversesqrt(ash_ss / float(glc_p[P_K]) + float(NORM_EPS)); // (CM 1)
+#else
         nsc[m] = inversesqrt(total(nss[m]) / float(glc_p[P_K]) + float(NORM_EPS));
+#endif
 #endif
     for (int r = 0; r < RO; r++)
         for (int m = 0; m < CM; m++) {
