@@ -19,9 +19,9 @@
  * embedding padded beyond it) are never chosen.
  *
  * Sizes: the prefill plan is compiled for the prompt's length, at most
- * --batch tokens; prompt tokens past that go through the decode plan one by
- * one (the prefill attends only to its own tokens, so it must start at
- * position 0). The KV cache holds prompt + n-predict positions, within
+ * --batch tokens; prompt tokens past that go through a chunk plan, --batch
+ * at a time, whose attention reads the cache (the prefill's attends only to
+ * its own tokens, so it must start at position 0). The KV cache holds prompt + n-predict positions, within
  * --max-seq (default: the file's context length). The file is mapped, not
  * read: its pages come in as the weights upload, tensor by tensor, which is
  * what the upload bar counts in bytes.
@@ -80,7 +80,7 @@ static void usage(FILE *f)
             "                       file's context length); the KV cache holds prompt +\n"
             "                       n-predict positions\n"
             "  --batch N            the most prompt tokens run as one prefill (default: %d;\n"
-            "                       the rest go one by one)\n"
+            "                       the rest go in chunks of as many)\n"
             "  --quiet              print the generated text only (no prompt, no statistics)\n"
             "  --no-fuse            compile the plans without fusion\n"
             "  --verify             check every step's logits against the C reference (small\n"
@@ -336,22 +336,29 @@ static int32_t sample(sampler *s, const float *logits, int n)
 /* One run of a plan at variable var = value: tokens and positions, the row
  * whose logits are wanted; *logits points into the plan's memory until its
  * next run. */
-static glc_status step(glc_plan *p, const char *var, int64_t value, const int32_t *tokens,
-                       const int32_t *pos, int32_t last, const float **logits, int32_t *next)
+static glc_status step_vars(glc_plan *p, const glc_plan_var *v, int nv, const int32_t *tokens,
+                            const int32_t *pos, int32_t last, const float **logits, int32_t *next)
 {
-    glc_plan_var v;
     const void *in[3], *out[2];
     glc_status st;
-    v.name = var;
-    v.value = value;
     in[0] = tokens;
     in[1] = pos;
     in[2] = &last;
-    if ((st = glc_plan_set_vars(p, &v, 1)) != GLC_OK || (st = glc_plan_run_raw(p, in, out)) != GLC_OK)
+    if ((st = glc_plan_set_vars(p, v, nv)) != GLC_OK || (st = glc_plan_run_raw(p, in, out)) != GLC_OK)
         return st;
     *logits = out[0];
     memcpy(next, out[1], 4);
     return GLC_OK;
+}
+
+/* A run of p with one variable set */
+static glc_status step(glc_plan *p, const char *var, int64_t value, const int32_t *tokens,
+                       const int32_t *pos, int32_t last, const float **logits, int32_t *next)
+{
+    glc_plan_var v;
+    v.name = var;
+    v.value = value;
+    return step_vars(p, &v, 1, tokens, pos, last, logits, next);
 }
 
 /* The next token from a run's logits and GPU argmax (next): sampled when
@@ -437,7 +444,7 @@ int main(int argc, char **argv)
     glc_device *dev = NULL;
     glc_device_desc desc;
     glc_device_info info;
-    glc_plan *pre = NULL, *dec = NULL;
+    glc_plan *pre = NULL, *dec = NULL, *chk = NULL;
     glc_tokenizer *tz = NULL;
     glc_tokenizer_info ti;
     glc_tokenizer_stream *stream = NULL;
@@ -569,7 +576,11 @@ int main(int argc, char **argv)
     if ((st = llama_plan(dev, &cfg, &w, 0, n_pre, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &pre)) != GLC_OK ||
         (progress_draw(&bar, "compiling", 1, 2, "decode plan"),
          st = llama_plan(dev, &cfg, &w, 1, 1, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0, &dec)) != GLC_OK ||
-        (st = glc_plan_share(dec, pre, GLC_SHARE_PARAMS | GLC_SHARE_HANDLES)) != GLC_OK) {
+        (st = glc_plan_share(dec, pre, GLC_SHARE_PARAMS | GLC_SHARE_HANDLES)) != GLC_OK ||
+        (n_pre < n_prompt && /* the chunks past --batch */
+         ((st = llama_plan(dev, &cfg, &w, LLAMA_CHUNK, n_pre, o.no_fuse ? GLC_COMPILE_NO_FUSE : 0,
+                           &chk)) != GLC_OK ||
+          (st = glc_plan_share(chk, pre, GLC_SHARE_PARAMS | GLC_SHARE_HANDLES)) != GLC_OK))) {
         progress_clear(&bar);
         fprintf(stderr, PROG ": compiling the plans: %s: %s\n", glc_status_str(st), glc_device_errmsg(dev));
         goto out;
@@ -639,20 +650,27 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    /* prefill: the first n_pre tokens at once, the rest one by one */
+    /* prefill: the first n_pre tokens at once, the rest in chunks of up
+     * to n_pre through the chunk plan (its cache length L: the tokens so
+     * far) */
     {
-        int32_t *pos = malloc((size_t)n_pre * sizeof *pos), p;
+        int32_t *pos = malloc((size_t)n_prompt * sizeof *pos), p, n;
         if (!pos) {
             fprintf(stderr, PROG ": out of memory\n");
             goto out;
         }
-        for (i = 0; i < n_pre; i++)
+        for (i = 0; i < n_prompt; i++)
             pos[i] = i;
         t0 = cli_now();
         st = step(pre, "T", n_pre, ids, pos, n_pre - 1, &logits, &next);
+        for (p = n_pre; p < n_prompt && st == GLC_OK; p += n) {
+            glc_plan_var v[2] = {{"T", 0}, {"L", 0}};
+            n = n_prompt - p < n_pre ? n_prompt - p : n_pre;
+            v[0].value = n;
+            v[1].value = p + n;
+            st = step_vars(chk, v, 2, &ids[p], &pos[p], n - 1, &logits, &next);
+        }
         free(pos);
-        for (p = n_pre; p < n_prompt && st == GLC_OK; p++)
-            st = step(dec, "L", p + 1, &ids[p], &p, 0, &logits, &next);
         t_prefill = cli_now() - t0;
     }
     if (st != GLC_OK) {
@@ -719,7 +737,7 @@ int main(int argc, char **argv)
         const char *why = eog ? "stopped at an end-of-generation token" : "--n-predict reached";
         fprintf(stderr, PROG ": prompt: %d token%s, prefill %.2f ms (%.1f tokens/s%s)\n",
                 n_prompt, n_prompt == 1 ? "" : "s", t_prefill * 1e3, t_prefill > 0 ? n_prompt / t_prefill : 0,
-                n_pre < n_prompt ? "; the tokens past --batch one by one" : "");
+                n_pre < n_prompt ? "; in chunks of --batch" : "");
         if (runs > 0 && t_decode > 0)
             fprintf(stderr, PROG ": generated: %d token%s (%s), decode %.2f ms/token (%.1f tokens/s)\n",
                     n_gen, n_gen == 1 ? "" : "s", why, t_decode * 1e3 / runs, runs / t_decode);
@@ -743,6 +761,7 @@ out:
     glc_tokenizer_stream_destroy(stream);
     glc_tokenizer_destroy(tz);
     llama_ref_destroy(ref);
+    glc_plan_destroy(chk);
     glc_plan_destroy(dec);
     glc_plan_destroy(pre);
     glc_device_destroy(dev);

@@ -428,8 +428,8 @@ glc_status llama_plan(glc_device *dev, const llama_cfg *c, const llama_weights *
     if ((st = glc_graph_create(dev, &g)) != GLC_OK)
         return st;
     b.g = g, b.c = c, b.w = w;
-    t = decode ? 1 : glc_graph_var(g, "T", 1, max_prompt);
-    len = decode ? glc_graph_var(g, "L", 1, c->max_seq) : 0;
+    t = decode == LLAMA_DECODE ? 1 : glc_graph_var(g, "T", 1, max_prompt);
+    len = decode != LLAMA_PREFILL ? glc_graph_var(g, "L", 1, c->max_seq) : 0;
     tokens = glc_graph_input(g, "tokens", GLC_DTYPE_I32, 1, &t);
     pos = glc_graph_input(g, "pos", GLC_DTYPE_I32, 1, &t);
     last = glc_graph_input(g, "last", GLC_DTYPE_I32, 1, &one);
@@ -464,10 +464,15 @@ glc_status llama_plan(glc_device *dev, const llama_cfg *c, const llama_weights *
         kc = glc_set_rows(g, kc, kvv, pos);
         vc = glc_set_rows(g, vc, vv, pos);
         memset(&sd, 0, sizeof sd);
-        if (decode) {
+        if (decode == LLAMA_DECODE) {
             sd.q_offset = -1;
             sd.kv_len = len;
             a = glc_sdpa_decode(g, qv, kc, vc, &sd);
+        } else if (decode == LLAMA_CHUNK) { /* the cache's first L rows, this chunk its last T */
+            sd.causal = 1;
+            sd.q_offset = -1;
+            sd.kv_len = len;
+            a = glc_sdpa(g, qv, kc, vc, &sd);
         } else {
             sd.causal = 1;
             a = glc_sdpa(g, qv, kvv, vv, &sd);

@@ -90,12 +90,16 @@ const llama_tensor *llama_find(const llama_weights *w, const char *name);
 /* Fills every tensor's f32 values from its storage bytes. */
 int llama_values(llama_weights *w);
 
-/* The prefill (decode = 0: T tokens, a variable "T" up to max_prompt) or
- * decode (one token, cache length variable "L" up to max_seq) plan.
+/* The prefill (decode = LLAMA_PREFILL: T tokens from position 0, a
+ * variable "T" up to max_prompt), decode (LLAMA_DECODE: one token, cache
+ * length variable "L" up to max_seq) or chunk (LLAMA_CHUNK: T tokens, up
+ * to max_prompt, after L - T already in the cache: their attention reads
+ * the cache, L in [T, max_seq]) plan.
  * Inputs (slots in this order): tokens I32 [T], pos I32 [T], last I32 [1]
  * (the row whose logits are wanted); outputs: logits F32 [1, vocab], next
  * I32 [1]. Handles "kcache.<l>", "vcache.<l>". Each weight's dtype is its
  * tensor's in w, or c->wdtype (norms f32) when w is NULL. */
+enum { LLAMA_PREFILL, LLAMA_DECODE, LLAMA_CHUNK };
 glc_status llama_plan(glc_device *dev, const llama_cfg *c, const llama_weights *w, int decode,
                       int max_prompt, uint32_t compile_flags, glc_plan **out);
 /* Sets every param of p from w. */

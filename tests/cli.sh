@@ -192,6 +192,7 @@ expect generate_model_short 1 "cannot load $tmp/short.gguf: " --once -- "$G" --m
 # ---- generate: with a device (a GGUF file saved by the transformer, and patched copies) ----
 if ! "$INFO" >/dev/null 2>&1; then
     for c in generate_save generate_run generate_prefill_stats generate_prompt_echo generate_verify generate_verify_sampled \
+        generate_chunked_is_whole generate_chunked_stats \
         generate_greedy_is_transformers generate_quiet generate_prompt_file generate_seed_repeats \
         generate_seed_matters generate_top_k_1_is_greedy generate_top_p_0_is_greedy generate_n_predict_0 \
         generate_too_long generate_no_room generate_arch generate_no_tokenizer generate_tensor_type \
@@ -209,10 +210,19 @@ else
     expect generate_prompt_echo 0 "Hello, world" -- "$G" --model "$gm" --prompt "Hello, world" --n-predict 2
     expect generate_verify 0 "check: 8 steps against the C reference, worst logits nmse" -- \
         "$G" --model "$gm" --prompt "Hello, world" --n-predict 8 --verify
-    # sampled tokens fed back, and the prompt past --batch through the decode plan
+    # sampled tokens fed back, and the prompt past --batch in chunks (the chunk plan)
     expect generate_verify_sampled 0 "check: 6 steps against the C reference, worst logits nmse" -- \
         "$G" --model "$gm" --prompt "Hello, world" --n-predict 6 --temp 0.9 --top-k 40 --top-p 0.95 \
         --batch 3 --verify
+    # a prompt in chunks of 2 or 4 tokens gives the tokens of the whole prompt at once
+    ids() { "$G" --model "$gm" --prompt "Hello, world" --n-predict 8 --quiet --print-ids "$@" 2>&1 | sed -n 's/^ids: //p'; }
+    ids >"$tmp/gen_whole"
+    ids --batch 4 >"$tmp/gen_b4"
+    ids --batch 2 >"$tmp/gen_b2"
+    expect generate_chunked_is_whole 0 "identical" -- \
+        sh -c '[ -s "$1" ] && cmp "$1" "$2" && cmp "$1" "$3" && echo identical' sh "$tmp/gen_whole" "$tmp/gen_b4" "$tmp/gen_b2"
+    expect generate_chunked_stats 0 "; in chunks of --batch)" -- \
+        "$G" --model "$gm" --prompt "Hello, world" --n-predict 2 --batch 4
     # greedy: the transformer's tokens (its --text run streams the same text)
     "$T" --load "$gm" --text "Hello, world" --decode 7 --no-verify 2>/dev/null | sed -n 's/^text: //p' >"$tmp/gen_t.txt"
     "$G" --model "$gm" --prompt "Hello, world" --n-predict 8 >"$tmp/gen_g.txt" 2>/dev/null
@@ -226,7 +236,6 @@ else
     "$G" --model "$gm" --prompt-file "$tmp/gen_prompt.txt" --n-predict 8 >"$tmp/gen_f.txt" 2>/dev/null
     expect generate_prompt_file 0 "identical" -- sh -c 'cmp "$1" "$2" && echo identical' sh "$tmp/gen_f.txt" "$tmp/gen_g.txt"
     # sampling: a seed repeats its ids; another seed gives others (temperature 5: near uniform)
-    ids() { "$G" --model "$gm" --prompt "Hello, world" --n-predict 8 --quiet --print-ids "$@" 2>&1 | sed -n 's/^ids: //p'; }
     ids --temp 0.8 --seed 7 >"$tmp/gen_s1"
     ids --temp 0.8 --seed 7 >"$tmp/gen_s2"
     expect generate_seed_repeats 0 "identical" -- \
