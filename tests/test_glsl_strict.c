@@ -160,7 +160,7 @@ static void plan_decoder(glc_device *dev, int gpu)
     for (n = 0; n < 2; n++)
         for (w = 0; w < (int)(sizeof wt / sizeof wt[0]); w++)
             for (c = 0; c < 2; c++)
-                for (dec = 0; dec < 2; dec++) {
+                for (dec = LLAMA_PREFILL; dec <= LLAMA_CHUNK; dec++) {
                     llama_cfg cfg;
                     glc_plan *p = NULL;
                     assert_true(llama_config(config[n], &cfg));
@@ -169,7 +169,8 @@ static void plan_decoder(glc_device *dev, int gpu)
                     if (llama_plan(dev, &cfg, NULL, dec, n ? 128 : 16, 0, &p) != GLC_OK)
                         fail_msg("plan (%s, %s weights, %s cache, %s, %s target): %s", config[n],
                                  glc_dtype_name(wt[w]), glc_dtype_name(ct[c]),
-                                 dec ? "decode" : "prefill", gpu ? "GPU" : "minimum",
+                                 dec == LLAMA_DECODE ? "decode" : dec ? "chunk" : "prefill",
+                                 gpu ? "GPU" : "minimum",
                                  glc_device_errmsg(dev));
                     glc_plan_destroy(p);
                 }
