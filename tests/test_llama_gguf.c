@@ -253,6 +253,85 @@ static void test_plans_on_gguf(void **state)
     glc_device_destroy(dev);
 }
 
+/* A prompt in chunks (examples/llama.c LLAMA_CHUNK, what generate runs for
+ * prompts past --batch): the first chunk through the prefill plan, the rest
+ * through the chunk plan at cache length L, each chunk's last logits
+ * against the C reference fed the same chunks. Seeded cases: prompts of 1
+ * to the whole cache (32), chunks of 1 to 8 tokens, fused and not, on a
+ * llama q8_0 file (adjacent pairs, tied), a qwen2 f16 one (NeoX, biases)
+ * and the Q4_K_M-like mix (Q, K and V unpacked). */
+static void chunks_on_gguf(glc_device *dev, glc_dtype wdtype, int tied, int bias, int mix,
+                           uint64_t seed)
+{
+    llama_cfg c;
+    llama_weights w, g;
+    float *want;
+    int32_t tokens[32], pos[32];
+    int cs, i;
+    small_cfg(&c, wdtype, tied, 0, bias);
+    c.mix = mix;
+    assert_true(llama_generate(&c, &w));
+    save_load(&w, "c.gguf", &g);
+    assert_true(llama_values(&g));
+    assert_non_null(want = malloc(sizeof *want * (size_t)c.vocab));
+    for (i = 0; i < 32; i++)
+        pos[i] = i;
+    for (cs = 0; cs < 6; cs++) {
+        glc_plan *pre = NULL, *chk = NULL;
+        uint32_t flags = cs % 2 ? GLC_COMPILE_NO_FUSE : 0;
+        llama_ref *r;
+        int n = (int)tu_range(&seed, 1, 32), batch = (int)tu_range(&seed, 1, 8), p, t;
+        if (cs == 0)
+            n = 32, batch = 8; /* the cache full, the largest chunk */
+        for (i = 0; i < n; i++)
+            tokens[i] = (int32_t)tu_range(&seed, 0, (uint32_t)c.vocab - 1);
+        if (llama_plan(dev, &g.cfg, &g, LLAMA_PREFILL, batch, flags, &pre) != GLC_OK ||
+            llama_plan(dev, &g.cfg, &g, LLAMA_CHUNK, batch, flags, &chk) != GLC_OK)
+            fail_msg("plan: %s", glc_device_errmsg(dev));
+        assert_int_equal(glc_plan_share(chk, pre, GLC_SHARE_PARAMS | GLC_SHARE_HANDLES), GLC_OK);
+        assert_int_equal(llama_set_params(pre, &g), GLC_OK);
+        assert_int_equal(llama_reset_cache(pre, &g.cfg), GLC_OK);
+        assert_non_null(r = llama_ref_create(&g));
+        for (p = 0; p < n; p += t) {
+            glc_plan_var v[2] = {{"T", 0}, {"L", 0}};
+            const void *in[3], *out[2];
+            int32_t last;
+            double e;
+            t = n - p < batch ? n - p : batch;
+            last = t - 1;
+            v[0].value = t;
+            v[1].value = p + t;
+            in[0] = tokens + p;
+            in[1] = pos + p;
+            in[2] = &last;
+            assert_int_equal(glc_plan_set_vars(p ? chk : pre, v, p ? 2 : 1), GLC_OK);
+            assert_int_equal(glc_plan_run_raw(p ? chk : pre, in, out), GLC_OK);
+            llama_ref_forward(r, tokens + p, t, p, want);
+            e = nmse(out[0], want, c.vocab);
+            if (e > 1e-5)
+                fail_msg("%s%s, prompt %d in chunks of %d, %s: the chunk at %d: nmse %g against "
+                         "the reference", glc_dtype_name(wdtype), mix ? " mix" : "", n, batch,
+                         flags ? "unfused" : "fused", p, e);
+        }
+        llama_ref_destroy(r);
+        glc_plan_destroy(chk);
+        glc_plan_destroy(pre);
+    }
+    free(want);
+    llama_free(&w);
+    llama_free(&g);
+}
+
+static void test_chunked_prefill(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    (void)state;
+    chunks_on_gguf(dev, GLC_DTYPE_Q8_0, 1, 0, 0, 11);
+    chunks_on_gguf(dev, GLC_DTYPE_F16, 0, 1, 0, 12);
+    chunks_on_gguf(dev, GLC_DTYPE_Q4_K, 0, 0, 1, 13);
+    glc_device_destroy(dev);
+}
+
 /* ---- refusals: small files written here, one fault each ---- */
 
 enum fault {
@@ -388,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_plans_on_gguf),
+        cmocka_unit_test(test_chunked_prefill),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
