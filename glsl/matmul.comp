@@ -160,14 +160,16 @@ vec4 a_vec(uint a0, uint row, uint k)
 // starting at (row, col) of the [rows, cols] matrix at b0; zeros past cols.
 vec4 b_run(uint b0, uint row, uint col, uint cols)
 {
-    uint i = b0 + row * cols + col;
-#if QUANT
+#if QUANT // (NT: cols is K)
     return col < cols ? b_row4(b0, row, col) : vec4(0.0);
-#elif BVEC
+#else
+    uint i = b0 + row * cols + col;
+#if BVEC
     return col < cols ? b_vec(i) : vec4(0.0);
 #else
     return vec4(col < cols ? b_at(i) : 0.0, col + 1u < cols ? b_at(i + 1u) : 0.0,
                 col + 2u < cols ? b_at(i + 2u) : 0.0, col + 3u < cols ? b_at(i + 3u) : 0.0);
+#endif
 #endif
 }
 

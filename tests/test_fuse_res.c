@@ -21,6 +21,7 @@
 
 #include "optest.h"
 #include "ref_quant.h"
+#include "ref_reduce.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -136,7 +137,7 @@ static void test_mm_res(void **state)
         float *x = malloc((size_t)(tm * k) * 4), *r = malloc((size_t)(tm * n) * 4);
         float *w = malloc((size_t)(n * k) * 4), *b = malloc((size_t)n * 4);
         float *wn = malloc((size_t)k * 4);
-        double *xn = malloc((size_t)(tm * k) * sizeof *xn);
+        float *xn = malloc((size_t)(tm * k) * sizeof *xn);
         int64_t np = c->extra == 3 ? k : n; /* output p's row */
         float *y[3], *pp[2];
         uint8_t *wq = NULL;
@@ -212,14 +213,10 @@ static void test_mm_res(void **state)
                                                         c->extra == 1 || c->extra == 3 ? 2 : 1),
                                  GLC_OK);
             }
-            for (i = 0; i < t; i++) { /* the norm (double) */
-                double ss = 0, sc;
-                for (q = 0; q < k; q++)
-                    ss += (double)x[i * k + q] * x[i * k + q];
-                sc = 1.0 / sqrt(ss / (double)k + 1e-5);
-                for (q = 0; q < k; q++)
-                    xn[i * k + q] = c->norm ? x[i * k + q] * sc * wn[q] : x[i * k + q];
-            }
+            if (c->norm)
+                ref_rms_norm(x, t, k, wn, 1e-5f, xn);
+            else
+                memcpy(xn, x, (size_t)(t * k) * sizeof *xn);
             for (i = 0; i < t; i++)
                 for (j = 0; j < n; j++) {
                     double s = 0;
@@ -273,8 +270,8 @@ static void test_mm_norm_readers(void **state)
         int nr = ci < 5 ? ci + 1 : ci == 5 ? 5 : 3, other = ci == 6 || ci == 7, r, p, j;
         int64_t k = 256, tmax = ci % 2 ? 4 : 1, n[5], t, i, q, xs[2];
         float *x = malloc((size_t)(tmax * k) * 4), *wn = malloc((size_t)k * 4), *w[5], *y[5][2];
+        float *xn = malloc((size_t)(tmax * k) * sizeof *xn);
         uint8_t *wq[5];
-        double *xn = malloc((size_t)(tmax * k) * sizeof *xn);
         glc_device *dev = tu_device(NULL);
         glc_device_info info;
         glc_plan *pl[2];
@@ -357,14 +354,7 @@ static void test_mm_norm_readers(void **state)
                 assert_int_equal(glc_plan_run_with_vars(pl[p], &v, tmax > 1, &in, 1, out, nr),
                                  GLC_OK);
             }
-            for (i = 0; i < t; i++) {
-                double ss = 0, sc;
-                for (q = 0; q < k; q++)
-                    ss += (double)x[i * k + q] * x[i * k + q];
-                sc = 1.0 / sqrt(ss / (double)k + 1e-5);
-                for (q = 0; q < k; q++)
-                    xn[i * k + q] = x[i * k + q] * sc * wn[q];
-            }
+            ref_rms_norm(x, t, k, wn, 1e-5f, xn);
             for (r = 0; r < nr; r++) {
                 float *want = malloc((size_t)(t * n[r]) * 4);
                 for (i = 0; i < t; i++)

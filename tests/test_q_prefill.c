@@ -88,8 +88,11 @@ static void run_case(glc_device *dev, const qcase *c, uint64_t *seed, int *fired
         dump[0] = '\0';
         assert_int_equal(glc_plan_dump(pl, 0, append, dump), GLC_OK);
         *fired = strstr(dump, ": matmul (") != NULL;
-        /* a decode pass first: Q6_K only (op_quant.c's decode_first) */
-        assert_int_equal(strstr(dump, "get_rows") != NULL, *fired && c->dt == GLC_DTYPE_Q6_K);
+        /* a decode pass first: Q6_K whose f32 weights fit a binding only
+         * (op_quant.c's decode_first) */
+        assert_int_equal(strstr(dump, "get_rows") != NULL,
+                         *fired && c->dt == GLC_DTYPE_Q6_K &&
+                             (uint64_t)(c->n * c->k) * 4 <= dev->info.limits.max_ssbo_size);
         assert_int_equal(*fired, strstr(dump, ": matmul_q (") == NULL);
         ot_fill(seed, x, (size_t)(c->m * c->k), -1.0f, 1.0f);
         ot_fill(seed, r, mn, -1.0f, 1.0f);
@@ -194,6 +197,18 @@ static void test_fused_and_limits(void **state)
     c.qkv = 1; /* the Q/K/V pack: segments */
     run_case(dev, &c, &seed, &fired);
     assert_true(fired);
+    {
+        /* Q6_K past a binding as f32: decoded in the tiles, both dense kernels */
+        int v;
+        for (v = 0; v < 2; v++) {
+            glc_device *small = device_with(v ? GLC__MATMUL_DIRECT : GLC__MATMUL_TILED64, 0);
+            qcase q6 = {GLC_DTYPE_Q6_K, 16, 37, 768, 1, 0, 0};
+            small->info.limits.max_ssbo_size = 65536; /* 37 x 768 f32: 113664 bytes */
+            run_case(small, &q6, &seed, &fired);
+            assert_true(fired);
+            glc_device_destroy(small);
+        }
+    }
     c.dt = GLC_DTYPE_Q8_0;
     c.m = 15; /* below 16 rows: the blocks kernel */
     c.qkv = 0;

@@ -391,18 +391,6 @@ static int dense_first(const glc__op_args *a, const glc__target *tg, int64_t m)
     return forced || (!tg->is_llvmpipe && tg->matmul == GLC__MATMUL_AUTO);
 }
 
-/* The dense plan (dense_first): the dense matmul's own plan (op_matmul.c)
- * with the blocks as its transposed b, which its kernels decode quad by
- * quad as they stage their tiles. */
-static glc_status plan_dense(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
-                             char *err, size_t len)
-{
-    glc__op_args mm = *a;
-    mm.op = GLC__OP_MATMUL;
-    mm.mm.transpose_b = 1;
-    return glc__ops[GLC__OP_MATMUL]->plan(&mm, tg, p, err, len);
-}
-
 /* Q6_K's quads cost the most to decode (blocks on 2-byte boundaries, a
  * 2-bit high part, two scales a chunk): decoded in the tiles its prefill
  * products took 1.3-2.1x f16's time on the H100, against 1.0-1.4x with its
@@ -414,19 +402,25 @@ static int decode_first(const glc__tensor *w, const glc__target *tg)
     return w->dtype == GLC_DTYPE_Q6_K && bytes <= tg->limits.max_ssbo_size;
 }
 
-/* The decode-first plan (decode_first): get_rows.comp writes the f32
- * weights at scratch offset 0, then the dense matmul's dispatches read
- * them there, their own scratch (K-split partials) after them. */
-static glc_status plan_dequant(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
-                               char *err, size_t len)
+/* The dense plan (dense_first): the dense matmul's own plan (op_matmul.c)
+ * with the blocks as its transposed b, which its kernels decode quad by
+ * quad as they stage their tiles; or, decode_first, get_rows.comp writes
+ * the f32 weights at scratch offset 0 and the dense matmul's dispatches
+ * read them there, their own scratch (K-split partials) after them. */
+static glc_status plan_dense(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                             char *err, size_t len)
 {
     const glc__tensor *w = &a->t[1];
     size_t wbytes = (size_t)w->shape[0] * (size_t)w->shape[1] * 4u, align, woff;
-    glc__op_args g, mm;
+    glc__op_args g, mm = *a;
     glc__op_plan rows, dense;
     glc__dispatch_plan *d;
     glc_status st;
     int i, j;
+    mm.op = GLC__OP_MATMUL;
+    mm.mm.transpose_b = 1;
+    if (!decode_first(w, tg))
+        return glc__ops[GLC__OP_MATMUL]->plan(&mm, tg, p, err, len);
     /* the decode: get_rows of every row, f32 out */
     glc__op_args_init(&g, GLC__OP_GET_ROWS, 2, 1);
     g.t[0] = *w;
@@ -438,11 +432,8 @@ static glc_status plan_dequant(const glc__op_args *a, const glc__target *tg, glc
     memset(&rows, 0, sizeof rows);
     if ((st = glc__ops[GLC__OP_GET_ROWS]->plan(&g, tg, &rows, err, len)) != GLC_OK)
         return st;
-    /* the product: a dense matmul over the decoded weights (transposed) */
-    mm = *a;
-    mm.op = GLC__OP_MATMUL;
+    /* the product over the decoded weights */
     mm.t[1].dtype = GLC_DTYPE_F32;
-    mm.mm.transpose_b = 1;
     memset(&dense, 0, sizeof dense);
     if ((st = glc__ops[GLC__OP_MATMUL]->plan(&mm, tg, &dense, err, len)) != GLC_OK)
         return st;
@@ -493,8 +484,7 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     int64_t chunks = (k + 31) / 32;
     int glu_out;
     if (dense_first(a, tg, m))
-        return decode_first(w, tg) ? plan_dequant(a, tg, p, err, len)
-                                   : plan_dense(a, tg, p, err, len);
+        return plan_dense(a, tg, p, err, len);
     /* the SwiGLU epilogue: a tile's gate rows and their up rows, twice the
      * weight rows, as costly as twice the chunks. Where that needs a K split,
      * the product is plain, in at least 2 parts, and ksum applies it. */
