@@ -189,7 +189,7 @@ void accumulate(uint first, uint step)
     for (int r = 0; r < RN; r++)
         for (int m = 0; m < CM; m++)
             acc[r][m] = 0.0;
-#ifdef NORM
+#if defined(NORM) && !defined(ASH) // (staged: summed once a group, stage_a)
 #if KCH
     norm_full(first, step);
 #else
