@@ -13,7 +13,8 @@
 //   where segments 1 and 2 start in out (elements; see matmul.comp);
 //   GLU: 10 the up half's offset from the gate half (elements, signed; the
 //   binding starts at the first of the two)
-// defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (subgroups per group), ACT,
+// defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (row slots per group), KS
+//   (subgroups per slot, each summing one of KS runs of K; default 1), ACT,
 //   SEG, RES (a residual added last), GLU_OUT (the fused SwiGLU epilogue, a
 //   glc_act op: W's rows are gate | up halves, N in all; a subgroup reads
 //   its RN gate rows and the up rows N / 2 further, and writes
@@ -22,7 +23,7 @@
 //   norm's eps NORM_EPS: a subgroup reads all of K for its rows anyway, so
 //   it sums the squares of what it loads, at no extra read, barrier or
 //   shared memory), GLU (the fused SwiGLU input: a row is act(gate) * up)
-// local size: GLC_LOCAL_SIZE_X = SLOTS x the subgroup size
+// local size: GLC_LOCAL_SIZE_X = SLOTS x KS x the subgroup size
 
 #define GLC_KP_MATVEC
 #include "kparams.glsl"
@@ -31,6 +32,9 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 
 #ifndef ACT
 #define ACT 0
+#endif
+#ifndef KS
+#define KS 1
 #endif
 #ifdef GLU_OUT
 #define RW (2 * RN) // weight rows a subgroup reads
@@ -104,87 +108,166 @@ void put(uint row, uint col, float v)
 #endif
 }
 
+// A slot's sums, reduced over its subgroup: the products of its weight
+// rows (GLU_OUT: gates, then ups) and the rows of a, and with NORM the
+// rows' sums of squares
+float acc[RW][CM];
+#ifdef NORM
+float ssq[CM];
+#endif
+
+// The sums of the slot at weight row n0 over words [wb, we) of K
+void partial(uint n0, uint wb, uint we, uint lane, uint S)
+{
+    uint N = glc_p[P_N] / uint(RW / RN), M = glc_p[P_M], words = glc_p[P_WORDS];
+    uint rows[RW]; // GLU_OUT: the gate rows, then the up rows N further
+    for (int r = 0; r < RW; r++)
+        rows[r] = (min(n0 + uint(r % RN), N - 1u) + uint(r / RN) * N) * words;
+    for (int r = 0; r < RW; r++)
+        for (int m = 0; m < CM; m++)
+            acc[r][m] = 0.0;
+#ifdef NORM
+    for (int m = 0; m < CM; m++)
+        ssq[m] = 0.0;
+#endif
+    for (uint w0 = wb + lane; w0 < we; w0 += S * uint(UNROLL)) {
+        uvec4 wv[RW][UNROLL];
+        for (int u = 0; u < UNROLL; u++) {
+            uint w = w0 + uint(u) * S;
+            for (int r = 0; r < RW; r++)
+                wv[r][u] = w < we ? w4[rows[r] + w] : uvec4(0u);
+        }
+        for (int u = 0; u < UNROLL; u++) {
+            uint w = w0 + uint(u) * S;
+            if (w >= we)
+                break;
+            for (int m = 0; m < CM; m++) {
+                uint base = (min(uint(m), M - 1u) * glc_p[P_K] + w * EPW) >> 2; // a's vec4
+                vec4 a0 = a_at(base), a1 = vec4(0.0);
+#if TW != GLC_T_F32
+                a1 = a_at(base + 1u);
+#endif
+#ifdef NORM
+                ssq[m] += dot(a0, a0) + dot(a1, a1);
+                a0 *= nw4[(w * EPW) >> 2];
+#if TW != GLC_T_F32
+                a1 *= nw4[((w * EPW) >> 2) + 1u];
+#endif
+#endif
+                for (int r = 0; r < RW; r++)
+                    acc[r][m] += dot_word(wv[r][u], a0, a1);
+            }
+        }
+    }
+    for (int r = 0; r < RW; r++)
+        for (int m = 0; m < CM; m++)
+            acc[r][m] = subgroupAdd(acc[r][m]);
+#ifdef NORM
+    for (int m = 0; m < CM; m++)
+        ssq[m] = subgroupAdd(ssq[m]);
+#endif
+}
+
+// Stores the slot at weight row n0 from its sums
+void emit(uint n0, uint lane, uint S)
+{
+    uint N = glc_p[P_N] / uint(RW / RN), M = glc_p[P_M];
+#ifdef NORM
+    float nscale[CM]; // 1 / rms of each row
+    for (int m = 0; m < CM; m++)
+        nscale[m] = inversesqrt(ssq[m] / float(glc_p[P_K]) + float(NORM_EPS));
+#endif
+    for (int r = 0; r < RN; r++)
+        for (int m = 0; m < CM; m++) {
+            float v = acc[r][m];
+#ifdef GLU_OUT
+            float up = acc[RN + r][m];
+#endif
+#ifdef NORM
+            v *= nscale[m];
+#ifdef GLU_OUT
+            up *= nscale[m];
+#endif
+#endif
+            uint n = n0 + uint(r);
+            if (lane == uint(r * CM + m) % S && n < N && uint(m) < M) {
+#ifdef GLU_OUT
+                if ((glc_p[P_FLAGS] & 1u) != 0u) {
+                    v += bias[n];
+                    up += bias[N + n];
+                }
+                o[uint(m) * N + n] = glc_glu_out(v, up, glc_pf(P_ACT_PARAM));
+#else
+                put(uint(m), n, v);
+#endif
+            }
+        }
+}
+
+#if KS > 1
+// K parts: KS subgroups share a slot, part p summing the p-th of KS runs
+// of K (whole 512-byte strides of a subgroup's loads), so a product of
+// few rows and long K (the decode's w2: 2048 rows of 8192) still has
+// enough subgroups, and bytes in flight, to fill the GPU. A part leaves
+// its sums in ks_sum (unit u = slot * KS + p); after the group's barrier
+// the slot's subgroup adds them and stores.
+#ifdef NORM
+#define KS_N (RW * CM + CM)
+#else
+#define KS_N (RW * CM)
+#endif
+shared float ks_sum[SLOTS * KS * KS_N];
+#endif
+
 void main()
 {
     if (glc_group_out_of_range())
         return;
-    uint M = glc_p[P_M], words = glc_p[P_WORDS];
     uint N = glc_p[P_N] / uint(RW / RN); // output columns
-    uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+    uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize, words = glc_p[P_WORDS];
+#if KS > 1
+    uint per = (words + uint(KS) * S - 1u) / (uint(KS) * S) * S; // words a part
+    for (uint u = gl_SubgroupID; u < uint(SLOTS * KS); u += gl_NumSubgroups) {
+        uint n0 = (glc_group_index() * uint(SLOTS) + u / uint(KS)) * uint(RN);
+        if (n0 >= N)
+            break;
+        uint wb = (u % uint(KS)) * per;
+        partial(n0, wb, min(words, wb + per), lane, S);
+        if (subgroupElect()) {
+            for (int r = 0; r < RW; r++)
+                for (int m = 0; m < CM; m++)
+                    ks_sum[u * uint(KS_N) + uint(r * CM + m)] = acc[r][m];
+#ifdef NORM
+            for (int m = 0; m < CM; m++)
+                ks_sum[u * uint(KS_N) + uint(RW * CM + m)] = ssq[m];
+#endif
+        }
+    }
+    barrier();
     for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
         uint n0 = (glc_group_index() * uint(SLOTS) + slot) * uint(RN);
         if (n0 >= N)
             break;
-        uint rows[RW]; // GLU_OUT: the gate rows, then the up rows N further
-        for (int r = 0; r < RW; r++)
-            rows[r] = (min(n0 + uint(r % RN), N - 1u) + uint(r / RN) * N) * words;
-        float acc[RW][CM];
-        for (int r = 0; r < RW; r++)
-            for (int m = 0; m < CM; m++)
-                acc[r][m] = 0.0;
+        for (int i = 0; i < KS_N; i++) {
+            float v = 0.0;
+            for (uint p = 0u; p < uint(KS); p++)
+                v += ks_sum[(slot * uint(KS) + p) * uint(KS_N) + uint(i)];
+            if (i < RW * CM)
+                acc[i / CM][i % CM] = v;
 #ifdef NORM
-        float ssq[CM]; // the rows' sums of squares (the norm prologue)
-        for (int m = 0; m < CM; m++)
-            ssq[m] = 0.0;
+            else
+                ssq[i - RW * CM] = v;
 #endif
-        for (uint w0 = lane; w0 < words; w0 += S * uint(UNROLL)) {
-            uvec4 wv[RW][UNROLL];
-            for (int u = 0; u < UNROLL; u++) {
-                uint w = w0 + uint(u) * S;
-                for (int r = 0; r < RW; r++)
-                    wv[r][u] = w < words ? w4[rows[r] + w] : uvec4(0u);
-            }
-            for (int u = 0; u < UNROLL; u++) {
-                uint w = w0 + uint(u) * S;
-                if (w >= words)
-                    break;
-                for (int m = 0; m < CM; m++) {
-                    uint base = (min(uint(m), M - 1u) * glc_p[P_K] + w * EPW) >> 2; // a's vec4
-                    vec4 a0 = a_at(base), a1 = vec4(0.0);
-#if TW != GLC_T_F32
-                    a1 = a_at(base + 1u);
-#endif
-#ifdef NORM
-                    ssq[m] += dot(a0, a0) + dot(a1, a1);
-                    a0 *= nw4[(w * EPW) >> 2];
-#if TW != GLC_T_F32
-                    a1 *= nw4[((w * EPW) >> 2) + 1u];
-#endif
-#endif
-                    for (int r = 0; r < RW; r++)
-                        acc[r][m] += dot_word(wv[r][u], a0, a1);
-                }
-            }
         }
-#ifdef NORM
-        float nscale[CM]; // 1 / rms of each row
-        for (int m = 0; m < CM; m++)
-            nscale[m] = inversesqrt(subgroupAdd(ssq[m]) / float(glc_p[P_K]) + float(NORM_EPS));
-#endif
-        for (int r = 0; r < RN; r++)
-            for (int m = 0; m < CM; m++) {
-                float v = subgroupAdd(acc[r][m]);
-#ifdef GLU_OUT
-                float up = subgroupAdd(acc[RN + r][m]);
-#endif
-#ifdef NORM
-                v *= nscale[m];
-#ifdef GLU_OUT
-                up *= nscale[m];
-#endif
-#endif
-                uint n = n0 + uint(r);
-                if (lane == uint(r * CM + m) % S && n < N && uint(m) < M) {
-#ifdef GLU_OUT
-                    if ((glc_p[P_FLAGS] & 1u) != 0u) {
-                        v += bias[n];
-                        up += bias[N + n];
-                    }
-                    o[uint(m) * N + n] = glc_glu_out(v, up, glc_pf(P_ACT_PARAM));
-#else
-                    put(uint(m), n, v);
-#endif
-                }
-            }
+        emit(n0, lane, S);
     }
+#else
+    for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
+        uint n0 = (glc_group_index() * uint(SLOTS) + slot) * uint(RN);
+        if (n0 >= N)
+            break;
+        partial(n0, 0u, words, lane, S);
+        emit(n0, lane, S);
+    }
+#endif
 }

@@ -10,13 +10,15 @@
  * projection (the pack's two orders); biases; SiLU, GELU and ReLU; with
  * and without the rms_norm prologue (mm_norm) and a down projection after
  * it; odd and prime widths; a forced small loop cap
- * (the product then K-split, ksum applying the epilogue). Left apart: 12
+ * (the product then K-split, ksum applying the epilogue); on GPUs, matvec
+ * with its K parts forced (2, 4, 8 subgroups a row). Left apart: 12
  * or 16 rows (prefill), a half read by another op, halves of different
  * widths. The plan listing shows the GLU_OUT kernel where it fired.
  */
 #include "testutil.h"
 
 #include "device.h" /* the loop cap, as test_op_matmul sets it */
+#include "op_run.h" /* glc__device_tune: matvec's K parts forced */
 #include "optest.h"
 #include "ref_quant.h"
 
@@ -207,7 +209,7 @@ static void test_glu_out(void **state)
         float *x = malloc((size_t)(tm * k) * 4), *w1 = malloc((size_t)(h * k) * 4);
         float *w3 = malloc((size_t)(nup * k) * 4), *b1 = malloc((size_t)h * 4);
         float *b3 = malloc((size_t)nup * 4), *wn = malloc((size_t)k * 4);
-        float *w2 = malloc((size_t)(5 * h) * 4), *y[3];
+        float *w2 = malloc((size_t)(5 * h) * 4), *y[4];
         double *xn = malloc((size_t)k * sizeof *xn), *hd = malloc((size_t)h * sizeof *hd);
         int64_t ny = c->down ? 5 : h;
         uint8_t *q1 = NULL, *q3 = NULL;
@@ -215,14 +217,24 @@ static void test_glu_out(void **state)
         char *dump = calloc(65536, 1);
         glc_device *dev = tu_device(NULL);
         uint32_t cap = dev->info.limits.max_loop_iterations;
-        glc_plan *pl[2];
+        glc_plan *pl[3] = {NULL, NULL, NULL};
         /* the qkv pass packs the two projections only where the second
          * part starts on the device's binding alignment */
-        int p, expect = c->fused && (size_t)(tm * h * 4) % dev->info.limits.ssbo_offset_alignment == 0;
+        int p, np, expect = c->fused && (size_t)(tm * h * 4) % dev->info.limits.ssbo_offset_alignment == 0;
         if (c->cap)
             dev->info.limits.max_loop_iterations = c->cap;
         pl[0] = build(dev, c, 0);
         pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
+        /* GPUs (subgroups): matvec (dense weights) with its K split in 2,
+         * 4 or 8 subgroups, parts past K included (the planner's choice
+         * follows from the shape and reaches few of these) */
+        if (dev->info.features.subgroup && !quantized(c->w)) {
+            glc__tune tu = {0, 0, 0, 2u << ci % 3};
+            glc__device_tune(dev, &tu);
+            pl[2] = build(dev, c, 0);
+            glc__device_tune(dev, NULL);
+        }
+        np = pl[2] ? 3 : 2;
         assert_int_equal(glc_plan_dump(pl[0], 0, append, dump), GLC_OK);
         if ((strstr(dump, "GLU_OUT") != NULL) != expect)
             fail_msg("case %zu: glu_out %s, expected %s\n%s", ci,
@@ -236,7 +248,7 @@ static void test_glu_out(void **state)
         ot_fill(&seed, w2, (size_t)(5 * h), -1.0f, 1.0f);
         q1 = weights(c->w, w1, h, k, &by1);
         q3 = weights(c->w, w3, nup, k, &by3);
-        for (p = 0; p < 2; p++) {
+        for (p = 0; p < np; p++) {
             set_weights(pl[p], "w1", c->w, w1, q1, by1, (size_t)(h * k));
             set_weights(pl[p], "w3", c->w, w3, q3, by3, (size_t)(nup * k));
             if (c->bias) {
@@ -248,14 +260,14 @@ static void test_glu_out(void **state)
             if (c->down)
                 assert_int_equal(glc_plan_set_param(pl[p], "w2", w2, (size_t)(5 * h)), GLC_OK);
         }
-        for (q = 0; q < 3; q++)
+        for (q = 0; q < 4; q++)
             y[q] = malloc((size_t)(tm * ny) * 4);
         for (t = tm; t >= 1; t--) { /* every value of the variable */
             glc_plan_var v = {"T", t};
             ot_fill(&seed, x, (size_t)(t * k), -2.0f, 2.0f);
-            for (p = 0; p < 2; p++) {
+            for (p = 0; p < np; p++) {
                 glc_plan_input in[1] = {{"x", x, (size_t)(t * k)}};
-                glc_plan_output out[1] = {{"y", y[p], (size_t)(t * ny)}};
+                glc_plan_output out[1] = {{"y", y[p == 2 ? 3 : p], (size_t)(t * ny)}};
                 assert_int_equal(glc_plan_run_with_vars(pl[p], &v, tm > 1, in, 1, out, 1), GLC_OK);
             }
             for (i = 0; i < t; i++) {
@@ -286,11 +298,13 @@ static void test_glu_out(void **state)
             }
             ot_check("fused vs unfused", y[0], y[1], (size_t)(t * ny), 1e-10);
             ot_check("fused vs reference", y[0], y[2], (size_t)(t * ny), 1e-9);
+            if (np == 3)
+                ot_check("K parts vs reference", y[3], y[2], (size_t)(t * ny), 1e-9);
             if (tm == 1)
                 break;
         }
         dev->info.limits.max_loop_iterations = cap;
-        for (q = 0; q < 3; q++)
+        for (q = 0; q < 4; q++)
             free(y[q]);
         free(x);
         free(w1);
@@ -306,6 +320,7 @@ static void test_glu_out(void **state)
         free(dump);
         glc_plan_destroy(pl[0]);
         glc_plan_destroy(pl[1]);
+        glc_plan_destroy(pl[2]);
         glc_device_destroy(dev);
     }
 }

@@ -5,7 +5,8 @@
  * f16 and GGML block weights (q8_0, q4_K, q6_K ...: a matmul_q node), T =
  * 1 and a variable T run at several values, odd N and K, bias as the
  * matmul's input or a separate add, an activation before the add, the direct, tiled and K-split (ksum) kernels
- * (GLC_MATMUL forced; a K past llvmpipe's loop cap). A product with a
+ * (GLC_MATMUL forced; a K past llvmpipe's loop cap), and on GPUs matvec with
+ * its K parts forced (2, 4, 8 subgroups a row). A product with a
  * second reader, or a residual that broadcasts, stays a separate add, as
  * does every one on a device of 4 SSBO blocks (GLC_LIMITS=min).
  * mm_norm: matmul(rms_norm(x, wn), W) at decode shapes (<= 8 rows) becomes
@@ -19,6 +20,8 @@
  */
 #include "testutil.h"
 
+#include "device.h"
+#include "op_run.h" /* glc__device_tune: matvec's K parts forced */
 #include "optest.h"
 #include "ref_quant.h"
 #include "ref_reduce.h"
@@ -139,19 +142,29 @@ static void test_mm_res(void **state)
         float *wn = malloc((size_t)k * 4);
         float *xn = malloc((size_t)(tm * k) * sizeof *xn);
         int64_t np = c->extra == 3 ? k : n; /* output p's row */
-        float *y[3], *pp[2];
+        float *y[4], *pp[3];
         uint8_t *wq = NULL;
         glc_device *dev;
-        glc_plan *pl[2];
+        glc_plan *pl[3] = {NULL, NULL, NULL};
         glc_plan_info fi, pi;
         glc_device_info info;
-        int expect, p;
+        int expect, p, nplan;
+        char what[64];
         if (c->variant)
             setenv("GLC_MATMUL", c->variant, 1);
         dev = tu_device(NULL);
         unsetenv("GLC_MATMUL");
         pl[0] = build(dev, c, 0);
         pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
+        /* GPUs (subgroups): matvec (dense weights) with its K split in 2,
+         * 4 or 8 subgroups, parts past K included */
+        if (dev->info.features.subgroup && glc_dtype_size(c->w) != 0) {
+            glc__tune tu = {0, 0, 0, 2u << ci % 3};
+            glc__device_tune(dev, &tu);
+            pl[2] = build(dev, c, 0);
+            glc__device_tune(dev, NULL);
+        }
+        nplan = pl[2] ? 3 : 2;
         assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
         assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
         assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
@@ -184,7 +197,7 @@ static void test_mm_res(void **state)
         } else if (c->w == GLC_DTYPE_F16) {
             ot_round(GLC_DTYPE_F16, w, (size_t)(n * k));
         }
-        for (p = 0; p < 2; p++) {
+        for (p = 0; p < nplan; p++) {
             if (wq)
                 assert_int_equal(glc_plan_set_param_typed(pl[p], "w", wq,
                                                           (size_t)n * glc_dtype_row_bytes(c->w, k),
@@ -197,18 +210,19 @@ static void test_mm_res(void **state)
             if (c->norm)
                 assert_int_equal(glc_plan_set_param(pl[p], "wn", wn, (size_t)k), GLC_OK);
         }
-        for (q = 0; q < 3; q++)
+        for (q = 0; q < 4; q++)
             y[q] = malloc((size_t)(tm * n) * 4);
-        pp[0] = malloc((size_t)(tm * np) * 4);
-        pp[1] = malloc((size_t)(tm * np) * 4);
+        for (q = 0; q < 3; q++)
+            pp[q] = malloc((size_t)(tm * np) * 4);
         for (t = tm; t >= 1; t -= 2) {
             glc_plan_var v = {"T", t};
             int64_t rn = c->extra == 2 ? n : t * n;
             ot_fill(&seed, x, (size_t)(t * k), -1.0f, 1.0f);
             ot_fill(&seed, r, (size_t)rn, -2.0f, 2.0f);
-            for (p = 0; p < 2; p++) {
+            for (p = 0; p < nplan; p++) {
                 glc_plan_input in[2] = {{"x", x, (size_t)(t * k)}, {"r", r, (size_t)rn}};
-                glc_plan_output out[2] = {{"y", y[p], (size_t)(t * n)}, {"p", pp[p], (size_t)(t * np)}};
+                glc_plan_output out[2] = {{"y", y[p == 2 ? 3 : p], (size_t)(t * n)},
+                                          {"p", pp[p], (size_t)(t * np)}};
                 assert_int_equal(glc_plan_run_with_vars(pl[p], &v, tm > 1, in, 2, out,
                                                         c->extra == 1 || c->extra == 3 ? 2 : 1),
                                  GLC_OK);
@@ -227,18 +241,23 @@ static void test_mm_res(void **state)
                     s = act_d(c->act, s);
                     y[2][i * n + j] = (float)(r[(c->extra == 2 ? 0 : i * n) + j] + s);
                 }
+            snprintf(what, sizeof what, "case %zu, T %lld: fused vs unfused", ci, (long long)t);
             /* the norm prologue sums in another order than the norm's kernel */
-            ot_check("fused vs unfused", y[0], y[1], (size_t)(t * n), c->norm ? 1e-10 : 1e-12);
-            ot_check("fused vs reference", y[0], y[2], (size_t)(t * n), 1e-9);
+            ot_check(what, y[0], y[1], (size_t)(t * n), c->norm ? 1e-10 : 1e-12);
+            snprintf(what, sizeof what, "case %zu, T %lld: fused vs reference", ci, (long long)t);
+            ot_check(what, y[0], y[2], (size_t)(t * n), 1e-9);
+            snprintf(what, sizeof what, "case %zu, T %lld: K parts vs reference", ci, (long long)t);
+            if (nplan == 3)
+                ot_check(what, y[3], y[2], (size_t)(t * n), 1e-9);
             if (c->extra == 1 || c->extra == 3)
                 ot_check("p", pp[0], pp[1], (size_t)(t * np), 1e-12);
             if (tm == 1)
                 break;
         }
-        for (q = 0; q < 3; q++)
+        for (q = 0; q < 4; q++)
             free(y[q]);
-        free(pp[0]);
-        free(pp[1]);
+        for (q = 0; q < 3; q++)
+            free(pp[q]);
         free(x);
         free(r);
         free(w);
@@ -248,6 +267,7 @@ static void test_mm_res(void **state)
         free(wq);
         glc_plan_destroy(pl[0]);
         glc_plan_destroy(pl[1]);
+        glc_plan_destroy(pl[2]);
         glc_device_destroy(dev);
     }
 }
@@ -274,7 +294,7 @@ static void test_mm_norm_readers(void **state)
         uint8_t *wq[5];
         glc_device *dev = tu_device(NULL);
         glc_device_info info;
-        glc_plan *pl[2];
+        glc_plan *pl[3] = {NULL, NULL, NULL};
         glc_plan_info fi, pi;
         glc_dtype dt[5];
         int expect;

@@ -199,7 +199,7 @@ static void plan_op_table(glc_device *dev, int gpu)
 static void test_kernels_strict(void **state)
 {
     static char msg[65536];
-    int gpu, i, gpu_only = 0, staged = 0;
+    int gpu, i, gpu_only = 0, staged = 0, parts = 0;
     (void)state;
     if (!have_validator()) {
         fprintf(stderr, "glslangValidator missing (ci/deps.sh installs glslang-tools): skipping\n");
@@ -226,11 +226,14 @@ static void test_kernels_strict(void **state)
     for (i = 0; i < nsrc; i++) { /* the GPU variants are there: subgroup kernels llvmpipe never builds */
         gpu_only += strstr(sources[i], "subgroupAdd") != NULL;
         staged += strstr(sources[i], "#define ASH ") != NULL; /* matmul_q's a in shared memory */
+        parts += strstr(sources[i], "#define KS ") != NULL;   /* K parts in a group */
     }
-    printf("glslangValidator: %d kernel sources, %d with subgroup sums, %d with a staged\n", nsrc,
-           gpu_only, staged);
+    printf("glslangValidator: %d kernel sources, %d with subgroup sums, %d with a staged, %d "
+           "with K parts\n",
+           nsrc, gpu_only, staged, parts);
     assert_true(gpu_only > 0);
     assert_true(staged > 0);
+    assert_true(parts > 0);
     if (!validates_all(sources, nsrc, msg, sizeof msg))
         fail_msg("glslangValidator refused kernel sources (k<i>.comp is source i):\n%s", msg);
     for (i = 0; i < nsrc; i++)

@@ -44,7 +44,8 @@
  * benchmarks on drivers where it would not be chosen):
  * - matvec: transpose_b, shared b, M <= 8, f32/f16 b, subgroups, not
  *   llvmpipe: glsl/matvec.comp (a subgroup per RN rows of b, lanes split
- *   K): the decode path, bound by reading b once.
+ *   K; a product of few rows splits each row's K over 2 subgroups of the
+ *   group, matvec_ks): the decode path, bound by reading b once.
  * - tiled: shared-memory blocks of BM x BN outputs, BK = 16 at a time,
  *   TM x TN per invocation: 128 x 128 (256 invocations, 8 x 8 each, 16 KiB
  *   of shared memory) when the device allows 256 invocations and the grid
@@ -73,6 +74,11 @@
 #define MATVEC_SLOTS 8  /* subgroups per group */
 #define MATVEC_RN 1     /* rows of b per subgroup */
 #define MATVEC_UNROLL 4 /* 16-byte loads per row and lane in flight */
+/* K parts until a product has this many subgroups, at most MATVEC_KS_MAX:
+ * H100, glc-bench-ops "mv chain" (f16): 2 parts 1.00-1.27x the GB/s of 1
+ * on the 1b shapes (wo, qkv, w2), 4 or 8 parts 0.92-0.98x of 2 */
+#define MATVEC_KS_SUBGROUPS 4096
+#define MATVEC_KS_MAX 2
 
 static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
 {
@@ -238,6 +244,24 @@ static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at, int
     d->bind[0].size = (size_t)((g0 < u0 ? u0 - g0 : g0 - u0) + m * k) * 4;
 }
 
+/* K parts (glsl/matvec.comp KS): a product of few rows and long K, as the
+ * decode's w2 (2048 rows of 8192), has too few subgroups to keep the GPU's
+ * memory busy; KS subgroups then share each slot's K, each part at least
+ * one step of the subgroup's loads, until there are MATVEC_KS_SUBGROUPS. */
+static uint32_t matvec_ks(const glc__target *tg, uint64_t slots, int64_t words, uint32_t unroll)
+{
+    uint32_t sg = tg->features.subgroup_size, ks = 1;
+    if (tg->tune.ks)
+        ks = tg->tune.ks;
+    else
+        while (ks < MATVEC_KS_MAX && slots * ks < MATVEC_KS_SUBGROUPS &&
+               (uint64_t)words >= 2u * ks * sg * unroll)
+            ks *= 2;
+    while (ks > 1 && (uint64_t)ks * sg > tg->limits.max_invocations)
+        ks /= 2;
+    return ks;
+}
+
 /* The decode path: glsl/matvec.comp, a subgroup per RN rows of b, 16-byte
  * coalesced loads, UNROLL of them in flight per row and lane. */
 static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -245,7 +269,7 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
 {
     const glc__tensor *b = &a->t[1];
     uint32_t sg = tg->features.subgroup_size, slots = MATVEC_SLOTS, rn = MATVEC_RN;
-    uint32_t unroll = MATVEC_UNROLL, epw = b->dtype == GLC_DTYPE_F32 ? 4 : 8;
+    uint32_t unroll = MATVEC_UNROLL, epw = b->dtype == GLC_DTYPE_F32 ? 4 : 8, ks;
     glc__dispatch_plan *d;
     if (tg->tune.rn) /* a benchmark's sweep (ops.h) */
         rn = tg->tune.rn;
@@ -255,8 +279,13 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
         slots = tg->tune.slots;
     if (slots * sg > tg->limits.max_invocations) /* fewer subgroups a group (GLC_LIMITS=min) */
         slots = sg <= tg->limits.max_invocations ? tg->limits.max_invocations / sg : 1;
-    d = glc__plan_dispatch(p, "matvec", slots * sg, 1);
+    ks = matvec_ks(tg, (uint64_t)(a->mm.glu_out ? n / 2 : n) / rn, k / epw, unroll);
+    if (ks > 1) /* the group keeps its subgroups: fewer slots */
+        slots = slots > ks ? slots / ks : 1;
+    d = glc__plan_dispatch(p, "matvec", slots * ks * sg, 1);
     d->groups = ((uint64_t)(a->mm.glu_out ? n / 2 : n) + slots * rn - 1) / (slots * rn);
+    if (ks > 1)
+        glc__define_int(d, "KS", ks);
     if (a->mm.glu_out) /* the SwiGLU epilogue: a slot's gate rows and their up rows */
         glc__define_glu_out(d, a);
     glc__define_t(d, "TW", b->dtype);

@@ -221,9 +221,10 @@ typedef struct glc__op_plan {
  * them (bench/bench_ops.c through glc__device_tune); 0 keeps the planner's
  * value. Nothing in the library sets them. rn: weight rows a subgroup
  * owns; unroll: matvec's 16-byte loads a lane has in flight per row;
- * slots: subgroups a group. */
+ * slots: subgroups a group (matvec with ks: slots / ks row slots); ks:
+ * matvec's subgroups that share a row slot's K (1: none). */
 typedef struct glc__tune {
-    uint32_t rn, unroll, slots;
+    uint32_t rn, unroll, slots, ks;
 } glc__tune;
 
 /* What a plan may depend on: the device's limits and features. */
