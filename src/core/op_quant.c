@@ -25,7 +25,7 @@
  *   speed, which the row and split variants, decoding every chunk per
  *   tile, reach nowhere near at many rows; no scratch, no extra pass.
  *   Q6_K, the costliest to decode, is decoded first instead (get_rows.comp
- *   into the op's scratch as f32, then the dense tiles) where that fits
+ *   into the op's scratch as f16, then the dense tiles) where that fits
  *   one binding.
  * matmul_q takes the dense matmul's fused epilogues and prologue (residual,
  * rms_norm, SwiGLU: op_matmul.c); with the SwiGLU epilogue a tile holds
@@ -395,23 +395,29 @@ static int dense_first(const glc__op_args *a, const glc__target *tg, int64_t m)
  * 2-bit high part, two scales a chunk): decoded in the tiles its prefill
  * products took 1.3-2.1x f16's time on the H100, against 1.0-1.4x with its
  * weights decoded first (bench/RESULTS.md, issue 16). So it decodes first
- * where the f32 weights fit one binding. */
+ * where the decoded weights fit one binding: as f16 (DECODED_T), so the
+ * pass writes, and the dense tiles read, half the bytes of f32 and the
+ * tiles are the f16 path's. A Q6_K weight d * scale * q needs up to 24
+ * significant bits; f16 keeps 11 (a relative error of at most 2^-11 a
+ * weight, as in an f16 model). */
+#define DECODED_T GLC_DTYPE_F16
 static int decode_first(const glc__tensor *w, const glc__target *tg)
 {
-    uint64_t bytes = (uint64_t)w->shape[0] * (uint64_t)w->shape[1] * 4u;
+    uint64_t bytes = (uint64_t)w->shape[0] * (uint64_t)w->shape[1] * glc_dtype_size(DECODED_T);
     return w->dtype == GLC_DTYPE_Q6_K && bytes <= tg->limits.max_ssbo_size;
 }
 
 /* The dense plan (dense_first): the dense matmul's own plan (op_matmul.c)
  * with the blocks as its transposed b, which its kernels decode quad by
  * quad as they stage their tiles; or, decode_first, get_rows.comp writes
- * the f32 weights at scratch offset 0 and the dense matmul's dispatches
+ * the weights as DECODED_T at scratch offset 0 and the dense matmul's dispatches
  * read them there, their own scratch (K-split partials) after them. */
 static glc_status plan_dense(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                              char *err, size_t len)
 {
     const glc__tensor *w = &a->t[1];
-    size_t wbytes = (size_t)w->shape[0] * (size_t)w->shape[1] * 4u, align, woff;
+    size_t wbytes = (size_t)w->shape[0] * (size_t)w->shape[1] * glc_dtype_size(DECODED_T), align,
+           woff;
     glc__op_args g, mm = *a;
     glc__op_plan rows, dense;
     glc__dispatch_plan *d;
@@ -421,19 +427,19 @@ static glc_status plan_dense(const glc__op_args *a, const glc__target *tg, glc__
     mm.mm.transpose_b = 1;
     if (!decode_first(w, tg))
         return glc__ops[GLC__OP_MATMUL]->plan(&mm, tg, p, err, len);
-    /* the decode: get_rows of every row, f32 out */
+    /* the decode: get_rows of every row, DECODED_T out */
     glc__op_args_init(&g, GLC__OP_GET_ROWS, 2, 1);
     g.t[0] = *w;
     g.t[1] = *w;
     g.t[1].dtype = GLC_DTYPE_I32;
     g.t[1].rank = 1;
     g.t[2] = *w;
-    g.t[2].dtype = GLC_DTYPE_F32;
+    g.t[2].dtype = DECODED_T;
     memset(&rows, 0, sizeof rows);
     if ((st = glc__ops[GLC__OP_GET_ROWS]->plan(&g, tg, &rows, err, len)) != GLC_OK)
         return st;
     /* the product over the decoded weights */
-    mm.t[1].dtype = GLC_DTYPE_F32;
+    mm.t[1].dtype = DECODED_T;
     memset(&dense, 0, sizeof dense);
     if ((st = glc__ops[GLC__OP_MATMUL]->plan(&mm, tg, &dense, err, len)) != GLC_OK)
         return st;
