@@ -15,7 +15,9 @@
 //           6 causal, 7 scale * log2(e) (float bits), 8 keys per chunk,
 //           9 nsplit, 10 invocations in use, 11 D, 12 DV, 13 split (1:
 //           invocations are (row, head, chunk), partials to the scratch)
-// defines:  sdpa.glsl's, KB
+// defines:  sdpa.glsl's, KB; ROPE (sdpa.glsl): params 14 theta step, 15
+//           cache rows; the invocation of a kv head's first query head (and
+//           chunk 0) writes its row
 // local size: GLC_LOCAL_SIZE_X
 
 #define GLC_KP_SDPA_ROWS
@@ -47,13 +49,31 @@ void main()
         j1 = min(j0 + glc_p[P_CHUNK_KEYS], kend);
     }
     float qscale = glc_pf(P_QSCALE);
+#ifdef ROPE
+    float rp = rope_p();
+    // the current row's index in the caches (none: no row of them)
+    uint cur = rope_row() < glc_p[P_ROPE_ROWS] ? rope_row() * hkv + hk : 0xffffffffu;
+    if (h % glc_p[P_GROUP] == 0u && (!split || idx % nsplit == 0u))
+        rope_write(hk, hkv, 0u, 1u);
+#endif
     // sized for the largest head dim (256): arrays this size, indexed in
     // loops that are not unrolled, stay cheap on llvmpipe
     vec4 qr[64], acc[64];
     for (uint u = 0u; u < du; u++)
+#ifdef ROPE
+        qr[u] = q_rope_unit(row * hq + h, u, rp) * qscale;
+#else
         qr[u] = q_unit(row * hq + h, u) * qscale;
+#endif
     for (uint u = 0u; u < dvu; u++)
         acc[u] = vec4(0.0);
+#ifdef ROPE
+    // the token's key scored once (its cache row is being written: the
+    // loop below reads it but takes this score and the token's v instead)
+    float scur = 0.0;
+    for (uint u = 0u; u < du; u++)
+        scur += dot(qr[u], k_cur_unit(hk, u, rp));
+#endif
     float m = NEG, l = 0.0;
     // KB keys a pass over the head dims
     for (uint j = j0; j < j1; j += uint(KB)) {
@@ -68,6 +88,10 @@ void main()
             for (int b = 0; b < KB; b++)
                 s[b] += dot(qv, k_unit(kr[b], u));
         }
+#ifdef ROPE
+        for (int b = 0; b < KB; b++)
+            s[b] = kr[b] == cur ? scur : s[b];
+#endif
         float mb = m;
         for (int b = 0; b < KB; b++)
             if (j + uint(b) < j1)
@@ -81,8 +105,14 @@ void main()
         m = mb;
         for (uint u = 0u; u < dvu; u++) {
             vec4 sum = acc[u] * a;
+#ifdef ROPE
+            vec4 vc = v_cur_unit(hk, u);
+            for (int b = 0; b < KB; b++)
+                sum += s[b] * (kr[b] == cur ? vc : v_unit(kr[b], u));
+#else
             for (int b = 0; b < KB; b++)
                 sum += s[b] * v_unit(kr[b], u);
+#endif
             acc[u] = sum;
         }
     }

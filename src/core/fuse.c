@@ -33,6 +33,9 @@
  *  - glu:       matmul(act(gate) * up) where gate | up is such a pack (w1 | w3)
  *                                                       -> the matmul reads
  *               the pack and gates its input as it loads it (decode shapes)
+ *  - sdpa_rope: sdpa_decode(rope_qkv's q, caches) run right after it
+ *                                                       -> sdpa_decode that
+ *               rotates q as it reads it and writes the caches' rows itself
  *  - rows_first: get_rows(rms_norm(x, w), ids)          -> rms_norm(get_rows(x,
  *               ids), w): the norm of the picked rows only (then mm_norm's)
  *  - mm_norm (last): matmul[_q](rms_norm(x, w), W) at decode shapes (<= 8 rows,
@@ -886,6 +889,48 @@ static void rope_qkv(fctx *c, glc__gnode *s)
     count_uses(c);
 }
 
+/* a = sdpa_decode(qr, kc', vc') run right after the rope_qkv node R that
+ * made qr (q rotated in place: an alias of q), kc' and vc' (the caches
+ * with the token's rows) -> sdpa_decode of 7 inputs (q, the caches as R
+ * found them, k, v, pos, freq_factors; op_attention.c), whose kernels
+ * rotate q as they read it and write the caches' rows themselves: R's
+ * dispatch and the barrier after it go. qr must have no reader but the
+ * attention (q's bytes now stay as the projection wrote them); kc' and vc'
+ * may have more (the fused node writes them as R did). 7 storage blocks,
+ * 8 with freq_factors. */
+static void sdpa_rope(fctx *c, glc__gnode *s)
+{
+    glc_graph *g = c->g;
+    glc__gnode *r, cand;
+    int32_t in[7], qr = s->tensor[0], kc = s->tensor[1], vc = s->tensor[2], ri;
+    size_t si = (size_t)(s - g->n);
+    if (s->dead || s->args.op != GLC__OP_SDPA_DECODE || s->args.nin != 3 ||
+        !(r = live_before(c, si)) || r->args.op != GLC__OP_ROPE_QKV)
+        return;
+    ri = (int32_t)(r - g->n);
+    if (g->t[qr].alias != r->tensor[0] + 1 || g->t[qr].producer != ri || c->uses[qr] != 1 ||
+        kc < 0 || g->t[kc].producer != ri || vc != out_of(r) ||
+        c->ssbo < (r->tensor[4] >= 0 ? 8u : 7u))
+        return;
+    in[0] = r->tensor[0];
+    in[1] = r->tensor[5];
+    in[2] = r->tensor[6];
+    in[3] = r->tensor[1];
+    in[4] = r->tensor[2];
+    in[5] = r->tensor[3];
+    in[6] = r->tensor[4];
+    cand = make(GLC__OP_SDPA_DECODE, in, 7, out_of(s), s->odt, s);
+    cand.raw.sdpa.rope_base = r->raw.rope.base;
+    cand.raw.sdpa.rope_mode = r->raw.rope.mode;
+    cand.raw.sdpa.rope_dim = r->raw.rope.dim;
+    if (!replace(c, s, &cand))
+        return;
+    r->dead = 1;
+    g->t[kc].producer = (int32_t)si;
+    g->t[vc].producer = (int32_t)si;
+    count_uses(c);
+}
+
 glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, uint64_t max_bytes,
                      int *fused)
 {
@@ -922,6 +967,8 @@ glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, uint64_t 
         glu(&c, &g->n[i]);
     for (i = 0; i < g->nn; i++)
         rope_qkv(&c, &g->n[i]);
+    for (i = 0; i < g->nn; i++)
+        sdpa_rope(&c, &g->n[i]);
     for (i = 0; i < g->nn; i++)
         rows_first(&c, i);
     for (i = 0; i < g->nn; i++)

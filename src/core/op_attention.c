@@ -20,6 +20,16 @@
  * the scratch view, and glsl/sdpa_combine.comp merges them per head. A
  * decode whose keys fit one chunk is a single dispatch that writes out.
  *
+ * sdpa_decode with 7 inputs is the fusion of a decode layer's rope_qkv
+ * into its attention (src/core/fuse.c sdpa_rope): q [1, Hq, D], the k and
+ * v caches, the token's k and v rows [1, Hkv, D / DV] (f32), its position
+ * (i32 [1]) and the freq_factors (or none), the rope's scalars in
+ * sdpa.rope_*. Its kernels rotate q as they read it, write the token's
+ * rotated k row and its v row into the caches (row pos, when inside them)
+ * and read that key from the token's rows, not from the caches the same
+ * dispatch writes (glsl/sdpa.glsl ROPE): rope_qkv's dispatch, and the
+ * barrier before the attention, go.
+ *
  * The kernels work in base 2: q is scaled by scale * log2(e) once and the
  * exponentials are exp2 (glsl/sdpa.glsl holds what the three share). Keys masked out (past kv_len, or after the query's
  * position with causal) weigh exactly 0.
@@ -54,6 +64,7 @@ typedef struct sdpa_cfg {
     int64_t kv_len;   /* keys in use */
     int64_t q_offset; /* position of query row 0 (meaningful with causal) */
     int causal;
+    int rope; /* sdpa_decode's fused rope_qkv */
     float scale;
 } sdpa_cfg;
 
@@ -102,6 +113,7 @@ static glc_status sdpa_check(glc__op_args *a, const char *name, sdpa_cfg *c, cha
         return glc__op_error(err, len, name, "scale %g is not finite", (double)a->sdpa.scale);
     c->scale = a->sdpa.scale != 0 ? a->sdpa.scale : (float)(1.0 / sqrt((double)c->d));
     c->causal = a->sdpa.causal != 0;
+    c->rope = a->op == GLC__OP_SDPA_DECODE && a->nin == 7;
     if (a->sdpa.kv_len < 0 || a->sdpa.kv_len > c->tk)
         return glc__op_error(err, len, name, "kv_len %lld with k %s: must be in [0, %lld]",
                              (long long)a->sdpa.kv_len, sk, (long long)c->tk);
@@ -156,6 +168,29 @@ static void common_defines(glc__dispatch_plan *d, const glc__op_args *a, const s
     glc__define_int(d, "VVEC", c->dv % 4 == 0);
 }
 
+/* The fused rope_qkv (sdpa_decode with 7 inputs): defines, the caches
+ * written, bindings 4-7 (the token's k and v rows, pos, freq_factors) and
+ * the two params at `at` (the theta step, the caches' rows). */
+static void rope_prologue(glc__dispatch_plan *d, const glc__op_args *a, const sdpa_cfg *c, int at)
+{
+    int64_t rd = a->sdpa.rope_dim ? a->sdpa.rope_dim : c->d;
+    double base = a->sdpa.rope_base != 0 ? a->sdpa.rope_base : 10000.0;
+    if (a->nin != 7)
+        return;
+    glc__define_int(d, "ROPE", rd); /* rope_dim */
+    glc__define_int(d, "NEOX", a->sdpa.rope_mode == GLC_ROPE_NEOX);
+    glc__define_int(d, "HAS_FF", a->t[6].present);
+    d->bind[1].access = GLC_READ_WRITE;
+    d->bind[2].access = GLC_READ_WRITE;
+    glc__plan_bind(d, 3, GLC_READ);
+    glc__plan_bind(d, 4, GLC_READ);
+    glc__plan_bind(d, 5, GLC_READ);
+    if (a->t[6].present)
+        glc__plan_bind(d, 6, GLC_READ);
+    glc__plan_paramf_at(d, at, (float)(-2.0 * log2(base) / (double)rd));
+    glc__plan_param_at(d, at + 1, (uint32_t)c->tk);
+}
+
 /* The bindings of the kernels reading q, k, v (tensors 0-2) and writing
  * tensor out (the output, or the scratch of partials). */
 static void bind_qkv(glc__dispatch_plan *d, int out)
@@ -186,9 +221,12 @@ static void head_params(glc__dispatch_plan *d, const sdpa_cfg *c)
 static int rows_kb(const sdpa_cfg *c, const glc__target *tg, int64_t keys)
 {
     int64_t du = (c->d + 3) / 4, dvu = (c->dv + 3) / 4, budget = (int64_t)glc__loop_budget(tg);
+    /* the fused rope: q's and the token's k row rotated (4 a unit), the
+     * token's key scored once, its rows written */
+    int64_t rope = c->rope ? 14 * du + dvu : 0;
     int kb;
     for (kb = 16; kb <= 32; kb *= 2)
-        if (!budget || du + 2 * dvu + ceil_div64(keys, kb) * (du + dvu + 4) <= budget)
+        if (!budget || rope + du + 2 * dvu + ceil_div64(keys, kb) * (du + dvu + 4) <= budget)
             return kb;
     return 0;
 }
@@ -198,7 +236,8 @@ static int rows_kb(const sdpa_cfg *c, const glc__target *tg, int64_t keys)
 static int64_t rows_chunk(const sdpa_cfg *c, const glc__target *tg)
 {
     int64_t du = (c->d + 3) / 4, dvu = (c->dv + 3) / 4, budget = (int64_t)glc__loop_budget(tg);
-    int64_t passes = (budget - du - 2 * dvu) / (du + dvu + 4);
+    int64_t rope = c->rope ? 14 * du + dvu : 0;
+    int64_t passes = (budget - rope - du - 2 * dvu) / (du + dvu + 4);
     return passes > 0 ? passes * 32 : 0;
 }
 
@@ -229,6 +268,7 @@ static glc_status plan_rows(glc__op_plan *p, const glc__op_args *a, const sdpa_c
     glc__plan_param_at(d, GLC__KP_SDPA_ROWS_D, (uint32_t)c->d);
     glc__plan_param_at(d, GLC__KP_SDPA_ROWS_DV, (uint32_t)c->dv);
     glc__plan_param_at(d, GLC__KP_SDPA_ROWS_SPLIT, (uint32_t)split);
+    rope_prologue(d, a, c, GLC__KP_SDPA_ROWS_THETA_STEP);
     if (out_tensor == GLC__SCRATCH)
         d->bind[3].size = 4 * (size_t)items * (size_t)(c->dv + 2);
     return GLC_OK;
@@ -297,7 +337,7 @@ static glc_status plan_combine(glc__op_plan *p, const glc__op_args *a, const sdp
     d->groups = (uint64_t)(c->tq * c->hq);
     glc__plan_bind(d, GLC__SCRATCH, GLC_READ);
     d->bind[0].size = 4 * (size_t)(c->tq * c->hq) * nsplit * (size_t)(c->dv + 2);
-    glc__plan_bind(d, 3, GLC_WRITE);
+    glc__plan_bind(d, a->nin, GLC_WRITE);
     glc__plan_param_at(d, GLC__KP_SDPA_COMBINE_NSPLIT, (uint32_t)nsplit);
     glc__plan_param_at(d, GLC__KP_SDPA_COMBINE_DV, (uint32_t)c->dv);
     return GLC_OK;
@@ -343,13 +383,53 @@ int64_t glc_sdpa_decode_scratch(int64_t hq, int64_t dv, int64_t kv_len)
     return hq * ceil_div64(kv_len, SDPA_CHUNK) * (dv + 2);
 }
 
+/* The fused rope_qkv's inputs (a 7-input sdpa_decode): rope_qkv's rule
+ * on q, k, v, pos, freq_factors and the caches, then what the kernels
+ * take: f32 rows of one token, head dims of whole vec4s. */
+static glc_status rope_check(const glc__op_args *a, char *err, size_t len)
+{
+    glc__op_args r;
+    const glc__tensor *q = &a->t[0], *k = &a->t[3], *v = &a->t[4];
+    char sk[96], sv[96];
+    glc_status st;
+    glc__op_args_init(&r, GLC__OP_ROPE_QKV, 7, 1);
+    r.t[0] = a->t[0];
+    r.t[1] = a->t[3];
+    r.t[2] = a->t[4];
+    r.t[3] = a->t[5];
+    r.t[4] = a->t[6];
+    r.t[5] = a->t[1];
+    r.t[6] = a->t[2];
+    r.rope.base = a->sdpa.rope_base;
+    r.rope.mode = a->sdpa.rope_mode;
+    r.rope.dim = a->sdpa.rope_dim;
+    if ((st = glc__ops[GLC__OP_ROPE_QKV]->infer(&r, err, len)) != GLC_OK)
+        return st;
+    if (q->dtype != GLC_DTYPE_F32 || k->dtype != GLC_DTYPE_F32 || v->dtype != GLC_DTYPE_F32 ||
+        k->rank != 3 || v->rank != 3 || k->shape[0] != 1 || k->shape[2] % 4 ||
+        v->shape[2] % 4)
+        return glc__op_error(err, len, "sdpa_decode",
+                             "k %s, v %s: the fused rope takes f32 [1, Hkv, D] rows, head dims "
+                             "multiples of 4",
+                             glc__shape_str(k, sk, sizeof sk), glc__shape_str(v, sv, sizeof sv));
+    return GLC_OK;
+}
+
 static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
 {
     sdpa_cfg c;
     char sq[96];
-    glc_status st = sdpa_check(a, "sdpa_decode", &c, err, len);
-    if (st != GLC_OK)
+    glc__op_args three = *a;
+    glc_status st;
+    /* the attention over q and the caches (out in t[3] for sdpa_check) */
+    three.nin = 3;
+    if ((st = sdpa_check(&three, "sdpa_decode", &c, err, len)) != GLC_OK)
         return st;
+    a->t[a->nin] = three.t[3];
+    if (a->nin == 7 && (st = rope_check(a, err, len)) != GLC_OK)
+        return st;
+    if (a->nin != 3 && a->nin != 7)
+        return glc__op_error(err, len, "sdpa_decode", "internal: %d inputs", a->nin);
     if (c.tq != 1)
         return glc__op_error(err, len, "sdpa_decode", "q %s: decode takes one query row",
                              glc__shape_str(&a->t[0], sq, sizeof sq));
@@ -413,8 +493,19 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HEAD_BLOCKS, (uint32_t)nhb);
     glc__plan_paramf_at(d, GLC__KP_SDPA_SPLIT_QSCALE, (float)(c->scale * LOG2E));
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NORMALIZE, nused == 1);
+    rope_prologue(d, a, c, GLC__KP_SDPA_SPLIT_THETA_STEP);
     if (out_tensor == GLC__SCRATCH)
         d->bind[3].size = 4 * (size_t)c->hq * nused * (size_t)(c->dv + 2);
+    return GLC_OK;
+}
+
+/* A full defines buffer would have cut a define short. */
+static glc_status defines_fit(const glc__op_plan *p, char *err, size_t len)
+{
+    int j;
+    for (j = 0; j < p->ndisp; j++)
+        if (strlen(p->disp[j].defines) + 1 >= sizeof p->disp[j].defines)
+            return glc__op_error(err, len, "sdpa_decode", "internal: kernel defines overflow");
     return GLC_OK;
 }
 
@@ -430,14 +521,18 @@ static glc_status decode_plan(const glc__op_args *a, const glc__target *tg, glc_
     nused = (uint64_t)ceil_div64(keys_needed(&c, 0), SDPA_CHUNK);
     p->scratch_bytes = 4 * (size_t)glc_sdpa_decode_scratch(c.hq, c.dv, c.kv_len);
     /* one chunk: no partials to merge, the first dispatch writes out */
-    if (nused == 1)
-        return tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 0, SDPA_CHUNK, 1, 3, err, len)
-                               : plan_split(p, a, &c, tg, 1, 3, err, len);
+    if (nused == 1) {
+        st = tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 0, SDPA_CHUNK, 1, a->nin, err, len)
+                             : plan_split(p, a, &c, tg, 1, a->nin, err, len);
+        return st != GLC_OK ? st : defines_fit(p, err, len);
+    }
     st = tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 1, SDPA_CHUNK, nused, GLC__SCRATCH, err, len)
                          : plan_split(p, a, &c, tg, nused, GLC__SCRATCH, err, len);
     if (st != GLC_OK)
         return st;
-    return plan_combine(p, a, &c, tg, nused, err, len);
+    if ((st = plan_combine(p, a, &c, tg, nused, err, len)) != GLC_OK)
+        return st;
+    return defines_fit(p, err, len);
 }
 
 const glc__op_desc glc__op_SDPA_desc = {"sdpa", sdpa_infer, sdpa_plan};

@@ -243,7 +243,7 @@ static variant choose(const glc__target *tg, int64_t rows, int64_t n)
 /* A dispatch of `kernel` with the tile engine's defines and params 0..7
  * for a tile grid of `tiles` (wf: the weights' storage type, -1 for a
  * kernel of one). Only values that differ from the kernel's defaults are
- * defined: a plan holds 192 bytes of defines. */
+ * defined: a plan holds 256 bytes of defines. */
 static glc__dispatch_plan *begin(glc__op_plan *p, const char *kernel, const variant *v, int wf,
                                  int64_t m, int64_t n, int64_t k, uint32_t p4, uint64_t tiles,
                                  uint32_t wstride)

@@ -144,9 +144,9 @@ typedef struct glc__affine_args {
     float f_[4];
     int64_t bits, group;
 } glc__affine_args;
-typedef struct glc__sdpa_args { /* sdpa, sdpa_decode */
-    float scale, f_[3];
-    int64_t causal, q_offset, kv_len, scratch;
+typedef struct glc__sdpa_args { /* sdpa, sdpa_decode; rope_*: sdpa_decode's fused rope_qkv */
+    float scale, rope_base, f_[2];
+    int64_t causal, q_offset, kv_len, scratch, rope_mode, rope_dim;
 } glc__sdpa_args;
 typedef struct glc__copy_args {
     float f_[4];
@@ -202,7 +202,7 @@ typedef struct glc__bind_plan {
 
 typedef struct glc__dispatch_plan {
     const char *kernel;  /* glsl/<kernel>.comp */
-    char defines[192];
+    char defines[256];
     uint32_t local_size;
     uint64_t groups;
     int nbind;
