@@ -1,0 +1,288 @@
+/*
+ * The sdpa_rope fusion (src/core/fuse.c): a decode layer's rope_qkv (q
+ * rotated, the token's rotated k row and its v row into the caches) and
+ * the sdpa_decode right after it become one sdpa_decode whose kernels
+ * rotate q as they read it, write the caches' rows and read the token's
+ * key from its rows (glsl/sdpa.glsl ROPE). Generated cases (seeded): f32
+ * and f16 caches, NEOX and NORMAL, partial rope_dim, freq_factors, 1 to 4
+ * query heads a kv head, head dims 4 to 64, caches of 9 to 300 rows
+ * (more than one chunk of keys: the combine pass after), the caches
+ * filled with random rows first, then decode steps at positions through
+ * the whole cache with kv_len = pos + 1, kv_len short of pos + 1, and a
+ * position past the cache (nothing written, nothing substituted). The
+ * fused plan, GLC_COMPILE_NO_FUSE and a plain C reference (double) agree
+ * on the attention output and on both caches, on the device's own variant
+ * (llvmpipe: the rows kernel) and on the GPU one (split, forced by hiding
+ * the renderer's name). Where the device binds fewer than 7 storage
+ * blocks a shader (GLC_LIMITS=min) the pattern stays apart.
+ */
+#include "testutil.h"
+
+#include "device.h"
+#include "optest.h"
+#include "ref_attention.h"
+#include "ref_rope.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DM 6      /* model width: the projections' K */
+#define MAXS 300  /* cache rows */
+#define MAXH 8    /* query heads */
+#define MAXD 64
+#define CASES 4
+
+typedef struct scase {
+    glc_dtype cache;
+    int neox, ff;
+    int64_t hq, hk, d, rope_dim, rows; /* rope_dim 0: D */
+} scase;
+
+static scase gen(uint64_t *seed, int i)
+{
+    static const int64_t ds[] = {4, 8, 12, 16, 32, 64};
+    scase c;
+    int64_t group = 1 + (int64_t)(tu_rand(seed) % 4);
+    c.cache = tu_rand(seed) % 2 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
+    c.neox = (int)(tu_rand(seed) % 2);
+    c.ff = (int)(tu_rand(seed) % 2);
+    c.hk = 1 + (int64_t)(tu_rand(seed) % 2);
+    c.hq = c.hk * group;
+    c.d = ds[tu_rand(seed) % 6];
+    c.rope_dim = tu_rand(seed) % 3 == 0 ? 2 * (1 + (int64_t)(tu_rand(seed) % (uint64_t)(c.d / 2))) : 0;
+    c.rows = i % 3 == 2 ? 260 + (int64_t)(tu_rand(seed) % 41) : 9 + (int64_t)(tu_rand(seed) % 30);
+    return c;
+}
+
+static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_compile_desc cd;
+    glc_matmul_desc nt = {1};
+    glc_rope_desc rd;
+    glc_sdpa_desc sd;
+    glc_tensor x, pos, ff = glc_none(), q, k, v, kc, vc;
+    int64_t one = 1, xs[2] = {1, DM}, s3[3], ws[2], len;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    len = glc_graph_var(g, "L", 1, c->rows);
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    pos = glc_graph_input(g, "pos", GLC_DTYPE_I32, 1, &one);
+    memset(&rd, 0, sizeof rd);
+    rd.mode = c->neox ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL;
+    rd.rope_dim = (int)c->rope_dim;
+    rd.base = 700.0f;
+    if (c->ff) {
+        int64_t n = (c->rope_dim ? c->rope_dim : c->d) / 2;
+        ff = glc_graph_param(g, "ff", GLC_DTYPE_F32, 1, &n);
+    }
+    s3[0] = c->rows;
+    s3[1] = c->hk;
+    s3[2] = c->d;
+    kc = glc_graph_handle(g, "kc", c->cache, 3, s3);
+    vc = glc_graph_handle(g, "vc", c->cache, 3, s3);
+    ws[1] = DM;
+    s3[0] = 1;
+    s3[1] = c->hq;
+    ws[0] = c->hq * c->d;
+    q = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wq", GLC_DTYPE_F32, 2, ws), glc_none(), &nt), 3, s3);
+    s3[1] = c->hk;
+    ws[0] = c->hk * c->d;
+    k = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wk", GLC_DTYPE_F32, 2, ws), glc_none(), &nt), 3, s3);
+    v = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wv", GLC_DTYPE_F32, 2, ws), glc_none(), &nt), 3, s3);
+    q = glc_rope(g, q, pos, &rd, ff);
+    k = glc_rope(g, k, pos, &rd, ff);
+    kc = glc_set_rows(g, kc, k, pos);
+    vc = glc_set_rows(g, vc, v, pos);
+    memset(&sd, 0, sizeof sd);
+    sd.q_offset = -1;
+    sd.kv_len = len;
+    glc_graph_output(g, "a", glc_sdpa_decode(g, q, kc, vc, &sd));
+    memset(&cd, 0, sizeof cd);
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
+static void append(void *user, const char *text)
+{
+    strncat((char *)user, text, 65535 - strlen((char *)user));
+}
+
+static void cache_to(glc_dtype dt, const float *v, void *out, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (dt == GLC_DTYPE_F32)
+            ((float *)out)[i] = v[i];
+        else
+            ((uint16_t *)out)[i] = ot_f32_to_f16(v[i]);
+}
+
+static void cache_from(glc_dtype dt, const void *in, float *v, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        v[i] = dt == GLC_DTYPE_F32 ? ((const float *)in)[i] : ot_f16_to_f32(((const uint16_t *)in)[i]);
+}
+
+/* y = x W^T, W [n, DM] (double sums) */
+static void proj(const float *x, const float *w, int64_t n, float *y)
+{
+    int64_t j, k;
+    for (j = 0; j < n; j++) {
+        double s = 0;
+        for (k = 0; k < DM; k++)
+            s += (double)x[k] * w[j * DM + k];
+        y[j] = (float)s;
+    }
+}
+
+static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
+{
+    static float wq[MAXH * MAXD * DM], wk[2 * MAXD * DM], wv[2 * MAXD * DM], ffv[MAXD / 2];
+    static float cref[2][MAXS * 2 * MAXD], got[MAXS * 2 * MAXD], x[DM], q[MAXH * MAXD];
+    static float qr[MAXH * MAXD], kr[2 * MAXD], vr[2 * MAXD], want[MAXH * MAXD];
+    static float out[2][MAXH * MAXD];
+    static unsigned char bytes[MAXS * 2 * MAXD * 4];
+    static char dump[65536];
+    int64_t nq = c->hq * c->d, nk = c->hk * c->d, rd = c->rope_dim ? c->rope_dim : c->d;
+    size_t cn = (size_t)(c->rows * nk), esz = c->cache == GLC_DTYPE_F32 ? 4 : 2;
+    glc_plan *pl[2];
+    glc_device_info info;
+    int p, step, fused_expected, fired;
+    assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
+    pl[0] = build(dev, c, 0);
+    pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
+    /* fused: the attention reads the token's rows itself (no rope_qkv) */
+    dump[0] = '\0';
+    assert_int_equal(glc_plan_dump(pl[0], 0, append, dump), GLC_OK);
+    fused_expected = info.limits.max_ssbo_blocks >= (c->ff ? 8u : 7u);
+    fired = strstr(dump, "ROPE") != NULL; /* the attention kernel's define */
+    if (fired != fused_expected || (fired && strstr(dump, "rope_qkv")))
+        fail_msg("case %d: sdpa_rope %s, expected %s\n%s", ci, fired ? "fired" : "did not fire",
+                 fused_expected ? "to" : "not", dump);
+    ot_fill(&seed, wq, (size_t)(nq * DM), -0.5f, 0.5f);
+    ot_fill(&seed, wk, (size_t)(nk * DM), -0.5f, 0.5f);
+    ot_fill(&seed, wv, (size_t)(nk * DM), -0.5f, 0.5f);
+    ot_fill(&seed, ffv, (size_t)(rd / 2), 0.5f, 2.0f);
+    ot_fill(&seed, cref[0], cn, -1, 1);
+    ot_fill(&seed, cref[1], cn, -1, 1);
+    ot_round(c->cache, cref[0], cn);
+    ot_round(c->cache, cref[1], cn);
+    for (p = 0; p < 2; p++) {
+        assert_int_equal(glc_plan_set_param(pl[p], "wq", wq, (size_t)(nq * DM)), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wk", wk, (size_t)(nk * DM)), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wv", wv, (size_t)(nk * DM)), GLC_OK);
+        if (c->ff)
+            assert_int_equal(glc_plan_set_param(pl[p], "ff", ffv, (size_t)(rd / 2)), GLC_OK);
+        cache_to(c->cache, cref[0], bytes, cn);
+        assert_int_equal(glc_plan_bind_handle(pl[p], "kc", bytes, cn * esz), GLC_OK);
+        cache_to(c->cache, cref[1], bytes, cn);
+        assert_int_equal(glc_plan_bind_handle(pl[p], "vc", bytes, cn * esz), GLC_OK);
+    }
+    /* steps: the first row, a row in each chunk, the last; kv_len short of
+     * pos + 1 once (the token's row written, not read); a position past
+     * the cache (skipped) */
+    for (step = 0; step < 6; step++) {
+        int32_t pos = step == 0   ? 0
+                      : step == 5 ? (int32_t)(c->rows + 3)
+                      : step == 4 ? (int32_t)(c->rows - 1)
+                                  : (int32_t)(tu_rand(&seed) % (uint64_t)c->rows);
+        int64_t len = step == 5 ? c->rows : step == 3 && pos > 0 ? pos : pos + 1, h;
+        glc_plan_var var = {"L", len};
+        ref_sdpa_shape sh;
+        ot_fill(&seed, x, DM, -1, 1);
+        for (p = 0; p < 2; p++) {
+            glc_plan_input in[2] = {{"x", x, DM}, {"pos", &pos, 1}};
+            glc_plan_output o[1] = {{"a", out[p], (size_t)(c->hq * c->d)}};
+            if (glc_plan_run_with_vars(pl[p], &var, 1, in, 2, o, 1) != GLC_OK)
+                fail_msg("case %d, step %d: %s", ci, step, glc_device_errmsg(dev));
+        }
+        /* the reference: the projections, rope, the caches' rows, attention */
+        proj(x, wq, nq, q);
+        ref_rope(q, 1, 1, c->hq, c->d, &pos, c->neox, rd, 700.0, c->ff ? ffv : NULL, qr);
+        proj(x, wk, nk, q);
+        ref_rope(q, 1, 1, c->hk, c->d, &pos, c->neox, rd, 700.0, c->ff ? ffv : NULL, kr);
+        proj(x, wv, nk, vr);
+        if (pos < c->rows) {
+            memcpy(&cref[0][pos * nk], kr, (size_t)nk * sizeof(float));
+            memcpy(&cref[1][pos * nk], vr, (size_t)nk * sizeof(float));
+            ot_round(c->cache, &cref[0][pos * nk], (size_t)nk);
+            ot_round(c->cache, &cref[1][pos * nk], (size_t)nk);
+        }
+        memset(&sh, 0, sizeof sh);
+        sh.tq = 1;
+        sh.tk = c->rows;
+        sh.hq = c->hq;
+        sh.hkv = c->hk;
+        sh.d = sh.dv = c->d;
+        sh.scale = (float)(1.0 / sqrt((double)c->d));
+        sh.q_offset = len - 1;
+        sh.kv_len = len;
+        ref_sdpa(&sh, qr, cref[0], cref[1], want);
+        for (h = 0; h < 2; h++) {
+            char what[96];
+            snprintf(what, sizeof what, "case %d (%s), step %d, pos %d, kv_len %lld: %s", ci,
+                     info.renderer, step, pos, (long long)len, h ? "unfused" : "fused");
+            ot_check(what, out[h], want, (size_t)nq, c->cache == GLC_DTYPE_F32 ? 1e-9 : 1e-6);
+        }
+        ot_check("fused vs unfused", out[0], out[1], (size_t)nq, 1e-10);
+    }
+    for (p = 0; p < 2; p++) {
+        int which;
+        for (which = 0; which < 2; which++) {
+            assert_int_equal(glc_plan_read_handle(pl[p], which ? "vc" : "kc", bytes, cn * esz),
+                             GLC_OK);
+            cache_from(c->cache, bytes, got, cn);
+            ot_check(which ? "vcache" : "kcache", got, cref[which], cn,
+                     c->cache == GLC_DTYPE_F32 ? 1e-10 : 1e-6);
+        }
+    }
+    glc_plan_destroy(pl[0]);
+    glc_plan_destroy(pl[1]);
+}
+
+/* The plans choose the GPU variants on every renderer but llvmpipe: rename
+ * it to run them here. */
+static void cases_on(int gpu_variants, uint64_t seed0)
+{
+    uint64_t seed = seed0;
+    int i;
+    for (i = 0; i < CASES; i++) {
+        scase c = gen(&seed, i);
+        glc_device *dev = tu_device(NULL);
+        if (gpu_variants)
+            snprintf(dev->renderer, sizeof dev->renderer, "test renderer");
+        if (getenv("TEST_VERBOSE"))
+            printf("case %d: %s cache, %s, ff %d, %lld/%lld heads, d %lld, rope_dim %lld, %lld rows\n",
+                   i, glc_dtype_name(c.cache), c.neox ? "neox" : "normal", c.ff, (long long)c.hq,
+                   (long long)c.hk, (long long)c.d, (long long)c.rope_dim, (long long)c.rows);
+        run_case(dev, i, &c, seed0 * 31 + (uint64_t)i);
+        glc_device_destroy(dev);
+    }
+}
+
+static void test_sdpa_rope_rows(void **state)
+{
+    (void)state;
+    cases_on(0, 5);
+}
+
+static void test_sdpa_rope_split(void **state)
+{
+    (void)state;
+    cases_on(1, 6);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sdpa_rope_rows),
+        cmocka_unit_test(test_sdpa_rope_split),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
