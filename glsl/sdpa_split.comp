@@ -11,8 +11,7 @@
 //           directly)
 // defines:  sdpa.glsl's, D, DV (head dims, <= 256), GB, RG (heads per
 //           reduction round), CHUNK, LANES (threads across DV, a power of
-//           two); ROPE (sdpa.glsl): params 8 theta step, 9 cache rows; the
-//           groups of chunk 0 and head block 0 write their kv head's row
+//           two)
 // local size: GLC_LOCAL_SIZE_X (128)
 
 #define GLC_KP_SDPA_SPLIT
@@ -45,19 +44,9 @@ void main()
     float qscale = glc_pf(P_QSCALE);
     uint split = g % nsplit, rest = g / nsplit, hb = rest % nhb, hk = rest / nhb;
     uint h0 = hk * group + hb * uint(GB), ng = min(uint(GB), group - hb * uint(GB));
-#ifdef ROPE
-    float rp = rope_p();
-    uint rrow = rope_row();
-    if (split == 0u && hb == 0u)
-        rope_write(hk, hkv, t, NT);
-#endif
     for (uint it = t; it < uint(GB * DU); it += NT) {
         uint gi = it / uint(DU), u = it % uint(DU);
-#ifdef ROPE
-        qs[it] = gi < ng ? q_rope_unit(h0 + gi, u, rp) * qscale : vec4(0.0);
-#else
         qs[it] = gi < ng ? q_unit(h0 + gi, u) * qscale : vec4(0.0);
-#endif
     }
     barrier();
     uint j0 = split * uint(CHUNK), n = min(uint(CHUNK), nkeys - j0);
@@ -75,15 +64,6 @@ void main()
             uint kr = (j0 + jj) * hkv + hk;
             for (int gi = 0; gi < GB; gi++)
                 s[gi] = 0.0;
-#ifdef ROPE
-            if (j0 + jj == rrow) // the token's key: not from the cache this dispatch writes
-                for (uint u = 0u; u < uint(DU); u++) {
-                    vec4 kv = k_cur_unit(hk, u, rp);
-                    for (int gi = 0; gi < GB; gi++)
-                        s[gi] += dot(qs[uint(gi * DU) + u], kv);
-                }
-            else
-#endif
             for (uint u = 0u; u < uint(DU); u++) {
                 vec4 kv = k_unit(kr, u);
                 for (int gi = 0; gi < GB; gi++)
@@ -154,10 +134,6 @@ void main()
         vec4 vv = lane < uint(DVU) ? v_unit((j0 + jj) * hkv + hk, lane) : vec4(0.0);
 #else
         vec4 vv = v_unit((j0 + jj) * hkv + hk, lane);
-#endif
-#ifdef ROPE
-        if (j0 + jj == rrow && lane < uint(DVU))
-            vv = v_cur_unit(hk, lane);
 #endif
         for (int gi = 0; gi < GB; gi++) {
             float p = pv[gi / 4][gi % 4];

@@ -67,15 +67,15 @@
 #define GLC__KP_SDPA_HEAD(X, k) \
     X(k, TQ, 0) X(k, HQ, 1) X(k, GROUP, 2) X(k, HKV, 3) X(k, KV_LEN, 4) X(k, Q_OFFSET, 5) \
     X(k, CAUSAL, 6) X(k, QSCALE, 7)
-/* sdpa_rows and sdpa_split with ROPE (the fused rope_qkv): the rope's
- * theta step and the caches' rows */
+/* sdpa_rows with ROPE (the fused rope_qkv): the rope's theta step and
+ * the caches' rows */
 #define GLC__KP_SDPA_ROWS(X, k) \
     GLC__KP_SDPA_HEAD(X, k) X(k, CHUNK_KEYS, 8) X(k, NSPLIT, 9) X(k, ITEMS, 10) X(k, D, 11) \
     X(k, DV, 12) X(k, SPLIT, 13) X(k, THETA_STEP, 14) X(k, ROPE_ROWS, 15)
 #define GLC__KP_SDPA_TILE(X, k) GLC__KP_SDPA_HEAD(X, k) X(k, QBLOCKS, 8)
 #define GLC__KP_SDPA_SPLIT(X, k) \
     X(k, HQ, 0) X(k, GROUP, 1) X(k, HKV, 2) X(k, KEYS, 3) X(k, NSPLIT, 4) X(k, HEAD_BLOCKS, 5) \
-    X(k, QSCALE, 6) X(k, NORMALIZE, 7) X(k, THETA_STEP, 8) X(k, ROPE_ROWS, 9)
+    X(k, QSCALE, 6) X(k, NORMALIZE, 7)
 #define GLC__KP_SDPA_COMBINE(X, k) X(k, NSPLIT, 0) X(k, DV, 1)
 /* a plan's texture input or output (plan_run.c): its size and channels */
 #define GLC__KP_IMAGE_IO(X, k) X(k, W, 0) X(k, H, 1) X(k, C, 2)

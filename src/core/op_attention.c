@@ -113,7 +113,7 @@ static glc_status sdpa_check(glc__op_args *a, const char *name, sdpa_cfg *c, cha
         return glc__op_error(err, len, name, "scale %g is not finite", (double)a->sdpa.scale);
     c->scale = a->sdpa.scale != 0 ? a->sdpa.scale : (float)(1.0 / sqrt((double)c->d));
     c->causal = a->sdpa.causal != 0;
-    c->rope = a->op == GLC__OP_SDPA_DECODE && a->nin == 7;
+    c->rope = a->op == GLC__OP_SDPA_DECODE && a->nin == 7; /* decode_plan may clear it */
     if (a->sdpa.kv_len < 0 || a->sdpa.kv_len > c->tk)
         return glc__op_error(err, len, name, "kv_len %lld with k %s: must be in [0, %lld]",
                              (long long)a->sdpa.kv_len, sk, (long long)c->tk);
@@ -168,14 +168,14 @@ static void common_defines(glc__dispatch_plan *d, const glc__op_args *a, const s
     glc__define_int(d, "VVEC", c->dv % 4 == 0);
 }
 
-/* The fused rope_qkv (sdpa_decode with 7 inputs): defines, the caches
+/* The fused rope_qkv in the rows kernel (c->rope): defines, the caches
  * written, bindings 4-7 (the token's k and v rows, pos, freq_factors) and
  * the two params at `at` (the theta step, the caches' rows). */
 static void rope_prologue(glc__dispatch_plan *d, const glc__op_args *a, const sdpa_cfg *c, int at)
 {
     int64_t rd = a->sdpa.rope_dim ? a->sdpa.rope_dim : c->d;
     double base = a->sdpa.rope_base != 0 ? a->sdpa.rope_base : 10000.0;
-    if (a->nin != 7)
+    if (!c->rope)
         return;
     glc__define_int(d, "ROPE", rd); /* rope_dim */
     glc__define_int(d, "NEOX", a->sdpa.rope_mode == GLC_ROPE_NEOX);
@@ -493,7 +493,6 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_HEAD_BLOCKS, (uint32_t)nhb);
     glc__plan_paramf_at(d, GLC__KP_SDPA_SPLIT_QSCALE, (float)(c->scale * LOG2E));
     glc__plan_param_at(d, GLC__KP_SDPA_SPLIT_NORMALIZE, nused == 1);
-    rope_prologue(d, a, c, GLC__KP_SDPA_SPLIT_THETA_STEP);
     if (out_tensor == GLC__SCRATCH)
         d->bind[3].size = 4 * (size_t)c->hq * nused * (size_t)(c->dv + 2);
     return GLC_OK;
@@ -509,6 +508,37 @@ static glc_status defines_fit(const glc__op_plan *p, char *err, size_t len)
     return GLC_OK;
 }
 
+/* The fused rope_qkv on GPUs: rope_qkv's own dispatch first (q rotated
+ * in place, the caches' rows), its tensors mapped to the fused op's. On
+ * the H100 the attention kernel doing the rope itself (its caches bound
+ * writable) made the 1b decode slower: q4_0 1.52 -> 1.67 ms/token
+ * (bench/RESULTS.md, issue 13). */
+static glc_status rope_first(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                             char *err, size_t len)
+{
+    static const int from[8] = {0, 3, 4, 5, 6, 1, 2, 2}; /* rope_qkv's t[i]: the fused op's */
+    glc__op_args r;
+    glc__op_plan rp;
+    glc_status st;
+    int i;
+    glc__op_args_init(&r, GLC__OP_ROPE_QKV, 7, 1);
+    for (i = 0; i < 8; i++)
+        r.t[i] = a->t[from[i]];
+    r.rope.base = a->sdpa.rope_base;
+    r.rope.mode = a->sdpa.rope_mode;
+    r.rope.dim = a->sdpa.rope_dim;
+    memset(&rp, 0, sizeof rp);
+    if ((st = glc__ops[GLC__OP_ROPE_QKV]->plan(&r, tg, &rp, err, len)) != GLC_OK)
+        return st;
+    if (rp.ndisp != 1)
+        return glc__op_error(err, len, "sdpa_decode", "internal: %d rope dispatches", rp.ndisp);
+    p->disp[p->ndisp] = rp.disp[0];
+    for (i = 0; i < p->disp[p->ndisp].nbind; i++)
+        p->disp[p->ndisp].bind[i].tensor = from[p->disp[p->ndisp].bind[i].tensor];
+    p->ndisp++;
+    return GLC_OK;
+}
+
 static glc_status decode_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                               char *err, size_t len)
 {
@@ -518,6 +548,11 @@ static glc_status decode_plan(const glc__op_args *a, const glc__target *tg, glc_
     glc_status st = sdpa_check(&tmp, "sdpa_decode", &c, err, len);
     if (st != GLC_OK)
         return st;
+    if (c.rope && !tg->is_llvmpipe) { /* GPUs: the rope's dispatch, then the attention */
+        c.rope = 0;
+        if ((st = rope_first(a, tg, p, err, len)) != GLC_OK)
+            return st;
+    }
     nused = (uint64_t)ceil_div64(keys_needed(&c, 0), SDPA_CHUNK);
     p->scratch_bytes = 4 * (size_t)glc_sdpa_decode_scratch(c.hq, c.dv, c.kv_len);
     /* one chunk: no partials to merge, the first dispatch writes out */
