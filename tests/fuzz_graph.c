@@ -12,7 +12,7 @@
  *    and its barrier plan passes the brute-force oracle (compile.c is run
  *    directly, GL-free, for three targets: llvmpipe's limits, the ES 3.1
  *    minimums, a GPU with subgroups), also after replanning at other
- *    variable values;
+ *    variable values, and fused as the device would for that target;
  *  - the whole glc_graph_compile on the llvmpipe device (one per process,
  *    renewed now and then so its kernel cache stays small) succeeds
  *    whenever compile.c alone does; optionally followed by a clone and
@@ -35,7 +35,8 @@
  * takes llvmpipe long.
  *
  * `fuzz_graph -write_seeds=DIR` writes a seed corpus (an attention block
- * in every mode, a small graph around each builder) and exits;
+ * and a decode layer's attention in every mode, a small graph around each
+ * builder) and exits;
  * FUZZ_STATS=1 prints at exit how far the inputs got.
  */
 #define _GNU_SOURCE /* dl_iterate_phdr */
@@ -590,6 +591,21 @@ static void compile_gl_free(state *s, int which)
             check_program(&p);
     }
     glc__program_free(&p);
+    /* fused (a copy: the passes rewrite the graph), as the device compiles
+     * it for this target: the same checks, and a graph that compiles
+     * unfused compiles fused */
+    {
+        glc_graph *f = glc__graph_clone(s->g);
+        if (!f)
+            return;
+        st = glc__compile_graph(f, &tg, 1, 0, &p, err, sizeof err);
+        CHECK_ST(st, st == GLC_OK || st == GLC_ERR_OUT_OF_MEMORY);
+        if (st == GLC_OK) {
+            check_program(&p);
+            glc__program_free(&p);
+        }
+        glc_graph_destroy(f);
+    }
 }
 
 /* Mesa's DRI driver leaks a few blocks each time the last EGL display
@@ -891,6 +907,54 @@ static void write_seeds(const char *dir)
         put(b, &n, OP_OUTPUT); put(b, &n, NY); put(b, &n, 11);
         put(b, &n, OP_OUTPUT); put(b, &n, NV); put(b, &n, 8);
         snprintf(file, sizeof file, "block-%d", mode);
+        write_seed(dir, file, b, n);
+    }
+    for (mode = 0; mode < 8; mode++) {
+        /* a decode layer's attention: one projection sliced into q, k, v,
+         * rope on q and k, the rows into two caches, sdpa_decode over them
+         * with kv_len = L (var [1, 8]): the qkv, rope_rows, rope_qkv and
+         * sdpa_rope fusions' pattern */
+        char file[64];
+        n = 0;
+        put(b, &n, mode);
+        put(b, &n, OP_VAR); put(b, &n, NK); put(b, &n, DIM(1)); put(b, &n, DIM(8));
+        /* x: input f32 [1, 32] (t0); pos: input i32 [1] (t1) */
+        put(b, &n, OP_INPUT); put(b, &n, NX); put(b, &n, GLC_DTYPE_F32); put(b, &n, 2);
+        put(b, &n, DIM(1)); put(b, &n, DIM32(1)); put(b, &n, 0);
+        put(b, &n, OP_INPUT); put(b, &n, NY); put(b, &n, GLC_DTYPE_I32); put(b, &n, 1);
+        put(b, &n, DIM(1)); put(b, &n, 0);
+        /* w: param f32 [128, 32] (t2); k, v: handles f32 [8, 1, 32] (t3, t4) */
+        put(b, &n, OP_PARAM); put(b, &n, NW); put(b, &n, GLC_DTYPE_F32); put(b, &n, 2);
+        put(b, &n, DIM32(4)); put(b, &n, DIM32(1));
+        put(b, &n, OP_HANDLE); put(b, &n, NK); put(b, &n, GLC_DTYPE_F32); put(b, &n, 3);
+        put(b, &n, DIM(8)); put(b, &n, DIM(1)); put(b, &n, DIM32(1));
+        put(b, &n, OP_HANDLE); put(b, &n, NV); put(b, &n, GLC_DTYPE_F16); put(b, &n, 3);
+        put(b, &n, DIM(8)); put(b, &n, DIM(1)); put(b, &n, DIM32(1));
+        /* p = x w^T [1, 128] (t5); its columns 0, 64, 96: q, k, v (t6-t8) */
+        put(b, &n, OP_MATMUL); put(b, &n, 0); put(b, &n, 2); put(b, &n, 0xf0); put(b, &n, 1);
+        put(b, &n, 1);
+        put(b, &n, OP_SLICE); put(b, &n, 5); put(b, &n, 3); put(b, &n, 0xa0); put(b, &n, DIM(64));
+        put(b, &n, OP_SLICE); put(b, &n, 5); put(b, &n, 3); put(b, &n, DIM(64)); put(b, &n, DIM(32));
+        put(b, &n, OP_SLICE); put(b, &n, 5); put(b, &n, 3); put(b, &n, DIM32(3)); put(b, &n, DIM(32));
+        /* [1, 2, 32], [1, 1, 32], [1, 1, 32] (t9-t11) */
+        put(b, &n, OP_RESHAPE); put(b, &n, 6); put(b, &n, 3); put(b, &n, DIM(1)); put(b, &n, DIM(2));
+        put(b, &n, DIM32(1)); put(b, &n, 0);
+        put(b, &n, OP_RESHAPE); put(b, &n, 7); put(b, &n, 3); put(b, &n, DIM(1)); put(b, &n, DIM(1));
+        put(b, &n, DIM32(1)); put(b, &n, 0);
+        put(b, &n, OP_RESHAPE); put(b, &n, 8); put(b, &n, 3); put(b, &n, DIM(1)); put(b, &n, DIM(1));
+        put(b, &n, DIM32(1)); put(b, &n, 0);
+        /* rope(q), rope(k) at pos, NEOX, base 10000 (t12, t13) */
+        put(b, &n, OP_ROPE); put(b, &n, 9); put(b, &n, 1); put(b, &n, 0xf0); put(b, &n, 1);
+        put(b, &n, 1); put(b, &n, 0xa0); put(b, &n, 7);
+        put(b, &n, OP_ROPE); put(b, &n, 10); put(b, &n, 1); put(b, &n, 0xf0); put(b, &n, 1);
+        put(b, &n, 1); put(b, &n, 0xa0); put(b, &n, 7);
+        /* the caches' rows (t14, t15); a = sdpa_decode, q_offset -1, kv_len L (t16) */
+        put(b, &n, OP_SET_ROWS); put(b, &n, 3); put(b, &n, 13); put(b, &n, 1);
+        put(b, &n, OP_SET_ROWS); put(b, &n, 4); put(b, &n, 11); put(b, &n, 1);
+        put(b, &n, OP_SDPA_DECODE); put(b, &n, 12); put(b, &n, 14); put(b, &n, 15); put(b, &n, 1);
+        put(b, &n, 0); put(b, &n, 0); put(b, &n, 0xa1); put(b, &n, VAR(0));
+        put(b, &n, OP_OUTPUT); put(b, &n, NB); put(b, &n, 16);
+        snprintf(file, sizeof file, "decode-%d", mode);
         write_seed(dir, file, b, n);
     }
     /* every builder once, on small f32 tensors [4, 32], with an output */
