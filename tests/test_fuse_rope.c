@@ -120,23 +120,6 @@ static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags, int extr
     return p;
 }
 
-static void cache_to(glc_dtype dt, const float *v, void *out, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (dt == GLC_DTYPE_F32)
-            ((float *)out)[i] = v[i];
-        else
-            ((uint16_t *)out)[i] = ot_f32_to_f16(v[i]);
-}
-
-static void cache_from(glc_dtype dt, const void *in, float *v, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        v[i] = dt == GLC_DTYPE_F32 ? ((const float *)in)[i] : ot_f16_to_f32(((const uint16_t *)in)[i]);
-}
-
 static void near(const char *what, int ci, int t, const float *got, const float *ref, size_t n,
                  double tol)
 {
@@ -227,10 +210,10 @@ static void run_case(glc_device *dev, int ci, int mixed)
             assert_int_equal(glc_plan_set_param(pl[i], name, wk[l], (size_t)(nk * DM)), GLC_OK);
             snprintf(name, sizeof name, "wv.%d", l);
             assert_int_equal(glc_plan_set_param(pl[i], name, wv[l], (size_t)(nk * DM)), GLC_OK);
-            cache_to(c->cache, cinit[2 * l], cbytes, cn);
+            ot_to_bytes(c->cache, cinit[2 * l], cbytes, cn);
             snprintf(name, sizeof name, "kc.%d", l);
             assert_int_equal(glc_plan_bind_handle(pl[i], name, cbytes, cn * esz), GLC_OK);
-            cache_to(c->cache, cinit[2 * l + 1], cbytes, cn);
+            ot_to_bytes(c->cache, cinit[2 * l + 1], cbytes, cn);
             snprintf(name, sizeof name, "vc.%d", l);
             assert_int_equal(glc_plan_bind_handle(pl[i], name, cbytes, cn * esz), GLC_OK);
         }
@@ -289,11 +272,11 @@ static void run_case(glc_device *dev, int ci, int mixed)
                 double tol = c->cache == GLC_DTYPE_F32 ? 1e-5 : 2e-3;
                 snprintf(name, sizeof name, "kc.%d", l);
                 assert_int_equal(glc_plan_read_handle(pl[i], name, cbytes, cn * esz), GLC_OK);
-                cache_from(c->cache, cbytes, got, cn);
+                ot_from_bytes(c->cache, cbytes, got, cn);
                 near(i ? "kcache unfused" : "kcache fused", ci, t, got, cref[2 * l], cn, tol);
                 snprintf(name, sizeof name, "vc.%d", l);
                 assert_int_equal(glc_plan_read_handle(pl[i], name, cbytes, cn * esz), GLC_OK);
-                cache_from(c->cache, cbytes, got, cn);
+                ot_from_bytes(c->cache, cbytes, got, cn);
                 near(i ? "vcache unfused" : "vcache fused", ci, t, got, cref[2 * l + 1], cn, tol);
             }
     }

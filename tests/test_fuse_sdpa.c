@@ -113,23 +113,6 @@ static void append(void *user, const char *text)
     strncat((char *)user, text, 65535 - strlen((char *)user));
 }
 
-static void cache_to(glc_dtype dt, const float *v, void *out, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (dt == GLC_DTYPE_F32)
-            ((float *)out)[i] = v[i];
-        else
-            ((uint16_t *)out)[i] = ot_f32_to_f16(v[i]);
-}
-
-static void cache_from(glc_dtype dt, const void *in, float *v, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        v[i] = dt == GLC_DTYPE_F32 ? ((const float *)in)[i] : ot_f16_to_f32(((const uint16_t *)in)[i]);
-}
-
 /* y = x W^T, W [n, DM] (double sums) */
 static void proj(const float *x, const float *w, int64_t n, float *y)
 {
@@ -182,9 +165,9 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
         assert_int_equal(glc_plan_set_param(pl[p], "wv", wv, (size_t)(nk * DM)), GLC_OK);
         if (c->ff)
             assert_int_equal(glc_plan_set_param(pl[p], "ff", ffv, (size_t)(rd / 2)), GLC_OK);
-        cache_to(c->cache, cref[0], bytes, cn);
+        ot_to_bytes(c->cache, cref[0], bytes, cn);
         assert_int_equal(glc_plan_bind_handle(pl[p], "kc", bytes, cn * esz), GLC_OK);
-        cache_to(c->cache, cref[1], bytes, cn);
+        ot_to_bytes(c->cache, cref[1], bytes, cn);
         assert_int_equal(glc_plan_bind_handle(pl[p], "vc", bytes, cn * esz), GLC_OK);
     }
     /* steps: the first row, a row in each chunk, the last; kv_len short of
@@ -240,7 +223,7 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
         for (which = 0; which < 2; which++) {
             assert_int_equal(glc_plan_read_handle(pl[p], which ? "vc" : "kc", bytes, cn * esz),
                              GLC_OK);
-            cache_from(c->cache, bytes, got, cn);
+            ot_from_bytes(c->cache, bytes, got, cn);
             ot_check(which ? "vcache" : "kcache", got, cref[which], cn,
                      c->cache == GLC_DTYPE_F32 ? 1e-10 : 1e-6);
         }

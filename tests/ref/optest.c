@@ -92,6 +92,26 @@ void ot_round(glc_dtype dtype, float *v, size_t n)
     }
 }
 
+void ot_to_bytes(glc_dtype dtype, const float *v, void *out, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (dtype == GLC_DTYPE_F32)
+            ((float *)out)[i] = v[i];
+        else
+            ((uint16_t *)out)[i] =
+                dtype == GLC_DTYPE_F16 ? ot_f32_to_f16(v[i]) : ot_f32_to_bf16(v[i]);
+}
+
+void ot_from_bytes(glc_dtype dtype, const void *in, float *v, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        v[i] = dtype == GLC_DTYPE_F32   ? ((const float *)in)[i]
+               : dtype == GLC_DTYPE_F16 ? ot_f16_to_f32(((const uint16_t *)in)[i])
+                                        : ot_bf16_to_f32(((const uint16_t *)in)[i]);
+}
+
 uint64_t ot_rand(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);

@@ -34,6 +34,9 @@ uint16_t ot_f32_to_bf16(float f);
 float ot_bf16_to_f32(uint16_t h);
 /* Rounds each value through dtype (what storing it as dtype keeps). */
 void ot_round(glc_dtype dtype, float *v, size_t n);
+/* n floats as dtype's bytes (f32, f16, bf16), and back. */
+void ot_to_bytes(glc_dtype dtype, const float *v, void *out, size_t n);
+void ot_from_bytes(glc_dtype dtype, const void *in, float *v, size_t n);
 
 /* Uniform random floats in [lo, hi), never exactly 0. */
 void ot_fill(uint64_t *seed, float *v, size_t n, float lo, float hi);
