@@ -32,7 +32,7 @@
 #define MAXS 300  /* cache rows */
 #define MAXH 8    /* query heads */
 #define MAXD 64
-#define CASES 4
+#define CASES 3
 
 typedef struct scase {
     glc_dtype cache;
