@@ -76,7 +76,8 @@ void store_unit(uint base, uint u, vec4 val)
 
 #ifdef ROPE
 // The fused rope_qkv (src/core/op_attention.c; the one query row of a
-// decode): q (binding 0) and the token's k and v rows (4, 5, f32 [1, Hkv,
+// decode; sdpa_rows, llvmpipe's: on GPUs the split kernel doing it was
+// slower than rope_qkv's own dispatch before it): q (binding 0) and the token's k and v rows (4, 5, f32 [1, Hkv,
 // D / DV]) come as the projections wrote them, position pos[0] (6), the
 // freq_factors (7, HAS_FF). q is rotated as it is read; the token's k row,
 // rotated, and its v row are written to cache row pos (when inside the

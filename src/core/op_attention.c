@@ -24,11 +24,12 @@
  * into its attention (src/core/fuse.c sdpa_rope): q [1, Hq, D], the k and
  * v caches, the token's k and v rows [1, Hkv, D / DV] (f32), its position
  * (i32 [1]) and the freq_factors (or none), the rope's scalars in
- * sdpa.rope_*. Its kernels rotate q as they read it, write the token's
- * rotated k row and its v row into the caches (row pos, when inside them)
- * and read that key from the token's rows, not from the caches the same
- * dispatch writes (glsl/sdpa.glsl ROPE): rope_qkv's dispatch, and the
- * barrier before the attention, go.
+ * sdpa.rope_*. On llvmpipe its rows kernel rotates q as it reads it,
+ * writes the token's rotated k row and its v row into the caches (row
+ * pos, when inside them) and reads that key from the token's rows, not
+ * from the caches the same dispatch writes (glsl/sdpa.glsl ROPE):
+ * rope_qkv's dispatch, and the barrier before the attention, go. On GPUs
+ * the node runs rope_qkv's dispatch first (rope_first).
  *
  * The kernels work in base 2: q is scaled by scale * log2(e) once and the
  * exponentials are exp2 (glsl/sdpa.glsl holds what the three share). Keys masked out (past kv_len, or after the query's
@@ -421,6 +422,8 @@ static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
     char sq[96];
     glc__op_args three = *a;
     glc_status st;
+    if (a->nin != 3 && a->nin != 7)
+        return glc__op_error(err, len, "sdpa_decode", "internal: %d inputs", a->nin);
     /* the attention over q and the caches (out in t[3] for sdpa_check) */
     three.nin = 3;
     if ((st = sdpa_check(&three, "sdpa_decode", &c, err, len)) != GLC_OK)
@@ -428,8 +431,6 @@ static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
     a->t[a->nin] = three.t[3];
     if (a->nin == 7 && (st = rope_check(a, err, len)) != GLC_OK)
         return st;
-    if (a->nin != 3 && a->nin != 7)
-        return glc__op_error(err, len, "sdpa_decode", "internal: %d inputs", a->nin);
     if (c.tq != 1)
         return glc__op_error(err, len, "sdpa_decode", "q %s: decode takes one query row",
                              glc__shape_str(&a->t[0], sq, sizeof sq));
@@ -533,8 +534,12 @@ static glc_status rope_first(const glc__op_args *a, const glc__target *tg, glc__
     if (rp.ndisp != 1)
         return glc__op_error(err, len, "sdpa_decode", "internal: %d rope dispatches", rp.ndisp);
     p->disp[p->ndisp] = rp.disp[0];
-    for (i = 0; i < p->disp[p->ndisp].nbind; i++)
-        p->disp[p->ndisp].bind[i].tensor = from[p->disp[p->ndisp].bind[i].tensor];
+    for (i = 0; i < p->disp[p->ndisp].nbind; i++) {
+        int t = p->disp[p->ndisp].bind[i].tensor;
+        if (t < 0 || t > 7)
+            return glc__op_error(err, len, "sdpa_decode", "internal: rope binding %d", t);
+        p->disp[p->ndisp].bind[i].tensor = from[t];
+    }
     p->ndisp++;
     return GLC_OK;
 }
