@@ -14,8 +14,9 @@
  * fused plan, GLC_COMPILE_NO_FUSE and a plain C reference (double) agree
  * on the attention output and on both caches, on the device's own variant
  * (llvmpipe: the rows kernel) and on the GPU one (forced by hiding the
- * renderer's name). Where the device binds fewer than 7 storage
- * blocks a shader (GLC_LIMITS=min) the pattern stays apart.
+ * renderer's name, under GLC_DEVICE_VALIDATE's barrier oracle). Where the
+ * device binds fewer than 7 storage blocks a shader (GLC_LIMITS=min) the
+ * pattern stays apart.
  */
 #include "testutil.h"
 
@@ -240,7 +241,13 @@ static void cases_on(int gpu_variants, uint64_t seed0)
     int i;
     for (i = 0; i < CASES; i++) {
         scase c = gen(&seed, i);
-        glc_device *dev = tu_device(NULL);
+        glc_device_desc d = tu_desc(NULL);
+        glc_device *dev;
+        /* the GPU plan (rope_qkv's dispatch, then the attention, in one
+         * node) under the barrier oracle too */
+        if (gpu_variants)
+            d.flags |= GLC_DEVICE_VALIDATE;
+        dev = tu_device_desc(&d);
         if (gpu_variants)
             snprintf(dev->renderer, sizeof dev->renderer, "test renderer");
         if (getenv("TEST_VERBOSE"))
