@@ -4,8 +4,10 @@
  * uint, 2026-11-27), and the GPU-only variants (matvec, split matmul_q,
  * sdpa_split, the tiled matmul) are never compiled by llvmpipe. So a fake
  * device with an NVIDIA-like target (subgroups of 32, 48 KiB of shared
- * memory, 1024 invocations, no loop cap), and one with the ES 3.1 minimum
- * limits, compile the decoder's plans (examples/llama.c, tiny and 1b
+ * memory, 1024 invocations, no loop cap), one with the ES 3.1 minimum
+ * limits, and (the decoder only) one named llvmpipe with the GPU's limits
+ * (the attention that does the rope, llvmpipe's variant), compile the
+ * decoder's plans (examples/llama.c, tiny and 1b
  * configs: f32, f16, q8_0, q4_0, q4_K and q6_K weights, f32 and f16
  * caches, prefill and decode) and every case of the op table
  * (tests/ref/opcases.c, but the large ones), recording every source they
@@ -64,6 +66,9 @@ static void GL_APIENTRY f_ShaderSource(GLuint s, GLsizei c, const GLchar *const 
  * OpenGL ES 3.1 minimum (4 storage blocks, 128 invocations, 16 KiB of
  * shared memory, 256-byte binding alignment, no subgroups): the variants
  * a small board gets. */
+/* gpu 1: NVIDIA-like; 0: the ES 3.1 minimums; 2: the GPU's limits under
+ * llvmpipe's name, no subgroups (its variants with room to fuse: the
+ * rows attention doing the rope) */
 static glc_device *fake_target(int gpu)
 {
     glc__gl gl;
@@ -95,7 +100,9 @@ static glc_device *fake_target(int gpu)
         lim.max_uniform_block_size = 16384;
     }
     assert_int_equal(glc__device_create_fake(&gl, &lim, &dev), GLC_OK);
-    if (gpu) {
+    if (gpu == 2)
+        snprintf(dev->renderer, sizeof dev->renderer, "llvmpipe (fake)");
+    if (gpu == 1) {
         dev->info.features.subgroup = 1;
         dev->info.features.subgroup_size = 32;
         dev->info.features.subgroup_ops = 0x1u | 0x4u; /* basic, arithmetic */
@@ -170,7 +177,7 @@ static void plan_decoder(glc_device *dev, int gpu)
                         fail_msg("plan (%s, %s weights, %s cache, %s, %s target): %s", config[n],
                                  glc_dtype_name(wt[w]), glc_dtype_name(ct[c]),
                                  dec == LLAMA_DECODE ? "decode" : dec ? "chunk" : "prefill",
-                                 gpu ? "GPU" : "minimum",
+                                 gpu == 1 ? "GPU" : gpu ? "llvmpipe" : "minimum",
                                  glc_device_errmsg(dev));
                     glc_plan_destroy(p);
                 }
@@ -199,15 +206,19 @@ static void plan_op_table(glc_device *dev, int gpu)
 static void test_kernels_strict(void **state)
 {
     static char msg[65536];
-    int gpu, i, gpu_only = 0, staged = 0, parts = 0;
+    int gpu, i, gpu_only = 0, staged = 0, parts = 0, rope = 0;
     (void)state;
     if (!have_validator()) {
         fprintf(stderr, "glslangValidator missing (ci/deps.sh installs glslang-tools): skipping\n");
         skip();
     }
-    for (gpu = 1; gpu >= 0; gpu--) {
+    for (gpu = 2; gpu >= 0; gpu--) {
         glc_device *dev = fake_target(gpu);
         plan_decoder(dev, gpu);
+        if (gpu == 2) {
+            glc_device_destroy(dev);
+            continue;
+        }
         plan_op_table(dev, gpu);
         {
             /* the texture transfers (plan.c binds them outside any op) */
@@ -227,13 +238,15 @@ static void test_kernels_strict(void **state)
         gpu_only += strstr(sources[i], "subgroupAdd") != NULL;
         staged += strstr(sources[i], "#define ASH ") != NULL; /* matmul_q's a in shared memory */
         parts += strstr(sources[i], "#define KS ") != NULL;   /* K parts in a group */
+        rope += strstr(sources[i], "#define ROPE ") != NULL;  /* the rope in the attention */
     }
     printf("glslangValidator: %d kernel sources, %d with subgroup sums, %d with a staged, %d "
-           "with K parts\n",
-           nsrc, gpu_only, staged, parts);
+           "with K parts, %d attention with the rope\n",
+           nsrc, gpu_only, staged, parts, rope);
     assert_true(gpu_only > 0);
     assert_true(staged > 0);
     assert_true(parts > 0);
+    assert_true(rope > 0);
     if (!validates_all(sources, nsrc, msg, sizeof msg))
         fail_msg("glslangValidator refused kernel sources (k<i>.comp is source i):\n%s", msg);
     for (i = 0; i < nsrc; i++)
