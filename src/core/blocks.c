@@ -161,47 +161,47 @@ static void enc_q8_0(const float *x, unsigned char *b)
         b[2 + j] = (unsigned char)(signed char)clampi((int)lrintf(x[j] * id), -127, 127);
 }
 
+/* The quants q[0..31] of a 32-value block: their low 4 bits at qs (value
+ * j in byte j % 16, the low nibble for j < 16), the fifth bits (qh, when
+ * not NULL) as a little-endian word, bit j for value j. */
+static void pack_q32(const int *q, unsigned char *qs, unsigned char *qh)
+{
+    uint32_t h = 0;
+    int j;
+    for (j = 0; j < 16; j++) {
+        qs[j] = (unsigned char)((q[j] & 15) | (q[j + 16] & 15) << 4);
+        h |= (uint32_t)(q[j] >> 4) << j | (uint32_t)(q[j + 16] >> 4) << (j + 16);
+    }
+    if (qh)
+        for (j = 0; j < 4; j++)
+            qh[j] = (unsigned char)(h >> 8 * j);
+}
+
 /* Q4_0 / Q5_0: d = the extreme value / -8 (-16), q = x / d + 8 (16) rounded */
 static void enc_sym(const float *x, unsigned char *b, int five)
 {
     float amax, m = extreme(x, 32, &amax), d = m / (five ? -16.0f : -8.0f);
     float id = d != 0 ? 1.0f / d : 0;
-    int j, top = five ? 31 : 15, mid = five ? 16 : 8;
-    unsigned char *qs = b + (five ? 6 : 2);
-    uint32_t qh = 0;
+    int j, q[32], top = five ? 31 : 15, mid = five ? 16 : 8;
     put_f16(b, d);
-    for (j = 0; j < 16; j++) {
-        int lo = clampi((int)(x[j] * id + (float)mid + 0.5f), 0, top);
-        int hi = clampi((int)(x[j + 16] * id + (float)mid + 0.5f), 0, top);
-        qs[j] = (unsigned char)((lo & 15) | (hi & 15) << 4);
-        qh |= (uint32_t)(lo >> 4) << j | (uint32_t)(hi >> 4) << (j + 16);
-    }
-    if (five)
-        for (j = 0; j < 4; j++)
-            b[2 + j] = (unsigned char)(qh >> 8 * j);
+    for (j = 0; j < 32; j++)
+        q[j] = clampi((int)(x[j] * id + (float)mid + 0.5f), 0, top);
+    pack_q32(q, b + (five ? 6 : 2), five ? b + 2 : NULL);
 }
 
 /* Q4_1 / Q5_1: d = (max - min) / 15 (31), m = min, q = (x - m) / d rounded */
 static void enc_asym(const float *x, unsigned char *b, int five)
 {
     float lo, hi, d, id;
-    int j, top = five ? 31 : 15;
-    unsigned char *qs = b + (five ? 8 : 4);
-    uint32_t qh = 0;
+    int j, q[32], top = five ? 31 : 15;
     range(x, 32, &lo, &hi);
     d = (hi - lo) / (float)top;
     id = d != 0 ? 1.0f / d : 0;
     put_f16(b, d);
     put_f16(b + 2, lo);
-    for (j = 0; j < 16; j++) {
-        int q0 = clampi((int)lrintf((x[j] - lo) * id), 0, top);
-        int q1 = clampi((int)lrintf((x[j + 16] - lo) * id), 0, top);
-        qs[j] = (unsigned char)((q0 & 15) | (q1 & 15) << 4);
-        qh |= (uint32_t)(q0 >> 4) << j | (uint32_t)(q1 >> 4) << (j + 16);
-    }
-    if (five)
-        for (j = 0; j < 4; j++)
-            b[4 + j] = (unsigned char)(qh >> 8 * j);
+    for (j = 0; j < 32; j++)
+        q[j] = clampi((int)lrintf((x[j] - lo) * id), 0, top);
+    pack_q32(q, b + (five ? 8 : 4), five ? b + 4 : NULL);
 }
 
 /* Q4_K / Q5_K: per sub-block of 32 a scale (range / 15 or 31) and a min
