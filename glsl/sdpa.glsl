@@ -77,14 +77,15 @@ void store_unit(uint base, uint u, vec4 val)
 #ifdef ROPE
 // The fused rope_qkv (src/core/op_attention.c; the one query row of a
 // decode; sdpa_rows, llvmpipe's: on GPUs the split kernel doing it was
-// slower than rope_qkv's own dispatch before it): q (binding 0) and the token's k and v rows (4, 5, f32 [1, Hkv,
-// D / DV]) come as the projections wrote them, position pos[0] (6), the
-// freq_factors (7, HAS_FF). q is rotated as it is read; the token's k row,
-// rotated, and its v row are written to cache row pos (when inside the
-// caches, P_ROPE_ROWS rows) by the kernel's writer, and every key j == pos
-// is read from them (rounded to the cache's type, as the cache holds them)
-// instead of from the cache, which this same dispatch writes. The values
-// are rope.glsl's (rot_of), so they are rope_qkv's.
+// slower than rope_qkv's own dispatch before it): q (binding 0) and the
+// token's k and v rows (4, 5, f32 [1, Hkv, D / DV]) come as the
+// projections wrote them, position pos[0] (6), the freq_factors (7,
+// HAS_FF). q is rotated as it is read; the token's k row, rotated, and its
+// v row are written to cache row pos (when inside the caches, P_ROPE_ROWS
+// rows) by the kernel's writer, and every key j == pos is read from them
+// (rounded to the cache's type, as the cache holds them) instead of from
+// the cache, which this same dispatch writes. The values are rope.glsl's
+// (rot_of), so they are rope_qkv's.
 #if !KVEC || !VVEC
 #error "ROPE: head dims of whole vec4s"
 #endif
@@ -141,7 +142,8 @@ vec4 q_rope_unit(uint row, uint u, float p)
 // x as the cache of type T holds it
 vec4 cache_round(vec4 x, int t)
 {
-    return t == GLC_T_F32 ? x : vec4(unpackHalf2x16(packHalf2x16(x.xy)), unpackHalf2x16(packHalf2x16(x.zw)));
+    return t == GLC_T_F32 ? x
+                          : vec4(unpackHalf2x16(packHalf2x16(x.xy)), unpackHalf2x16(packHalf2x16(x.zw)));
 }
 
 // vec4 u of the token's k row for kv head hk, rotated, as the cache holds it

@@ -89,8 +89,11 @@ void main()
                 s[b] += dot(qv, k_unit(kr[b], u));
         }
 #ifdef ROPE
-        for (int b = 0; b < KB; b++)
+        bool here = false; // the token's key among this pass's
+        for (int b = 0; b < KB; b++) {
+            here = here || kr[b] == cur;
             s[b] = kr[b] == cur ? scur : s[b];
+        }
 #endif
         float mb = m;
         for (int b = 0; b < KB; b++)
@@ -106,7 +109,9 @@ void main()
         for (uint u = 0u; u < dvu; u++) {
             vec4 sum = acc[u] * a;
 #ifdef ROPE
-            vec4 vc = v_cur_unit(hk, u);
+            vec4 vc = vec4(0.0);
+            if (here)
+                vc = v_cur_unit(hk, u);
             for (int b = 0; b < KB; b++)
                 sum += s[b] * (kr[b] == cur ? vc : v_unit(kr[b], u));
 #else

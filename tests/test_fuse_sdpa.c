@@ -8,9 +8,10 @@
  * and f16 caches, NEOX and NORMAL, partial rope_dim, freq_factors, 1 to 4
  * query heads a kv head, head dims 4 to 64, caches of 9 to 300 rows
  * (more than one chunk of keys: the combine pass after), the caches
- * filled with random rows first, then decode steps at positions through
- * the whole cache with kv_len = pos + 1, kv_len short of pos + 1, and a
- * position past the cache (nothing written, nothing substituted). The
+ * filled with random rows first, then decode steps with kv_len = pos + 1
+ * (a small cache decoded from position 0 to its end: kv_len at every
+ * value), kv_len short of pos + 1, and a position past the cache
+ * (nothing written, nothing substituted). The
  * fused plan, GLC_COMPILE_NO_FUSE and a plain C reference (double) agree
  * on the attention output and on both caches, on the device's own variant
  * (llvmpipe: the rows kernel) and on the GPU one (forced by hiding the
@@ -52,7 +53,9 @@ static scase gen(uint64_t *seed, int i)
     c.hk = 1 + (int64_t)(tu_rand(seed) % 2);
     c.hq = c.hk * group;
     c.d = ds[tu_rand(seed) % 6];
-    c.rope_dim = tu_rand(seed) % 3 == 0 ? 2 * (1 + (int64_t)(tu_rand(seed) % (uint64_t)(c.d / 2))) : 0;
+    c.rope_dim = 0;
+    if (tu_rand(seed) % 3 == 0) /* partial: an even rope_dim below or at D */
+        c.rope_dim = 2 * (1 + (int64_t)(tu_rand(seed) % (uint64_t)(c.d / 2)));
     c.rows = i % 3 == 2 ? 260 + (int64_t)(tu_rand(seed) % 41) : 9 + (int64_t)(tu_rand(seed) % 30);
     return c;
 }
@@ -88,11 +91,14 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags)
     s3[0] = 1;
     s3[1] = c->hq;
     ws[0] = c->hq * c->d;
-    q = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wq", GLC_DTYPE_F32, 2, ws), glc_none(), &nt), 3, s3);
+    q = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wq", GLC_DTYPE_F32, 2, ws), glc_none(), &nt),
+                    3, s3);
     s3[1] = c->hk;
     ws[0] = c->hk * c->d;
-    k = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wk", GLC_DTYPE_F32, 2, ws), glc_none(), &nt), 3, s3);
-    v = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wv", GLC_DTYPE_F32, 2, ws), glc_none(), &nt), 3, s3);
+    k = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wk", GLC_DTYPE_F32, 2, ws), glc_none(), &nt),
+                    3, s3);
+    v = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wv", GLC_DTYPE_F32, 2, ws), glc_none(), &nt),
+                    3, s3);
     q = glc_rope(g, q, pos, &rd, ff);
     k = glc_rope(g, k, pos, &rd, ff);
     kc = glc_set_rows(g, kc, k, pos);
@@ -138,7 +144,7 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
     size_t cn = (size_t)(c->rows * nk), esz = c->cache == GLC_DTYPE_F32 ? 4 : 2;
     glc_plan *pl[2];
     glc_device_info info;
-    int p, step, fused_expected, fired;
+    int p, step, nsteps, fused_expected, fired;
     assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
     pl[0] = build(dev, c, 0);
     pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
@@ -171,15 +177,20 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
         ot_to_bytes(c->cache, cref[1], bytes, cn);
         assert_int_equal(glc_plan_bind_handle(pl[p], "vc", bytes, cn * esz), GLC_OK);
     }
-    /* steps: the first row, a row in each chunk, the last; kv_len short of
-     * pos + 1 once (the token's row written, not read); a position past
-     * the cache (skipped) */
-    for (step = 0; step < 6; step++) {
-        int32_t pos = step == 0   ? 0
-                      : step == 5 ? (int32_t)(c->rows + 3)
-                      : step == 4 ? (int32_t)(c->rows - 1)
-                                  : (int32_t)(tu_rand(&seed) % (uint64_t)c->rows);
-        int64_t len = step == 5 ? c->rows : step == 3 && pos > 0 ? pos : pos + 1, h;
+    /* steps: a small cache decoded row by row from position 0 (kv_len at
+     * every value), a large one at its first row, random rows and its
+     * last; then kv_len short of pos + 1 (the token's row written, not
+     * read) and a position past the cache (skipped) */
+    nsteps = c->rows < 64 ? (int)c->rows + 2 : 6;
+    for (step = 0; step < nsteps; step++) {
+        int last = step == nsteps - 1, short_len = step == nsteps - 2;
+        int32_t any = 1 + (int32_t)(tu_rand(&seed) % (uint64_t)(c->rows - 1)); /* 1 .. rows - 1 */
+        int32_t pos = last                         ? (int32_t)(c->rows + 3)
+                      : c->rows < 64 && !short_len ? step
+                      : step == 0                  ? 0
+                      : step == 3                  ? (int32_t)(c->rows - 1)
+                                                   : any;
+        int64_t len = last ? c->rows : short_len ? pos : pos + 1, h;
         glc_plan_var var = {"L", len};
         ref_sdpa_shape sh;
         ot_fill(&seed, x, DM, -1, 1);
@@ -251,7 +262,8 @@ static void cases_on(int gpu_variants, uint64_t seed0)
         if (gpu_variants)
             snprintf(dev->renderer, sizeof dev->renderer, "test renderer");
         if (getenv("TEST_VERBOSE"))
-            printf("case %d: %s cache, %s, ff %d, %lld/%lld heads, d %lld, rope_dim %lld, %lld rows\n",
+            printf("case %d: %s cache, %s, ff %d, %lld/%lld heads, d %lld, rope_dim %lld, "
+                   "%lld rows\n",
                    i, glc_dtype_name(c.cache), c.neox ? "neox" : "normal", c.ff, (long long)c.hq,
                    (long long)c.hk, (long long)c.d, (long long)c.rope_dim, (long long)c.rows);
         run_case(dev, i, &c, seed0 * 31 + (uint64_t)i);
