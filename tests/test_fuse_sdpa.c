@@ -16,8 +16,8 @@
  * on the attention output and on both caches, on the device's own variant
  * (llvmpipe: the rows kernel) and on the GPU one (forced by hiding the
  * renderer's name, under GLC_DEVICE_VALIDATE's barrier oracle). Where the
- * device binds fewer than 7 storage blocks a shader (GLC_LIMITS=min) the
- * pattern stays apart.
+ * device binds fewer than 7 storage blocks a shader (GLC_LIMITS=min), or
+ * rope(q) has another reader, the pattern stays apart.
  */
 #include "testutil.h"
 
@@ -60,7 +60,9 @@ static scase gen(uint64_t *seed, int i)
     return c;
 }
 
-static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags)
+/* With qr_out, rope(q) is an output too: a second reader of the rotated
+ * q, which the fusion must leave apart (its kernel never writes q). */
+static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags, int qr_out)
 {
     glc_graph *g;
     glc_plan *p = NULL;
@@ -107,6 +109,8 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags)
     sd.q_offset = -1;
     sd.kv_len = len;
     glc_graph_output(g, "a", glc_sdpa_decode(g, q, kc, vc, &sd));
+    if (qr_out)
+        glc_graph_output(g, "qr", q);
     memset(&cd, 0, sizeof cd);
     cd.flags = flags;
     if (glc_graph_compile(g, &cd, &p) != GLC_OK)
@@ -146,8 +150,8 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
     glc_device_info info;
     int p, step, nsteps, fused_expected, fired;
     assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
-    pl[0] = build(dev, c, 0);
-    pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
+    pl[0] = build(dev, c, 0, 0);
+    pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE, 0);
     /* fused: the attention reads the token's rows itself (no rope_qkv) */
     dump[0] = '\0';
     assert_int_equal(glc_plan_dump(pl[0], 0, append, dump), GLC_OK);
@@ -277,6 +281,52 @@ static void test_sdpa_rope_rows(void **state)
     cases_on(0, 5);
 }
 
+/* rope(q) read by an output as well: rope_qkv stays its own dispatch (it
+ * rotates q in place, which the output reads) and the attention reads the
+ * rotated q; outputs equal to the unfused plan's. */
+static void test_sdpa_rope_blocked(void **state)
+{
+    static const scase c = {GLC_DTYPE_F16, 1, 0, 4, 2, 16, 0, 12};
+    static float w[3][4 * 16 * DM], x[DM], out[2][2][4 * 16];
+    static char dump[65536];
+    static uint16_t cache[12 * 2 * 16]; /* f16 zeros */
+    glc_device *dev = tu_device(NULL);
+    glc_plan *pl[2];
+    uint64_t seed = 9;
+    int32_t pos = 5;
+    glc_plan_var var = {"L", 6};
+    glc_device_info info;
+    int p, i;
+    (void)state;
+    assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
+    pl[0] = build(dev, &c, 0, 1);
+    pl[1] = build(dev, &c, GLC_COMPILE_NO_FUSE, 1);
+    dump[0] = '\0';
+    assert_int_equal(glc_plan_dump(pl[0], 0, append, dump), GLC_OK);
+    if (strstr(dump, "ROPE") || strstr(dump, "rope_qkv (sdpa_decode)") ||
+        (info.limits.max_ssbo_blocks >= 6) != (strstr(dump, "rope_qkv (rope_qkv)") != NULL))
+        fail_msg("rope(q) read twice: sdpa_rope fired or rope_qkv did not\n%s", dump);
+    for (i = 0; i < 3; i++)
+        ot_fill(&seed, w[i], (size_t)((i ? 2 : 4) * 16 * DM), -0.5f, 0.5f);
+    ot_fill(&seed, x, DM, -1, 1);
+    for (p = 0; p < 2; p++) {
+        glc_plan_input in[2] = {{"x", x, DM}, {"pos", &pos, 1}};
+        glc_plan_output o[2] = {{"a", out[p][0], 4 * 16}, {"qr", out[p][1], 4 * 16}};
+        assert_int_equal(glc_plan_set_param(pl[p], "wq", w[0], 4 * 16 * DM), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wk", w[1], 2 * 16 * DM), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wv", w[2], 2 * 16 * DM), GLC_OK);
+        assert_int_equal(glc_plan_bind_handle(pl[p], "kc", cache, sizeof cache), GLC_OK);
+        assert_int_equal(glc_plan_bind_handle(pl[p], "vc", cache, sizeof cache), GLC_OK);
+        if (glc_plan_run_with_vars(pl[p], &var, 1, in, 2, o, 2) != GLC_OK)
+            fail_msg("%s: %s", p ? "unfused" : "fused", glc_device_errmsg(dev));
+    }
+    ot_check("a, rope(q) read twice", out[0][0], out[1][0], 4 * 16, 1e-10);
+    ot_check("rope(q), read twice", out[0][1], out[1][1], 4 * 16, 1e-12);
+    glc_plan_destroy(pl[0]);
+    glc_plan_destroy(pl[1]);
+    glc_device_destroy(dev);
+}
+
 static void test_sdpa_rope_split(void **state)
 {
     (void)state;
@@ -288,6 +338,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sdpa_rope_rows),
         cmocka_unit_test(test_sdpa_rope_split),
+        cmocka_unit_test(test_sdpa_rope_blocked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
