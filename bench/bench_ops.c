@@ -1069,12 +1069,15 @@ int main(int argc, char **argv)
             {"w1 / w2", 8192, 2048}, {"qkv / 2048 x 3072", 3072, 2048}};
         static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0,
                                        GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K};
-        /* rn, unroll, slots, ks (glc__tune), then 1: f16 rows only
-         * (matvec), 2: quantized rows only (matmul_q's split variant) */
-        static const uint32_t var[][5] = {
-            {0, 0, 0, 0, 0}, {0, 0, 0, 1, 1}, {0, 0, 0, 2, 1}, {0, 0, 0, 4, 1},
-            {0, 0, 0, 8, 1}, {0, 0, 16, 4, 1}, {0, 0, 0, 1, 2}, {0, 0, 0, 2, 2},
-            {0, 0, 0, 4, 2}, {0, 0, 0, 8, 2}, {1, 0, 0, 4, 2}, {0, 0, 8, 4, 2}};
+        /* rn, unroll, slots, ks, lanes (glc__tune; lanes 1: matvec's
+         * subgroup-per-row layout), then 1: f16 rows only (matvec), 2:
+         * quantized rows only (matmul_q's split variant) */
+        static const uint32_t var[][6] = {
+            {0, 0, 0, 0, 0, 0},   {0, 0, 0, 2, 1, 1},   {1, 0, 0, 0, 64, 1},
+            {1, 0, 0, 0, 128, 1}, {2, 0, 0, 0, 128, 1}, {4, 0, 0, 0, 128, 1},
+            {1, 0, 0, 0, 256, 1}, {2, 0, 0, 0, 256, 1}, {1, 0, 0, 0, 512, 1},
+            {0, 0, 0, 1, 0, 2},   {0, 0, 0, 2, 0, 2},   {0, 0, 0, 4, 0, 2},
+            {1, 0, 0, 4, 0, 2}};
         enum { NV = sizeof var / sizeof var[0], ROUNDS = 3 };
         static mv_plan mp[NV];
         static float ref0[16384];
@@ -1085,9 +1088,9 @@ int main(int argc, char **argv)
                 /* every variant built, then timed in interleaved rounds (the
                  * best of each): a drift of the GPU's clocks hits them all */
                 for (r = 0; r < NV; r++) {
-                    glc__tune tu = {var[r][0], var[r][1], var[r][2], var[r][3]};
+                    glc__tune tu = {var[r][0], var[r][1], var[r][2], var[r][3], var[r][4]};
                     memset(&mp[r], 0, sizeof mp[r]);
-                    if (r && (wt[t] == GLC_DTYPE_F16) != (var[r][4] == 1))
+                    if (r && (wt[t] == GLC_DTYPE_F16) != (var[r][5] == 1))
                         continue;
                     glc__device_tune(dev, &tu);
                     if (!mv_make(&mp[r], wt[t], mv[j].n, mv[j].k))
@@ -1119,11 +1122,11 @@ int main(int argc, char **argv)
                         printf("| mv chain | MISMATCH against the default: nmse %g | | | |\n",
                                den > 0 ? num / den : num);
                     snprintf(size, sizeof size,
-                             "%s %lld x %lld %s, rn %u unroll %u slots %u ks %u (profiled: "
-                             "%.1f, %.1f us)",
+                             "%s %lld x %lld %s, rn %u unroll %u slots %u ks %u lanes %u "
+                             "(profiled: %.1f, %.1f us)",
                              mv[j].name, (long long)mv[j].n, (long long)mv[j].k,
                              glc_dtype_name(wt[t]), var[r][0], var[r][1], var[r][2], var[r][3],
-                             pu[0], pu[1]);
+                             var[r][4], pu[0], pu[1]);
                     row_bw("mv chain", size, best[r], mp[r].bytes);
                 }
                 for (r = 0; r < NV; r++)
@@ -1176,7 +1179,7 @@ int main(int argc, char **argv)
                 for (r = 0; r < 4; r++)
                     for (u = q ? 3 : 1; u < 4; u++)
                         for (sl = 1; sl < 4; sl++) {
-                            glc__tune tu = {vals[r], q ? 0 : vals[u], vals[sl], 0};
+                            glc__tune tu = {vals[r], q ? 0 : vals[u], vals[sl], 0, 1};
                             glc__device_tune(dev, &tu);
                             snprintf(size, sizeof size, "%s %s rn %u unroll %u slots %u",
                                      mv[j].name, glc_dtype_name(wt[t]), tu.rn, tu.unroll, tu.slots);

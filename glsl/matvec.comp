@@ -5,6 +5,9 @@
 // contiguous bytes per load), so every load is fully coalesced and each
 // lane keeps RN * UNROLL loads in flight; the partial dot products are
 // summed with subgroupAdd. a (CM rows, f32) is read through the cache.
+// LK (one row of a, the decode): the lanes of a group split K instead, a
+// lane holding its values of a in registers while it reads each of the
+// group's rows (lanes_k).
 // bindings: 0 a (vec4[]), 1 w (uvec4[]), 2 out (float[]), 3 bias (float[];
 //   a stands in when there is none), RES: 4 residual (float[], out's shape,
 //   added last)
@@ -14,7 +17,9 @@
 //   GLU: 10 the up half's offset from the gate half (elements, signed; the
 //   binding starts at the first of the two)
 // defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (row slots per group), KS
-//   (subgroups per slot, each summing one of KS runs of K; default 1), ACT,
+//   (subgroups per slot, each summing one of KS runs of K; default 1), LK
+//   (CM 1: the group's lanes across K, LK words of each row a lane, one
+//   slot of RN rows a group: lanes_k), ACT,
 //   SEG, RES (a residual added last), GLU_OUT (the fused SwiGLU epilogue, a
 //   glc_act op: W's rows are gate | up halves, N in all; a subgroup reads
 //   its RN gate rows and the up rows N / 2 further, and writes
@@ -23,7 +28,8 @@
 //   norm's eps NORM_EPS: a subgroup reads all of K for its rows anyway, so
 //   it sums the squares of what it loads, at no extra read, barrier or
 //   shared memory), GLU (the fused SwiGLU input: a row is act(gate) * up)
-// local size: GLC_LOCAL_SIZE_X = SLOTS x KS x the subgroup size
+// local size: GLC_LOCAL_SIZE_X = SLOTS x KS x the subgroup size (LK: any
+//   multiple of it)
 
 #define GLC_KP_MATVEC
 #include "kparams.glsl"
@@ -204,6 +210,82 @@ void emit(uint n0, uint lane, uint S)
         }
 }
 
+#ifdef LK
+// Lanes across K (CM 1, one slot of RN rows a group): lane l of the group
+// owns words l, l + G, ... (LK of them, G the local size) of every row. It
+// reads a's values for them once (normed, gated) into registers and then
+// streams the slot's RW rows through them: the group reads each row as G
+// contiguous 16-byte words, and a is read once a group instead of once a
+// row. The lanes' sums meet through subgroupAdd, then lk_sum after one
+// barrier (slot 0's subgroup stores).
+#define LG GLC_LOCAL_SIZE_X
+shared float lk_sum[(LG / 4) * (RW + 1)]; // a subgroup's sums each (4: the least subgroup size)
+
+void lanes_k()
+{
+    uint N = glc_p[P_N] / uint(RW / RN), words = glc_p[P_WORDS];
+    uint l = gl_LocalInvocationID.x, n0 = glc_group_index() * uint(RN);
+    vec4 a0[LK], a1[LK];
+    float ss = 0.0;
+    for (int j = 0; j < LK; j++) {
+        uint w = l + uint(j * LG);
+        a0[j] = vec4(0.0);
+        a1[j] = vec4(0.0);
+        if (w >= words)
+            continue;
+        uint base = (w * EPW) >> 2;
+        a0[j] = a_at(base);
+#if TW != GLC_T_F32
+        a1[j] = a_at(base + 1u);
+#endif
+#ifdef NORM
+        ss += dot(a0[j], a0[j]) + dot(a1[j], a1[j]);
+        a0[j] *= nw4[base];
+#if TW != GLC_T_F32
+        a1[j] *= nw4[base + 1u];
+#endif
+#endif
+    }
+    uint rows[RW];
+    for (int r = 0; r < RW; r++)
+        rows[r] = (min(n0 + uint(r % RN), N - 1u) + uint(r / RN) * N) * words;
+    uvec4 wv[RW][LK];
+    for (int j = 0; j < LK; j++) {
+        uint w = l + uint(j * LG);
+        for (int r = 0; r < RW; r++)
+            wv[r][j] = w < words ? w4[rows[r] + w] : uvec4(0u);
+    }
+    for (int r = 0; r < RW; r++) {
+        float v = 0.0;
+        for (int j = 0; j < LK; j++)
+            v += dot_word(wv[r][j], a0[j], a1[j]);
+        v = subgroupAdd(v);
+        if (subgroupElect())
+            lk_sum[gl_SubgroupID * uint(RW + 1) + uint(r)] = v;
+    }
+#ifdef NORM
+    ss = subgroupAdd(ss);
+    if (subgroupElect())
+        lk_sum[gl_SubgroupID * uint(RW + 1) + uint(RW)] = ss;
+#endif
+    barrier();
+    if (gl_SubgroupID != 0u || n0 >= N)
+        return;
+    for (int i = 0; i <= RW; i++) {
+        float v = 0.0;
+        for (uint g = 0u; g < gl_NumSubgroups; g++)
+            v += lk_sum[g * uint(RW + 1) + uint(i)];
+        if (i < RW)
+            acc[i][0] = v;
+#ifdef NORM
+        else
+            ssq[0] = v;
+#endif
+    }
+    emit(n0, gl_SubgroupInvocationID, gl_SubgroupSize);
+}
+#endif
+
 #if KS > 1
 // K parts: KS subgroups share a slot, part p summing the p-th of KS runs
 // of K (whole 512-byte strides of a subgroup's loads), so a product of
@@ -225,7 +307,9 @@ void main()
         return;
     uint N = glc_p[P_N] / uint(RW / RN); // output columns
     uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize, words = glc_p[P_WORDS];
-#if KS > 1
+#ifdef LK
+    lanes_k();
+#elif KS > 1
     uint per = (words + uint(KS) * S - 1u) / (uint(KS) * S) * S; // words a part
     for (uint u = gl_SubgroupID; u < uint(SLOTS * KS); u += gl_NumSubgroups) {
         uint n0 = (glc_group_index() * uint(SLOTS) + u / uint(KS)) * uint(RN);

@@ -71,6 +71,10 @@ static const gcase cases[] = {
     /* with a small loop cap */
     {GLC_DTYPE_Q4_K, 1, 2048, 4, GLC_UNARY_SILU, 0, 0, 1, 0, 600, 0, 1},
     {GLC_DTYPE_Q6_K, 2, 2304, 6, GLC_UNARY_SILU, 1, 1, 0, 0, 600, 0, 1},
+    /* one row of a, long K: matvec with its lanes across K (LK), up to 4
+     * words a lane when the test forces 32 or 64 lanes */
+    {GLC_DTYPE_F16, 1, 1000, 37, GLC_UNARY_GELU, 1, 0, 1, 0, 0, 0, 1},
+    {GLC_DTYPE_F32, 1, 508, 19, GLC_UNARY_SILU, 0, 1, 1, 1, 0, 0, 1},
 };
 
 static int quantized(glc_dtype t) { return glc_dtype_size(t) == 0; }
@@ -209,7 +213,7 @@ static void test_glu_out(void **state)
         float *x = malloc((size_t)(tm * k) * 4), *w1 = malloc((size_t)(h * k) * 4);
         float *w3 = malloc((size_t)(nup * k) * 4), *b1 = malloc((size_t)h * 4);
         float *b3 = malloc((size_t)nup * 4), *wn = malloc((size_t)k * 4);
-        float *w2 = malloc((size_t)(5 * h) * 4), *y[4];
+        float *w2 = malloc((size_t)(5 * h) * 4), *y[5];
         double *xn = malloc((size_t)k * sizeof *xn), *hd = malloc((size_t)h * sizeof *hd);
         int64_t ny = c->down ? 5 : h;
         uint8_t *q1 = NULL, *q3 = NULL;
@@ -217,7 +221,7 @@ static void test_glu_out(void **state)
         char *dump = calloc(65536, 1);
         glc_device *dev = tu_device(NULL);
         uint32_t cap = dev->info.limits.max_loop_iterations;
-        glc_plan *pl[3] = {NULL, NULL, NULL};
+        glc_plan *pl[4] = {NULL, NULL, NULL, NULL};
         /* the qkv pass packs the two projections only where the second
          * part starts on the device's binding alignment */
         int p, np, expect = c->fused && (size_t)(tm * h * 4) % dev->info.limits.ssbo_offset_alignment == 0;
@@ -225,16 +229,20 @@ static void test_glu_out(void **state)
             dev->info.limits.max_loop_iterations = c->cap;
         pl[0] = build(dev, c, 0);
         pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
-        /* GPUs (subgroups): matvec (dense weights) with its K split in 2,
-         * 4 or 8 subgroups, parts past K included (the planner's choice
-         * follows from the shape and reaches few of these) */
+        /* GPUs (subgroups): matvec (dense weights) with a subgroup a row
+         * and its K split in 2, 4 or 8 subgroups, parts past K included;
+         * and with the lanes across K (one row of a), 32 or 64 lanes, 1-3
+         * gate rows a group (the planner's choice follows from the shape
+         * and reaches few of these) */
         if (dev->info.features.subgroup && !quantized(c->w)) {
-            glc__tune tu = {0, 0, 0, 2u << ci % 3};
+            glc__tune tu = {0, 0, 0, 2u << ci % 3, 1}, tl = {1 + ci % 3, 0, 0, 0, 32u << ci % 2};
             glc__device_tune(dev, &tu);
             pl[2] = build(dev, c, 0);
+            glc__device_tune(dev, &tl);
+            pl[3] = build(dev, c, 0);
             glc__device_tune(dev, NULL);
         }
-        np = pl[2] ? 3 : 2;
+        np = pl[2] ? 4 : 2;
         assert_int_equal(glc_plan_dump(pl[0], 0, append, dump), GLC_OK);
         if ((strstr(dump, "GLU_OUT") != NULL) != expect)
             fail_msg("case %zu: glu_out %s, expected %s\n%s", ci,
@@ -260,14 +268,14 @@ static void test_glu_out(void **state)
             if (c->down)
                 assert_int_equal(glc_plan_set_param(pl[p], "w2", w2, (size_t)(5 * h)), GLC_OK);
         }
-        for (q = 0; q < 4; q++)
+        for (q = 0; q < 5; q++)
             y[q] = malloc((size_t)(tm * ny) * 4);
         for (t = tm; t >= 1; t--) { /* every value of the variable */
             glc_plan_var v = {"T", t};
             ot_fill(&seed, x, (size_t)(t * k), -2.0f, 2.0f);
             for (p = 0; p < np; p++) {
                 glc_plan_input in[1] = {{"x", x, (size_t)(t * k)}};
-                glc_plan_output out[1] = {{"y", y[p == 2 ? 3 : p], (size_t)(t * ny)}};
+                glc_plan_output out[1] = {{"y", y[p < 2 ? p : p + 1], (size_t)(t * ny)}};
                 assert_int_equal(glc_plan_run_with_vars(pl[p], &v, tm > 1, in, 1, out, 1), GLC_OK);
             }
             for (i = 0; i < t; i++) {
@@ -298,13 +306,15 @@ static void test_glu_out(void **state)
             }
             ot_check("fused vs unfused", y[0], y[1], (size_t)(t * ny), 1e-10);
             ot_check("fused vs reference", y[0], y[2], (size_t)(t * ny), 1e-9);
-            if (np == 3)
+            if (np == 4) {
                 ot_check("K parts vs reference", y[3], y[2], (size_t)(t * ny), 1e-9);
+                ot_check("lanes across K vs reference", y[4], y[2], (size_t)(t * ny), 1e-9);
+            }
             if (tm == 1)
                 break;
         }
         dev->info.limits.max_loop_iterations = cap;
-        for (q = 0; q < 4; q++)
+        for (q = 0; q < 5; q++)
             free(y[q]);
         free(x);
         free(w1);
@@ -321,6 +331,7 @@ static void test_glu_out(void **state)
         glc_plan_destroy(pl[0]);
         glc_plan_destroy(pl[1]);
         glc_plan_destroy(pl[2]);
+        glc_plan_destroy(pl[3]);
         glc_device_destroy(dev);
     }
 }

@@ -77,6 +77,10 @@ static const rcase cases[] = {
     {GLC_DTYPE_Q5_K, 6, 256, 7, 1, GLC_UNARY_SILU, 0, NULL, 0, 1, 1, 1},
     {GLC_DTYPE_Q6_K, 3, 768, 5, 2, 0, 1, NULL, 0, 1, 1, 1},
     {GLC_DTYPE_Q5_1, 1, 64, 5, 0, 0, 1, NULL, 0, 1, 1, 1},
+    /* one row of a, long K: matvec's lanes across K (LK), up to 4 words a
+     * lane when the test forces 32 or 64 lanes */
+    {GLC_DTYPE_F16, 1, 1000, 37, 1, 0, 1, NULL, 0, 1, 1, 1},
+    {GLC_DTYPE_F32, 1, 508, 70, 2, GLC_UNARY_SILU, 0, NULL, 0, 1, 0, 0},
 };
 
 static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)
@@ -142,10 +146,10 @@ static void test_mm_res(void **state)
         float *wn = malloc((size_t)k * 4);
         float *xn = malloc((size_t)(tm * k) * sizeof *xn);
         int64_t np = c->extra == 3 ? k : n; /* output p's row */
-        float *y[4], *pp[3];
+        float *y[5], *pp[4];
         uint8_t *wq = NULL;
         glc_device *dev;
-        glc_plan *pl[3] = {NULL, NULL, NULL};
+        glc_plan *pl[4] = {NULL, NULL, NULL, NULL};
         glc_plan_info fi, pi;
         glc_device_info info;
         int expect, p, nplan;
@@ -156,15 +160,19 @@ static void test_mm_res(void **state)
         unsetenv("GLC_MATMUL");
         pl[0] = build(dev, c, 0);
         pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
-        /* GPUs (subgroups): matvec (dense weights) with its K split in 2,
-         * 4 or 8 subgroups, parts past K included */
+        /* GPUs (subgroups): matvec (dense weights) with a subgroup a row
+         * and its K split in 2, 4 or 8 subgroups, parts past K included;
+         * and with its lanes across K (one row of a), 32 or 64 lanes, 1-3
+         * rows a group */
         if (dev->info.features.subgroup && glc_dtype_size(c->w) != 0) {
-            glc__tune tu = {0, 0, 0, 2u << ci % 3};
+            glc__tune tu = {0, 0, 0, 2u << ci % 3, 1}, tl = {1 + ci % 3, 0, 0, 0, 32u << ci % 2};
             glc__device_tune(dev, &tu);
             pl[2] = build(dev, c, 0);
+            glc__device_tune(dev, &tl);
+            pl[3] = build(dev, c, 0);
             glc__device_tune(dev, NULL);
         }
-        nplan = pl[2] ? 3 : 2;
+        nplan = pl[2] ? 4 : 2;
         assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
         assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
         assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
@@ -210,9 +218,9 @@ static void test_mm_res(void **state)
             if (c->norm)
                 assert_int_equal(glc_plan_set_param(pl[p], "wn", wn, (size_t)k), GLC_OK);
         }
-        for (q = 0; q < 4; q++)
+        for (q = 0; q < 5; q++)
             y[q] = malloc((size_t)(tm * n) * 4);
-        for (q = 0; q < 3; q++)
+        for (q = 0; q < 4; q++)
             pp[q] = malloc((size_t)(tm * np) * 4);
         for (t = tm; t >= 1; t -= 2) {
             glc_plan_var v = {"T", t};
@@ -221,7 +229,7 @@ static void test_mm_res(void **state)
             ot_fill(&seed, r, (size_t)rn, -2.0f, 2.0f);
             for (p = 0; p < nplan; p++) {
                 glc_plan_input in[2] = {{"x", x, (size_t)(t * k)}, {"r", r, (size_t)rn}};
-                glc_plan_output out[2] = {{"y", y[p == 2 ? 3 : p], (size_t)(t * n)},
+                glc_plan_output out[2] = {{"y", y[p < 2 ? p : p + 1], (size_t)(t * n)},
                                           {"p", pp[p], (size_t)(t * np)}};
                 assert_int_equal(glc_plan_run_with_vars(pl[p], &v, tm > 1, in, 2, out,
                                                         c->extra == 1 || c->extra == 3 ? 2 : 1),
@@ -247,16 +255,20 @@ static void test_mm_res(void **state)
             snprintf(what, sizeof what, "case %zu, T %lld: fused vs reference", ci, (long long)t);
             ot_check(what, y[0], y[2], (size_t)(t * n), 1e-9);
             snprintf(what, sizeof what, "case %zu, T %lld: K parts vs reference", ci, (long long)t);
-            if (nplan == 3)
+            if (nplan == 4)
                 ot_check(what, y[3], y[2], (size_t)(t * n), 1e-9);
+            snprintf(what, sizeof what, "case %zu, T %lld: lanes across K vs reference", ci,
+                     (long long)t);
+            if (nplan == 4)
+                ot_check(what, y[4], y[2], (size_t)(t * n), 1e-9);
             if (c->extra == 1 || c->extra == 3)
                 ot_check("p", pp[0], pp[1], (size_t)(t * np), 1e-12);
             if (tm == 1)
                 break;
         }
-        for (q = 0; q < 4; q++)
+        for (q = 0; q < 5; q++)
             free(y[q]);
-        for (q = 0; q < 3; q++)
+        for (q = 0; q < 4; q++)
             free(pp[q]);
         free(x);
         free(r);
@@ -268,6 +280,7 @@ static void test_mm_res(void **state)
         glc_plan_destroy(pl[0]);
         glc_plan_destroy(pl[1]);
         glc_plan_destroy(pl[2]);
+        glc_plan_destroy(pl[3]);
         glc_device_destroy(dev);
     }
 }

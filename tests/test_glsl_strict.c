@@ -206,7 +206,7 @@ static void plan_op_table(glc_device *dev, int gpu)
 static void test_kernels_strict(void **state)
 {
     static char msg[65536];
-    int gpu, i, gpu_only = 0, staged = 0, parts = 0, rope = 0;
+    int gpu, i, gpu_only = 0, staged = 0, parts = 0, lanes = 0, rope = 0;
     (void)state;
     if (!have_validator()) {
         fprintf(stderr, "glslangValidator missing (ci/deps.sh installs glslang-tools): skipping\n");
@@ -238,14 +238,16 @@ static void test_kernels_strict(void **state)
         gpu_only += strstr(sources[i], "subgroupAdd") != NULL;
         staged += strstr(sources[i], "#define ASH ") != NULL; /* matmul_q's a in shared memory */
         parts += strstr(sources[i], "#define KS ") != NULL;   /* K parts in a group */
+        lanes += strstr(sources[i], "#define LK ") != NULL;   /* matvec's lanes across K */
         rope += strstr(sources[i], "#define ROPE ") != NULL;  /* the rope in the attention */
     }
     printf("glslangValidator: %d kernel sources, %d with subgroup sums, %d with a staged, %d "
-           "with K parts, %d attention with the rope\n",
-           nsrc, gpu_only, staged, parts, rope);
+           "with K parts, %d with lanes across K, %d attention with the rope\n",
+           nsrc, gpu_only, staged, parts, lanes, rope);
     assert_true(gpu_only > 0);
     assert_true(staged > 0);
     assert_true(parts > 0);
+    assert_true(lanes > 0);
     assert_true(rope > 0);
     if (!validates_all(sources, nsrc, msg, sizeof msg))
         fail_msg("glslangValidator refused kernel sources (k<i>.comp is source i):\n%s", msg);

@@ -45,7 +45,9 @@
  * - matvec: transpose_b, shared b, M <= 8, f32/f16 b, subgroups, not
  *   llvmpipe: glsl/matvec.comp (a subgroup per RN rows of b, lanes split
  *   K; a product of few rows splits each row's K over 2 subgroups of the
- *   group, matvec_ks): the decode path, bound by reading b once.
+ *   group, matvec_ks): the decode path, bound by reading b once. One row
+ *   of a (M 1) takes its LK layout (matvec_lk): a group of up to 512 lanes
+ *   across K per row of b, a's values read once into registers.
  * - tiled: shared-memory blocks of BM x BN outputs, BK = 16 at a time,
  *   TM x TN per invocation: 128 x 128 (256 invocations, 8 x 8 each, 16 KiB
  *   of shared memory) when the device allows 256 invocations and the grid
@@ -79,6 +81,15 @@
  * on the 1b shapes (wo, qkv, w2), 4 or 8 parts 0.92-0.98x of 2 */
 #define MATVEC_KS_SUBGROUPS 4096
 #define MATVEC_KS_MAX 2
+/* Lanes across K (matvec.comp LK, one row of a): the group's lanes, the
+ * most words of a row a lane owns, and the 16-byte loads a lane has in
+ * flight (rows x its words). H100, 1b f16 decode 2.31-2.37 -> 1.94-1.98
+ * ms/token (256 lanes, 2 loads; "mv chain": 1 row a group of 512 lanes
+ * 1.00-1.14x the GB/s of 2 subgroups a row, 2 rows 0.90-1.02x, 4 rows
+ * 0.65-0.90x; bench/RESULTS.md) */
+#define MATVEC_LK_LANES 512
+#define MATVEC_LK_MAX 4
+#define MATVEC_LK_LOADS 2
 
 static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
 {
@@ -262,30 +273,62 @@ static uint32_t matvec_ks(const glc__target *tg, uint64_t slots, int64_t words, 
     return ks;
 }
 
+/* Lanes across K for a product of one row of a: the group size (a multiple
+ * of the subgroup, within the device's limit, no larger than the row's
+ * words need) and the words a lane owns; 0 where a row has more words than
+ * MATVEC_LK_MAX a lane (the subgroup-per-row layout then). */
+static uint32_t matvec_lk(const glc__target *tg, int64_t m, int64_t words, uint32_t *lk)
+{
+    uint32_t sg = tg->features.subgroup_size, lanes = MATVEC_LK_LANES;
+    if (m != 1 || tg->tune.lanes == 1)
+        return 0;
+    if (tg->tune.lanes)
+        lanes = tg->tune.lanes;
+    if (lanes > tg->limits.max_invocations)
+        lanes = tg->limits.max_invocations;
+    lanes = lanes / sg * sg;
+    if ((int64_t)lanes > words) /* (words > 0: K % 8 == 0, K > 0) */
+        lanes = (uint32_t)((words + sg - 1) / sg * sg);
+    if (!lanes || (words + lanes - 1) / lanes > MATVEC_LK_MAX)
+        return 0;
+    *lk = (uint32_t)((words + lanes - 1) / lanes);
+    return lanes;
+}
+
 /* The decode path: glsl/matvec.comp, a subgroup per RN rows of b, 16-byte
- * coalesced loads, UNROLL of them in flight per row and lane. */
+ * coalesced loads, UNROLL of them in flight per row and lane; for one row
+ * of a, a group per RN rows with its lanes across K (matvec_lk). */
 static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                               int64_t m, int64_t n, int64_t k, char *err, size_t len)
 {
     const glc__tensor *b = &a->t[1];
     uint32_t sg = tg->features.subgroup_size, slots = MATVEC_SLOTS, rn = MATVEC_RN;
-    uint32_t unroll = MATVEC_UNROLL, epw = b->dtype == GLC_DTYPE_F32 ? 4 : 8, ks;
+    uint32_t unroll = MATVEC_UNROLL, epw = b->dtype == GLC_DTYPE_F32 ? 4 : 8, ks = 1, lk = 0;
+    uint32_t lanes = matvec_lk(tg, m, k / epw, &lk), rows = (uint32_t)(a->mm.glu_out ? n / 2 : n);
     glc__dispatch_plan *d;
+    if (lanes) { /* RN rows (gates and ups: 2 RN) a group, MATVEC_LK_LOADS loads a lane */
+        rn = MATVEC_LK_LOADS / lk / (a->mm.glu_out ? 2 : 1);
+        rn = rn ? rn : 1;
+        unroll = slots = 1;
+    }
     if (tg->tune.rn) /* a benchmark's sweep (ops.h) */
         rn = tg->tune.rn;
-    if (tg->tune.unroll)
+    if (tg->tune.unroll && !lanes)
         unroll = tg->tune.unroll;
-    if (tg->tune.slots)
+    if (tg->tune.slots && !lanes)
         slots = tg->tune.slots;
     if (slots * sg > tg->limits.max_invocations) /* fewer subgroups a group (GLC_LIMITS=min) */
         slots = sg <= tg->limits.max_invocations ? tg->limits.max_invocations / sg : 1;
-    ks = matvec_ks(tg, (uint64_t)(a->mm.glu_out ? n / 2 : n) / rn, k / epw, unroll);
+    if (!lanes)
+        ks = matvec_ks(tg, (uint64_t)rows / rn, k / epw, unroll);
     if (ks > 1) /* the group keeps its subgroups: fewer slots */
         slots = slots > ks ? slots / ks : 1;
-    d = glc__plan_dispatch(p, "matvec", slots * ks * sg, 1);
-    d->groups = ((uint64_t)(a->mm.glu_out ? n / 2 : n) + slots * rn - 1) / (slots * rn);
+    d = glc__plan_dispatch(p, "matvec", lanes ? lanes : slots * ks * sg, 1);
+    d->groups = ((uint64_t)rows + slots * rn - 1) / (slots * rn);
     if (ks > 1)
         glc__define_int(d, "KS", ks);
+    if (lanes)
+        glc__define_int(d, "LK", lk);
     if (a->mm.glu_out) /* the SwiGLU epilogue: a slot's gate rows and their up rows */
         glc__define_glu_out(d, a);
     glc__define_t(d, "TW", b->dtype);

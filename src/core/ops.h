@@ -222,9 +222,10 @@ typedef struct glc__op_plan {
  * value. Nothing in the library sets them. rn: weight rows a subgroup
  * owns; unroll: matvec's 16-byte loads a lane has in flight per row;
  * slots: subgroups a group (matvec with ks: slots / ks row slots); ks:
- * matvec's subgroups that share a row slot's K (1: none). */
+ * matvec's subgroups that share a row slot's K (1: none); lanes: matvec's
+ * group size with its lanes across K (LK; 1: that mode off). */
 typedef struct glc__tune {
-    uint32_t rn, unroll, slots, ks;
+    uint32_t rn, unroll, slots, ks, lanes;
 } glc__tune;
 
 /* What a plan may depend on: the device's limits and features. */
