@@ -286,6 +286,8 @@ static uint32_t matvec_lk(const glc__target *tg, int64_t m, int64_t words, uint3
         lanes = tg->tune.lanes;
     if (lanes > tg->limits.max_invocations)
         lanes = tg->limits.max_invocations;
+    if (tg->limits.max_group_size[0] && lanes > tg->limits.max_group_size[0])
+        lanes = tg->limits.max_group_size[0];
     lanes = lanes / sg * sg;
     if ((int64_t)lanes > words) /* (words > 0: K % 8 == 0, K > 0) */
         lanes = (uint32_t)((words + sg - 1) / sg * sg);
