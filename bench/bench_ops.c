@@ -756,6 +756,215 @@ static void matmul_row(int n, int reps)
     glc_buffer_destroy(C);
 }
 
+/* ---- q4_0 decode mat-vec layouts (issues 13 and 16) ----
+ * How fast a Q4_0 mat-vec reads its weights when a group's lanes split K
+ * (a lane a block, a's 32 values in registers, RN rows a group): from the
+ * GGML layout (18-byte blocks on 2-byte boundaries: 5 word loads a block)
+ * or from rows repacked as [the rows' 16-byte quant words][their f16
+ * scales] (one 16-byte load a block, a scale word). Copies of the matrix
+ * span MV_MEMORY_BYTES, each run reading the next (weights from memory, as
+ * in a decode). The output is checked against a C dot product. A
+ * measurement for choosing a layout; nothing in the library uses it. */
+static const char q4p_src[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };\n"
+    "layout(std430, binding = 1) readonly buffer W { uint w[]; };\n"
+    "layout(std430, binding = 2) writeonly buffer O { float o[]; };\n"
+    "layout(std430, binding = 3) readonly buffer WQ { uvec4 wq[]; };\n"
+    "#define G GLC_LOCAL_SIZE_X\n"
+    "#ifdef GLC_HAS_SUBGROUP\n"
+    "shared float red[(G / 4) * RN];\n"
+    "#else\n"
+    "shared float red[G * RN];\n"
+    "#endif\n"
+    "void main() {\n"
+    "  uint N = glc_p[0], nb = glc_p[1], rsb = glc_p[2];\n"
+    "  uint l = gl_LocalInvocationID.x, n0 = glc_group_index() * uint(RN);\n"
+    "  vec4 av[LB * 8]; float as[LB];\n"
+    "  for (int j = 0; j < LB; j++) {\n"
+    "    uint b = l + uint(j * G); as[j] = 0.0;\n"
+    "    for (int q = 0; q < 8; q++) {\n"
+    "      av[j * 8 + q] = b < nb ? a4[b * 8u + uint(q)] : vec4(0.0);\n"
+    "      as[j] += dot(av[j * 8 + q], vec4(1.0)); } }\n"
+    "  float acc[RN];\n"
+    "  for (int r = 0; r < RN; r++) {\n"
+    "    uint row = min(n0 + uint(r), N - 1u);\n"
+    "    float s = 0.0;\n"
+    "    for (int j = 0; j < LB; j++) {\n"
+    "      uint b = l + uint(j * G);\n"
+    "      if (b >= nb) continue;\n"
+    "      uvec4 qw; float d;\n"
+    "#if REP\n"
+    "      qw = wq[(row * rsb >> 4) + b];\n"
+    "      d = unpackHalf2x16(w[(row * rsb + nb * 16u) / 4u + b / 2u] >> (16u * (b & 1u))).x;\n"
+    "#else\n"
+    "      uint o8 = row * rsb + b * 18u, i0 = o8 >> 2;\n"
+    "      uint w0 = w[i0], w1 = w[i0 + 1u], w2 = w[i0 + 2u], w3 = w[i0 + 3u], w4 = w[i0 + 4u];\n"
+    "      if ((o8 & 2u) != 0u) { d = unpackHalf2x16(w0 >> 16).x; qw = uvec4(w1, w2, w3, w4); }\n"
+    "      else { d = unpackHalf2x16(w0).x;\n"
+    "        qw = uvec4((w0 >> 16) | (w1 << 16), (w1 >> 16) | (w2 << 16), (w2 >> 16) | (w3 << 16),\n"
+    "                   (w3 >> 16) | (w4 << 16)); }\n"
+    "#endif\n"
+    "      float t = 0.0;\n"
+    "      for (int c = 0; c < 4; c++) {\n"
+    "        uvec4 x = uvec4(qw[c]);\n"
+    "        t += dot(vec4((x >> uvec4(0u, 8u, 16u, 24u)) & 0xFu), av[j * 8 + c]) +\n"
+    "             dot(vec4((x >> uvec4(4u, 12u, 20u, 28u)) & 0xFu), av[j * 8 + 4 + c]); }\n"
+    "      s += d * (t - 8.0 * as[j]); }\n"
+    "    acc[r] = s; }\n"
+    "#ifdef GLC_HAS_SUBGROUP\n"
+    "  for (int r = 0; r < RN; r++) { float v = subgroupAdd(acc[r]);\n"
+    "    if (subgroupElect()) red[gl_SubgroupID * uint(RN) + uint(r)] = v; }\n"
+    "  barrier();\n"
+    "  if (l < uint(RN)) { float v = 0.0;\n"
+    "    for (uint g = 0u; g < gl_NumSubgroups; g++) v += red[g * uint(RN) + l];\n"
+    "    if (n0 + l < N) o[n0 + l] = v; }\n"
+    "#else\n"
+    "  for (int r = 0; r < RN; r++) red[uint(r * G) + l] = acc[r];\n"
+    "  barrier();\n"
+    "  for (uint h = uint(G) / 2u; h > 0u; h >>= 1) {\n"
+    "    if (l < h) for (int r = 0; r < RN; r++) red[uint(r * G) + l] += red[uint(r * G) + l + h];\n"
+    "    barrier(); }\n"
+    "  if (l < uint(RN) && n0 + l < N) o[n0 + l] = red[l * uint(G)];\n"
+    "#endif\n"
+    "}\n";
+
+static glc_kernel *q4p_k;
+static glc_buffer *q4p_a, *q4p_w, *q4p_o;
+static uint32_t q4p_par[3];
+static size_t q4p_stride, q4p_bytes;
+static int64_t q4p_copies, q4p_turn;
+static uint64_t q4p_groups;
+
+static glc_status r_q4p(glc_session *s, void *p)
+{
+    glc_binding b[4];
+    glc_dispatch_desc d;
+    size_t at = (size_t)(q4p_turn++ % q4p_copies) * q4p_stride;
+    (void)p;
+    memset(b, 0, sizeof b);
+    memset(&d, 0, sizeof d);
+    b[0].buffer = q4p_a, b[0].size = (size_t)q4p_par[1] * 128, b[0].access = GLC_READ;
+    b[1].buffer = q4p_w, b[1].offset = at, b[1].size = q4p_stride, b[1].access = GLC_READ;
+    b[2].buffer = q4p_o, b[2].size = (size_t)q4p_par[0] * 4, b[2].access = GLC_WRITE;
+    b[3] = b[1];
+    d.kernel = q4p_k;
+    d.groups = q4p_groups;
+    d.bindings = b;
+    d.binding_count = 4;
+    d.params = q4p_par;
+    d.param_count = 3;
+    return glc_session_dispatch(s, &d);
+}
+
+static void q4_layout_probe(const glc_device_info *in, int reps)
+{
+    static const struct { const char *name; int64_t n, k; } sh[] = {
+        {"wo", 2048, 2048}, {"w1+w3", 16384, 2048}, {"w2", 2048, 8192}, {"lm_head", 32000, 2048}};
+    static const int rns[] = {1, 2, 4, 8};
+    size_t j, align = in->limits.ssbo_offset_alignment ? in->limits.ssbo_offset_alignment : 256;
+    double span = gpu ? MV_MEMORY_BYTES : 16.0 * 1024 * 1024;
+    for (j = 0; j < sizeof sh / sizeof sh[0]; j++) {
+        int64_t n = sh[j].n, k = sh[j].k, nb = k / 32, r, b, i, c;
+        size_t rsb = (size_t)nb * 18, bytes = (size_t)n * rsb;
+        unsigned char *aos = malloc(bytes), *rep = malloc(bytes);
+        float *a = malloc((size_t)k * 4), *out = malloc((size_t)n * 4);
+        double *ref = malloc((size_t)n * sizeof *ref);
+        uint32_t s = 777u + (uint32_t)j, lanes = (uint32_t)((nb + 31) / 32 * 32);
+        int layout, ri;
+        if (!gpu && n > 2048)
+            goto next; /* llvmpipe: a correctness run at the smallest shape */
+        if (lanes > 256)
+            lanes = 256;
+        if (lanes > in->limits.max_invocations)
+            lanes = in->limits.max_invocations;
+        for (i = 0; i < k; i++) {
+            s = s * 1664525u + 1013904223u;
+            a[i] = (float)(s >> 8) / (float)(1u << 24) - 0.5f;
+        }
+        for (r = 0; r < n; r++) { /* GGML blocks, and the repacked row */
+            double acc = 0;
+            for (b = 0; b < nb; b++) {
+                unsigned char *blk = aos + (size_t)r * rsb + (size_t)b * 18;
+                uint16_t h;
+                float d;
+                s = s * 1664525u + 1013904223u;
+                h = (uint16_t)(0x1c00u + (s >> 20) % 0x800u); /* 2^-8 .. 2^-6 */
+                memcpy(blk, &h, 2);
+                glc_dtype_to_f32(GLC_DTYPE_F16, &h, 1, &d);
+                for (c = 0; c < 16; c++) {
+                    s = s * 1664525u + 1013904223u;
+                    blk[2 + c] = (unsigned char)(s >> 24);
+                    acc += (double)d * (((blk[2 + c] & 15) - 8) * (double)a[b * 32 + c] +
+                                        ((blk[2 + c] >> 4) - 8) * (double)a[b * 32 + c + 16]);
+                }
+                memcpy(rep + (size_t)r * rsb + (size_t)b * 16, blk + 2, 16);
+                memcpy(rep + (size_t)r * rsb + (size_t)nb * 16 + (size_t)b * 2, blk, 2);
+            }
+            ref[r] = acc;
+        }
+        q4p_stride = (bytes + 16 + align - 1) / align * align;
+        q4p_copies = (int64_t)(span / (double)q4p_stride) + 1;
+        if (q4p_copies < 2)
+            q4p_copies = 2;
+        if ((double)q4p_copies * (double)q4p_stride > (double)in->limits.max_ssbo_size)
+            q4p_copies = (int64_t)(in->limits.max_ssbo_size / q4p_stride);
+        q4p_bytes = bytes;
+        q4p_a = buffer(GLC_DTYPE_F32, k);
+        q4p_o = buffer(GLC_DTYPE_F32, n);
+        q4p_w = buffer(GLC_DTYPE_U8, (int64_t)q4p_stride * q4p_copies);
+        glc_buffer_write(q4p_a, 0, (size_t)k * 4, a);
+        for (layout = 0; layout < 2; layout++) {
+            for (i = 0; i < q4p_copies; i++)
+                glc_buffer_write(q4p_w, (size_t)i * q4p_stride, bytes, layout ? rep : aos);
+            for (ri = 0; ri < (int)(sizeof rns / sizeof rns[0]); ri++) {
+                glc_kernel_desc kd;
+                char defs[96], size[192];
+                double t, num = 0, den = 0;
+                memset(&kd, 0, sizeof kd);
+                snprintf(defs, sizeof defs, "#define RN %d\n#define LB %lld\n#define REP %d\n",
+                         rns[ri], (long long)((nb + lanes - 1) / lanes), layout);
+                kd.name = "q4_0 layout probe";
+                kd.source = q4p_src;
+                kd.local_size_x = lanes;
+                kd.defines = defs;
+                snprintf(size, sizeof size, "%s %lld x %lld, %s, %u lanes, %d rows a group (%lld copies)",
+                         sh[j].name, (long long)n, (long long)k,
+                         layout ? "repacked rows" : "GGML blocks", lanes, rns[ri],
+                         (long long)q4p_copies);
+                if (glc_kernel_create(dev, &kd, &q4p_k) != GLC_OK) {
+                    printf("| q4_0 layout | %s | compile failed: %s | | |\n", size,
+                           glc_device_errmsg(dev));
+                    continue;
+                }
+                q4p_par[0] = (uint32_t)n, q4p_par[1] = (uint32_t)nb, q4p_par[2] = (uint32_t)rsb;
+                q4p_groups = (uint64_t)((n + rns[ri] - 1) / rns[ri]);
+                q4p_turn = 0;
+                t = time_op(r_q4p, NULL, reps);
+                glc_buffer_read(q4p_o, 0, (size_t)n * 4, out);
+                for (r = 0; r < n; r++) {
+                    num += ((double)out[r] - ref[r]) * ((double)out[r] - ref[r]);
+                    den += ref[r] * ref[r];
+                }
+                if (!(num <= 1e-10 * den))
+                    printf("| q4_0 layout | MISMATCH against C: %s, nmse %g | | | |\n", size,
+                           den > 0 ? num / den : num);
+                row_bw("q4_0 layout", size, t, (double)bytes + 4.0 * (double)(k + n));
+                glc_kernel_destroy(q4p_k);
+            }
+        }
+        glc_buffer_destroy(q4p_a);
+        glc_buffer_destroy(q4p_o);
+        glc_buffer_destroy(q4p_w);
+    next:
+        free(aos);
+        free(rep);
+        free(a);
+        free(out);
+        free(ref);
+    }
+}
+
 int main(int argc, char **argv)
 {
     glc_device_info in;
@@ -1008,18 +1217,20 @@ int main(int argc, char **argv)
         int64_t most = 32000LL * 2048 * 4, cap = (int64_t)in.limits.max_ssbo_size;
         glc_buffer *Wm = buffer(GLC_DTYPE_U8, most < cap ? most : cap);
         size_t j, t;
+        /* --only "decode mat-vec, from memory" runs those rows alone */
+        int plain = want("decode mat-vec"), memory = gpu && want("decode mat-vec, from memory");
         for (j = 0; j < sizeof mv / sizeof mv[0]; j++)
             for (t = 0; t < sizeof wt / sizeof wt[0]; t++) {
                 int q = glc_dtype_size(wt[t]) == 0;
-                double wbytes = mv_setup(&c, X, Wm, Z, wt[t], mv[j].n, mv[j].k, want("decode mat-vec"));
+                double wbytes = mv_setup(&c, X, Wm, Z, wt[t], mv[j].n, mv[j].k, plain || memory);
                 if (wbytes < 0)
                     continue;
                 snprintf(size, sizeof size, "%s %lld x %lld, %s", mv[j].name, (long long)mv[j].n,
                          (long long)mv[j].k, glc_dtype_name(wt[t]));
-                row_bw("decode mat-vec", size, time_op(q ? r_matmul_q : r_matmul, &c, reps),
-                       wbytes + 4.0 * (mv[j].k + mv[j].n));
-                if (gpu && want("decode mat-vec, from memory") &&
-                    mv_spread(Wm, wt[t], mv[j].n, mv[j].k, wbytes) >= 2) {
+                if (plain)
+                    row_bw("decode mat-vec", size, time_op(q ? r_matmul_q : r_matmul, &c, reps),
+                           wbytes + 4.0 * (mv[j].k + mv[j].n));
+                if (memory && mv_spread(Wm, wt[t], mv[j].n, mv[j].k, wbytes) >= 2) {
                     char sz2[192];
                     snprintf(sz2, sizeof sz2, "%s (%lld copies)", size, (long long)mv_copies);
                     row_bw("decode mat-vec, from memory", sz2, time_op(r_mv_rotate, &c, reps),
@@ -1063,6 +1274,8 @@ int main(int argc, char **argv)
         }
         glc_buffer_destroy(Wm);
     }
+    if (only && want("q4_0 layout"))
+        q4_layout_probe(&in, reps);
     if (only && want("mv chain")) { /* the mat-vec variants in a decode-like chain */
         static const struct { const char *name; int64_t n, k; } mv[] = {
             {"wo", 2048, 2048}, {"w1+w3 / 2048 x 16384", 16384, 2048},
