@@ -20,6 +20,7 @@
 #include "device.h" /* the loop cap, as test_op_matmul sets it */
 #include "op_run.h" /* glc__device_tune: matvec's K parts forced */
 #include "optest.h"
+#include "ref_elementwise.h"
 #include "ref_quant.h"
 
 #include <math.h>
@@ -130,15 +131,6 @@ static glc_plan *build(glc_device *dev, const gcase *c, uint32_t flags)
     return p;
 }
 
-static double act_d(int act, double v)
-{
-    switch (act) {
-    case GLC_UNARY_SILU: return v / (1.0 + exp(-v));
-    case GLC_UNARY_RELU: return v > 0 ? v : 0;
-    case GLC_UNARY_GELU: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    default: return v;
-    }
-}
 
 /* w (n x k floats) as the weights the plan gets: rounded to the dtype, or
  * made GGML blocks (returned, *bytes set) whose values w then holds. */
@@ -291,7 +283,7 @@ static void test_glu_out(void **state)
                         gs += xn[q] * w1[j * k + q];
                         us += xn[q] * w3[j * k + q];
                     }
-                    hd[j] = act_d(c->act, gs) * us;
+                    hd[j] = ref_act(c->act, gs, 1.0, 0.0) * us;
                 }
                 for (j = 0; j < ny; j++) {
                     double s = 0;

@@ -23,6 +23,7 @@
 #include "device.h"
 #include "op_run.h" /* glc__device_tune: matvec's K parts forced */
 #include "optest.h"
+#include "ref_elementwise.h"
 #include "ref_quant.h"
 #include "ref_reduce.h"
 
@@ -123,15 +124,6 @@ static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)
     return p;
 }
 
-static double act_d(int act, double v)
-{
-    switch (act) {
-    case GLC_UNARY_SILU: return v / (1.0 + exp(-v));
-    case GLC_UNARY_RELU: return v > 0 ? v : 0;
-    case GLC_UNARY_GELU: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    default: return v;
-    }
-}
 
 static void test_mm_res(void **state)
 {
@@ -246,7 +238,7 @@ static void test_mm_res(void **state)
                         s += xn[i * k + q] * w[j * k + q];
                     if (c->bias)
                         s += b[j];
-                    s = act_d(c->act, s);
+                    s = ref_act(c->act, s, 1.0, 0.0);
                     y[2][i * n + j] = (float)(r[(c->extra == 2 ? 0 : i * n) + j] + s);
                 }
             snprintf(what, sizeof what, "case %zu, T %lld: fused vs unfused", ci, (long long)t);

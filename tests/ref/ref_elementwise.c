@@ -42,23 +42,23 @@ void ref_binary(int op, const float *a, int ra, const int64_t *sa, const float *
     }
 }
 
+double ref_act(int op, double v, double param, double param2)
+{
+    switch (op) {
+    case GLC_UNARY_GELU: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case GLC_UNARY_GELU_ERF: return 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    case GLC_UNARY_SILU: return v / (1.0 + exp(-v));
+    case GLC_UNARY_RELU: return v > 0 ? v : 0;
+    case GLC_UNARY_EXP: return exp(v);
+    case GLC_UNARY_TANH: return tanh(v);
+    case GLC_UNARY_SOFTCAP: return param * tanh(v / param);
+    default: return v * param + param2;
+    }
+}
+
 void ref_unary(int op, const float *x, float *out, size_t n, float param, float param2)
 {
     size_t i;
-    for (i = 0; i < n; i++) {
-        double v = x[i], r;
-        switch (op) {
-        case GLC_UNARY_GELU:
-            r = 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-            break;
-        case GLC_UNARY_GELU_ERF: r = 0.5 * v * (1.0 + erf(v * 0.7071067811865476)); break;
-        case GLC_UNARY_SILU: r = v / (1.0 + exp(-v)); break;
-        case GLC_UNARY_RELU: r = v > 0 ? v : 0; break;
-        case GLC_UNARY_EXP: r = exp(v); break;
-        case GLC_UNARY_TANH: r = tanh(v); break;
-        case GLC_UNARY_SOFTCAP: r = param * tanh(v / param); break;
-        default: r = v * param + param2; break;
-        }
-        out[i] = (float)r;
-    }
+    for (i = 0; i < n; i++)
+        out[i] = (float)ref_act(op, x[i], param, param2);
 }

@@ -12,5 +12,7 @@ void ref_binary(int op, const float *a, int ra, const int64_t *sa, const float *
 #define REF_UNARY_SCALE (GLC_UNARY_SOFTCAP + 1)
 /* op: a glc_unary_op value, or REF_UNARY_SCALE (x * param + param2). */
 void ref_unary(int op, const float *x, float *out, size_t n, float param, float param2);
+/* ref_unary's function of one value, in double */
+double ref_act(int op, double v, double param, double param2);
 
 #endif
