@@ -20,6 +20,7 @@
 #include "testutil.h"
 
 #include "optest.h"
+#include "ref_elementwise.h"
 
 #include <math.h>
 
@@ -492,18 +493,8 @@ static void eval(gen *G, int64_t tv, const float *x, const float *c, const float
                 h->v[e] = G->t[h->in[0]].v[e] * h->f[0] + h->f[1];
             break;
         case H_UNARY:
-            for (e = 0; e < n; e++) {
-                double v = G->t[h->in[0]].v[e];
-                switch (h->act) {
-                case GLC_UNARY_GELU:
-                    v = 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-                    break;
-                case GLC_UNARY_SILU: v = v / (1.0 + exp(-v)); break;
-                case GLC_UNARY_RELU: v = v > 0 ? v : 0; break;
-                default: v = tanh(v); break;
-                }
-                h->v[e] = v;
-            }
+            for (e = 0; e < n; e++)
+                h->v[e] = ref_act(h->act, G->t[h->in[0]].v[e], 0.0, 0.0);
             break;
         case H_BIN: {
             const ht *A = &G->t[h->in[0]], *B = &G->t[h->in[1]];
