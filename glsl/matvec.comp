@@ -19,7 +19,7 @@
 // defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (row slots per group), KS
 //   (subgroups per slot, each summing one of KS runs of K; default 1), LK
 //   (CM 1: the group's lanes across K, LK words of each row a lane, one
-//   slot of RN rows a group: lanes_k), ACT,
+//   slot of RN rows a group: lanes_k; LK_SG 1: with subgroup sums), ACT,
 //   SEG, RES (a residual added last), GLU_OUT (the fused SwiGLU epilogue, a
 //   glc_act op: W's rows are gate | up halves, N in all; a subgroup reads
 //   its RN gate rows and the up rows N / 2 further, and writes
@@ -122,6 +122,7 @@ float acc[RW][CM];
 float ssq[CM];
 #endif
 
+#ifndef LK
 // The sums of the slot at weight row n0 over words [wb, we) of K
 void partial(uint n0, uint wb, uint we, uint lane, uint S)
 {
@@ -174,6 +175,8 @@ void partial(uint n0, uint wb, uint we, uint lane, uint S)
 #endif
 }
 
+#endif
+
 // Stores the slot at weight row n0 from its sums
 void emit(uint n0, uint lane, uint S)
 {
@@ -217,9 +220,27 @@ void emit(uint n0, uint lane, uint S)
 // streams the slot's RW rows through them: the group reads each row as G
 // contiguous 16-byte words, and a is read once a group instead of once a
 // row. The lanes' sums meet through subgroupAdd, then lk_sum after one
-// barrier (slot 0's subgroup stores).
+// barrier (slot 0's subgroup stores). Without LK_SG (a device without
+// subgroup sums: the tests on llvmpipe, GLC_MATMUL=matvec) every lane puts
+// its sums in lk_sum and the group's first lanes store.
 #define LG GLC_LOCAL_SIZE_X
+#if LK_SG
 shared float lk_sum[(LG / 4) * (RW + 1)]; // a subgroup's sums each (4: the least subgroup size)
+#else
+shared float lk_sum[LG * (RW + 1)]; // a lane's sums each
+#endif
+
+// Puts sum i (< RW + 1) of this lane's part in lk_sum
+void lk_put(uint i, float v)
+{
+#if LK_SG
+    v = subgroupAdd(v);
+    if (subgroupElect())
+        lk_sum[gl_SubgroupID * uint(RW + 1) + i] = v;
+#else
+    lk_sum[gl_LocalInvocationID.x * uint(RW + 1) + i] = v;
+#endif
+}
 
 void lanes_k()
 {
@@ -259,21 +280,24 @@ void lanes_k()
         float v = 0.0;
         for (int j = 0; j < LK; j++)
             v += dot_word(wv[r][j], a0[j], a1[j]);
-        v = subgroupAdd(v);
-        if (subgroupElect())
-            lk_sum[gl_SubgroupID * uint(RW + 1) + uint(r)] = v;
+        lk_put(uint(r), v);
     }
 #ifdef NORM
-    ss = subgroupAdd(ss);
-    if (subgroupElect())
-        lk_sum[gl_SubgroupID * uint(RW + 1) + uint(RW)] = ss;
+    lk_put(uint(RW), ss);
 #endif
     barrier();
+#if LK_SG
+    uint parts = gl_NumSubgroups, lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
     if (gl_SubgroupID != 0u || n0 >= N)
         return;
+#else
+    uint parts = uint(LG), lane = l, S = uint(LG);
+    if (n0 >= N)
+        return;
+#endif
     for (int i = 0; i <= RW; i++) {
         float v = 0.0;
-        for (uint g = 0u; g < gl_NumSubgroups; g++)
+        for (uint g = 0u; g < parts; g++)
             v += lk_sum[g * uint(RW + 1) + uint(i)];
         if (i < RW)
             acc[i][0] = v;
@@ -282,7 +306,7 @@ void lanes_k()
             ssq[0] = v;
 #endif
     }
-    emit(n0, gl_SubgroupInvocationID, gl_SubgroupSize);
+    emit(n0, lane, S);
 }
 #endif
 
@@ -305,11 +329,12 @@ void main()
 {
     if (glc_group_out_of_range())
         return;
-    uint N = glc_p[P_N] / uint(RW / RN); // output columns
-    uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize, words = glc_p[P_WORDS];
 #ifdef LK
     lanes_k();
-#elif KS > 1
+#else
+    uint N = glc_p[P_N] / uint(RW / RN); // output columns
+    uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize, words = glc_p[P_WORDS];
+#if KS > 1
     uint per = (words + uint(KS) * S - 1u) / (uint(KS) * S) * S; // words a part
     for (uint u = gl_SubgroupID; u < uint(SLOTS * KS); u += gl_NumSubgroups) {
         uint n0 = (glc_group_index() * uint(SLOTS) + u / uint(KS)) * uint(RN);
@@ -353,5 +378,6 @@ void main()
         partial(n0, 0u, words, lane, S);
         emit(n0, lane, S);
     }
+#endif
 #endif
 }

@@ -125,9 +125,18 @@ static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)
 }
 
 
+static void append(void *user, const char *text)
+{
+    char *buf = user;
+    size_t used = strlen(buf);
+    snprintf(buf + used, 65536 - used, "%s", text);
+}
+
 static void test_mm_res(void **state)
 {
     size_t ci;
+    int lk = 0; /* cases whose forced plan has matvec's lanes across K */
+    char *dump = calloc(65536, 1);
     (void)state;
     for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const rcase *c = &cases[ci];
@@ -152,19 +161,38 @@ static void test_mm_res(void **state)
         unsetenv("GLC_MATMUL");
         pl[0] = build(dev, c, 0);
         pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
-        /* GPUs (subgroups): matvec (dense weights) with a subgroup a row
+        /* matvec (dense weights): on GPUs (subgroups) with a subgroup a row
          * and its K split in 2, 4 or 8 subgroups, parts past K included;
-         * and with its lanes across K (one row of a), 32 or 64 lanes, 1-3
-         * rows a group */
-        if (dev->info.features.subgroup && glc_dtype_size(c->w) != 0) {
-            glc__tune tu = {0, 0, 0, 2u << ci % 3, 1}, tl = {1 + ci % 3, 0, 0, 0, 32u << ci % 2};
-            glc__device_tune(dev, &tu);
-            pl[2] = build(dev, c, 0);
-            glc__device_tune(dev, &tl);
-            pl[3] = build(dev, c, 0);
+         * and for one row of a, on every device (llvmpipe: GLC_MATMUL=matvec
+         * forced), with its lanes across K: 32 or 64 lanes (more where K
+         * needs them, at most 4 words a lane), 1-3 rows a group */
+        if (glc_dtype_size(c->w) != 0) {
+            int sg = dev->info.features.subgroup, mm = dev->env.matmul;
+            uint32_t lanes = 32u << ci % 2, words = (uint32_t)(k / (c->w == GLC_DTYPE_F32 ? 4 : 8));
+            glc__tune tu = {0, 0, 0, 2u << ci % 3, 1}, tl = {1 + ci % 3, 0, 0, 0, 0};
+            while (lanes * 4 < words)
+                lanes *= 2;
+            tl.lanes = lanes;
+            if (sg) {
+                glc__device_tune(dev, &tu);
+                pl[2] = build(dev, c, 0);
+            }
+            /* (without subgroups the LK layout is the only one: K must fit
+             * the device's lanes) */
+            if (sg || (tm == 1 && lanes <= dev->info.limits.max_invocations &&
+                       lanes <= dev->info.limits.max_group_size[0])) {
+                if (!sg)
+                    dev->env.matmul = GLC__MATMUL_MATVEC;
+                glc__device_tune(dev, &tl);
+                pl[3] = build(dev, c, 0);
+                dev->env.matmul = mm;
+                glc_plan_dump(pl[3], 0, append, dump);
+                lk += strstr(dump, "LK=") != NULL;
+                dump[0] = '\0';
+            }
             glc__device_tune(dev, NULL);
         }
-        nplan = pl[2] ? 4 : 2;
+        nplan = 4;
         assert_int_equal(glc_plan_stats(pl[0], &fi), GLC_OK);
         assert_int_equal(glc_plan_stats(pl[1], &pi), GLC_OK);
         assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
@@ -198,6 +226,8 @@ static void test_mm_res(void **state)
             ot_round(GLC_DTYPE_F16, w, (size_t)(n * k));
         }
         for (p = 0; p < nplan; p++) {
+            if (!pl[p])
+                continue;
             if (wq)
                 assert_int_equal(glc_plan_set_param_typed(pl[p], "w", wq,
                                                           (size_t)n * glc_dtype_row_bytes(c->w, k),
@@ -223,6 +253,8 @@ static void test_mm_res(void **state)
                 glc_plan_input in[2] = {{"x", x, (size_t)(t * k)}, {"r", r, (size_t)rn}};
                 glc_plan_output out[2] = {{"y", y[p < 2 ? p : p + 1], (size_t)(t * n)},
                                           {"p", pp[p], (size_t)(t * np)}};
+                if (!pl[p])
+                    continue;
                 assert_int_equal(glc_plan_run_with_vars(pl[p], &v, tm > 1, in, 2, out,
                                                         c->extra == 1 || c->extra == 3 ? 2 : 1),
                                  GLC_OK);
@@ -247,11 +279,11 @@ static void test_mm_res(void **state)
             snprintf(what, sizeof what, "case %zu, T %lld: fused vs reference", ci, (long long)t);
             ot_check(what, y[0], y[2], (size_t)(t * n), 1e-9);
             snprintf(what, sizeof what, "case %zu, T %lld: K parts vs reference", ci, (long long)t);
-            if (nplan == 4)
+            if (pl[2])
                 ot_check(what, y[3], y[2], (size_t)(t * n), 1e-9);
             snprintf(what, sizeof what, "case %zu, T %lld: lanes across K vs reference", ci,
                      (long long)t);
-            if (nplan == 4)
+            if (pl[3])
                 ot_check(what, y[4], y[2], (size_t)(t * n), 1e-9);
             if (c->extra == 1 || c->extra == 3)
                 ot_check("p", pp[0], pp[1], (size_t)(t * np), 1e-12);
@@ -275,6 +307,8 @@ static void test_mm_res(void **state)
         glc_plan_destroy(pl[3]);
         glc_device_destroy(dev);
     }
+    free(dump);
+    assert_true(lk > 0);
 }
 
 /* One norm, several readers (mm_norm): rms_norm(x, wn) read by R decode

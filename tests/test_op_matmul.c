@@ -327,9 +327,11 @@ static void test_matmul_errors(void **state)
     glc_device_destroy(dev);
 }
 
-/* GLC_MATMUL=matvec, b f32 [8, 64] transposed, a [1, 64]: the shape that
- * reaches plan_matvec (f32, K a multiple of 4). A device without subgroup
- * arithmetic (llvmpipe) cannot run that kernel: refused with a message
+/* GLC_MATMUL=matvec, b f32 [8, 64] transposed, a [M, 64]: the shapes that
+ * reach plan_matvec (f32, K a multiple of 4). One row of a takes its lanes
+ * across K (LK), which runs on every device: it matches the reference.
+ * Two rows take a subgroup a row: a device without subgroup arithmetic
+ * (llvmpipe) cannot run that kernel, so it is refused with a message
  * naming the variable, the output untouched (it divided by a local size
  * of 0 before); with subgroups it runs and matches the reference. */
 static void test_matmul_forced_matvec(void **state)
@@ -338,44 +340,47 @@ static void test_matmul_forced_matvec(void **state)
     glc_device *dev;
     const glc_device_features *f;
     int64_t sa[2] = {1, 64}, sb[2] = {8, 64}, so[2] = {1, 8}, ab[2] = {1, 1};
-    float a[64], b[8 * 64], ref[8], got[8];
+    float a[2 * 64], b[8 * 64], ref[2 * 8], got[2 * 8];
     uint64_t seed = 0x3a7;
     ot_tensor A, B, O;
     glc_matmul_desc nt = {1};
     glc_session *s;
     glc_status st;
-    int i, subgroups;
+    int i, m, subgroups;
     (void)state;
     setenv("GLC_MATMUL", "matvec", 1); /* read when the device is made */
     dev = tu_device(&log);
     unsetenv("GLC_MATMUL");
     f = &dev->info.features;
     subgroups = f->subgroup && (f->subgroup_ops & 0x4u) && f->subgroup_size >= 4;
-    ot_fill(&seed, a, 64, -1.0f, 1.0f);
-    ot_fill(&seed, b, 8 * 64, -1.0f, 1.0f);
-    ref_matmul(a, b, NULL, ab, ab, 1, 8, 64, 1, ref);
-    A = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sa, a);
-    B = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sb, b);
-    O = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so, NULL);
-    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    st = glc_op_matmul(s, A.view, B.view, ot_none(), &nt, O.view);
-    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
-    if (subgroups) {
-        assert_int_equal(st, GLC_OK);
-        assert_true(ot_read(&O, got));
-        ot_check("matmul forced matvec", got, ref, 8, OT_NMSE_MATMUL);
-    } else {
-        uint8_t raw[32];
-        assert_int_equal(st, GLC_ERR_UNSUPPORTED);
-        tu_assert_contains(glc_device_errmsg(dev), "GLC_MATMUL=matvec");
-        tu_assert_contains(glc_device_errmsg(dev), "subgroup");
-        assert_true(ot_read_bytes(&O, raw));
-        for (i = 0; i < 32; i++)
-            assert_int_equal(raw[i], OT_SENTINEL);
+    for (m = 1; m <= 2; m++) {
+        sa[0] = so[0] = m;
+        ot_fill(&seed, a, (size_t)(m * 64), -1.0f, 1.0f);
+        ot_fill(&seed, b, 8 * 64, -1.0f, 1.0f);
+        ref_matmul(a, b, NULL, ab, ab, m, 8, 64, 1, ref);
+        A = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sa, a);
+        B = ot_tensor_new(dev, GLC_DTYPE_F32, 2, sb, b);
+        O = ot_tensor_new(dev, GLC_DTYPE_F32, 2, so, NULL);
+        assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+        st = glc_op_matmul(s, A.view, B.view, ot_none(), &nt, O.view);
+        assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+        if (subgroups || m == 1) {
+            assert_int_equal(st, GLC_OK);
+            assert_true(ot_read(&O, got));
+            ot_check("matmul forced matvec", got, ref, (size_t)(m * 8), OT_NMSE_MATMUL);
+        } else {
+            uint8_t raw[64];
+            assert_int_equal(st, GLC_ERR_UNSUPPORTED);
+            tu_assert_contains(glc_device_errmsg(dev), "GLC_MATMUL=matvec");
+            tu_assert_contains(glc_device_errmsg(dev), "subgroup");
+            assert_true(ot_read_bytes(&O, raw));
+            for (i = 0; i < 64; i++)
+                assert_int_equal(raw[i], OT_SENTINEL);
+        }
+        ot_free(&A);
+        ot_free(&B);
+        ot_free(&O);
     }
-    ot_free(&A);
-    ot_free(&B);
-    ot_free(&O);
     glc_device_destroy(dev);
 }
 

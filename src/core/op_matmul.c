@@ -273,13 +273,21 @@ static uint32_t matvec_ks(const glc__target *tg, uint64_t slots, int64_t words, 
     return ks;
 }
 
+/* The subgroup size matvec's subgroup sums may use; 0: none (no subgroup
+ * arithmetic, or subgroups of fewer than 4) */
+static uint32_t subgroup_size(const glc__target *tg)
+{
+    const glc_device_features *f = &tg->features;
+    return f->subgroup && (f->subgroup_ops & 0x4u) && f->subgroup_size >= 4 ? f->subgroup_size : 0;
+}
+
 /* Lanes across K for a product of one row of a: the group size (a multiple
  * of the subgroup, within the device's limit, no larger than the row's
  * words need) and the words a lane owns; 0 where a row has more words than
  * MATVEC_LK_MAX a lane (the subgroup-per-row layout then). */
 static uint32_t matvec_lk(const glc__target *tg, int64_t m, int64_t words, uint32_t *lk)
 {
-    uint32_t sg = tg->features.subgroup_size, lanes = MATVEC_LK_LANES;
+    uint32_t sg = subgroup_size(tg), lanes = MATVEC_LK_LANES;
     if (m != 1 || tg->tune.lanes == 1)
         return 0;
     if (tg->tune.lanes)
@@ -288,6 +296,7 @@ static uint32_t matvec_lk(const glc__target *tg, int64_t m, int64_t words, uint3
         lanes = tg->limits.max_invocations;
     if (tg->limits.max_group_size[0] && lanes > tg->limits.max_group_size[0])
         lanes = tg->limits.max_group_size[0];
+    sg = sg ? sg : 1; /* no subgroups: GLC_MATMUL=matvec in tests (matvec.comp) */
     lanes = lanes / sg * sg;
     if ((int64_t)lanes > words) /* (words > 0: K % 8 == 0, K > 0) */
         lanes = (uint32_t)((words + sg - 1) / sg * sg);
@@ -329,8 +338,10 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     d->groups = ((uint64_t)rows + slots * rn - 1) / (slots * rn);
     if (ks > 1)
         glc__define_int(d, "KS", ks);
-    if (lanes)
+    if (lanes) {
         glc__define_int(d, "LK", lk);
+        glc__define_int(d, "LK_SG", subgroup_size(tg) != 0);
+    }
     if (a->mm.glu_out) /* the SwiGLU epilogue: a slot's gate rows and their up rows */
         glc__define_glu_out(d, a);
     glc__define_t(d, "TW", b->dtype);
@@ -382,8 +393,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     uint32_t s_hi = 0, s_lo = 0;
     uint64_t tm, tn;
     glc__dispatch_plan *d;
-    const glc_device_features *f = &tg->features;
-    int subgroups = f->subgroup && (f->subgroup_ops & 0x4u) && f->subgroup_size >= 4;
+    int subgroups = subgroup_size(tg) != 0;
     for (i = 0; i < b->rank - 2; i++)
         if (b->shape[i] != 1)
             shared_b = 0;
@@ -429,11 +439,16 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
                          matvec_fits(tg, b, k)))
         v = V_DIRECT; /* the kernels with a norm prologue */
     if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)) {
-        if (!subgroups) { /* its local size is a multiple of the subgroup size */
+        uint32_t lk;
+        /* its subgroup layout's local size is a multiple of the subgroup
+         * size; the LK layout (one row of a) runs without subgroups too */
+        if (!subgroups && !matvec_lk(tg, m, k / (b->dtype == GLC_DTYPE_F32 ? 4 : 8), &lk)) {
             glc__op_error(err, len, "matmul",
                           "GLC_MATMUL=matvec: the matvec kernel needs subgroup arithmetic "
-                          "(GL_KHR_shader_subgroup), which this device lacks; unset "
-                          "GLC_MATMUL or force direct, tiled64 or tiled128");
+                          "(GL_KHR_shader_subgroup), which this device lacks, for %lld rows of "
+                          "a by K %lld (only one row of a, of a K that fits its lanes, runs "
+                          "without); unset GLC_MATMUL or force direct, tiled64 or tiled128",
+                          (long long)m, (long long)k);
             return GLC_ERR_UNSUPPORTED;
         }
         return plan_matvec(a, tg, p, m, n, k, err, len);
