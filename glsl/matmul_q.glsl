@@ -12,7 +12,8 @@
 // conversion), and each a vec4 is loaded once for the RN rows.
 //   SPLIT (SLOTS > 0): a subgroup per tile (SLOTS tiles per group, handed
 //            out by gl_SubgroupID, so any real subgroup size works), its
-//            lanes take chunks lane, lane + S, ...; subgroupAdd reduces.
+//            lanes take chunks lane, lane + S, ...; subgroupAdd reduces
+//            (VSG: an emulated subgroup, sg_add).
 //            Coalesced weight reads: the decode (M = 1..4) path on GPUs.
 //   otherwise: an invocation per tile over the whole of K, no reduction,
 //            no shared memory, no barrier: llvmpipe and devices without
@@ -46,7 +47,9 @@
 //   the rest)
 //   ASH (matmul_q, SPLIT, M 1, AVEC, no KCH: K / 4, a staged in shared
 //   memory; with NORM times the norm's weight, its sum of squares taken
-//   once a group)
+//   once a group), VSG (SPLIT on a device without subgroup sums: the
+//   emulated subgroup's lanes, SLOTS x VSG the local size, matmul_q.comp
+//   only)
 // local size: GLC_LOCAL_SIZE_X (SPLIT: a multiple of the subgroup size)
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
@@ -63,6 +66,41 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 #define KCH 0
 #endif
 #define SPLIT (SLOTS > 0)
+
+// A tile's subgroup under SPLIT: its id, lane, size, count, elect and sum.
+// The device's; or with VSG (a device without subgroup sums: the tests on
+// llvmpipe, GLC_MATMUL=matvec) VSG lanes of the group whose sums meet in
+// shared memory. Each sg_add is a barrier of the whole group, so every
+// invocation calls it as often: main runs one tile a subgroup, a tile past
+// the grid as the last one, storing nothing (tile_live).
+#ifdef VSG
+#define SG_ID (gl_LocalInvocationID.x / uint(VSG))
+#define SG_LANE (gl_LocalInvocationID.x % uint(VSG))
+#define SG_SIZE uint(VSG)
+#define SG_COUNT (uint(GLC_LOCAL_SIZE_X) / uint(VSG))
+#define SG_ELECT (SG_LANE == 0u)
+shared float vsg_sum[GLC_LOCAL_SIZE_X];
+bool tile_live = true;
+
+float sg_add(float v)
+{
+    uint l = gl_LocalInvocationID.x, first = l - l % uint(VSG);
+    vsg_sum[l] = v;
+    barrier();
+    float s = 0.0;
+    for (uint i = 0u; i < uint(VSG); i++)
+        s += vsg_sum[first + i];
+    barrier();
+    return s;
+}
+#elif SPLIT
+#define SG_ID gl_SubgroupID
+#define SG_LANE gl_SubgroupInvocationID
+#define SG_SIZE gl_SubgroupSize
+#define SG_COUNT gl_NumSubgroups
+#define SG_ELECT subgroupElect()
+#define sg_add subgroupAdd
+#endif
 
 #if AVEC
 layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
@@ -137,14 +175,14 @@ void stage_a()
         ash[ash_at(v)] = x;
     }
 #ifdef NORM
-    ss = subgroupAdd(ss);
-    if (subgroupElect())
-        ash_part[gl_SubgroupID] = ss;
+    ss = sg_add(ss);
+    if (SG_ELECT)
+        ash_part[SG_ID] = ss;
 #endif
     barrier();
 #ifdef NORM
     ash_ss = 0.0;
-    for (uint i = 0u; i < gl_NumSubgroups; i++)
+    for (uint i = 0u; i < SG_COUNT; i++)
         ash_ss += ash_part[i];
 #endif
 }
@@ -261,7 +299,7 @@ void accumulate(uint first, uint step)
 float total(float v)
 {
 #if SPLIT
-    return subgroupAdd(v);
+    return sg_add(v);
 #else
     return v;
 #endif
@@ -295,7 +333,11 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
 #endif
 #if SPLIT
             // lane r * CM + m writes (wrapping when the tile has more outputs than lanes)
-            if (lane != uint(r * CM + m) % gl_SubgroupSize)
+            if (lane != uint(r * CM + m) % SG_SIZE)
+                continue;
+#endif
+#ifdef VSG
+            if (!tile_live)
                 continue;
 #endif
             uint n = n0 + uint(r);
@@ -358,11 +400,16 @@ void main()
 #ifdef ASH
     stage_a();
 #endif
-    for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
+    for (uint slot = SG_ID; slot < uint(SLOTS); slot += SG_COUNT) {
         uint tile = glc_group_index() * uint(SLOTS) + slot;
+#ifdef VSG
+        tile_live = tile < glc_p[P_TILES];
+        tile = min(tile, glc_p[P_TILES] - 1u);
+#else
         if (tile >= glc_p[P_TILES])
             break;
-        do_tile(tile, gl_SubgroupInvocationID, gl_SubgroupSize);
+#endif
+        do_tile(tile, SG_LANE, SG_SIZE);
     }
 #else
     uint tile = glc_global_index();

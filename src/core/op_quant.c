@@ -203,6 +203,8 @@ static glc_status expert_infer(glc__op_args *a, char *err, size_t len)
 typedef struct variant {
     int split;
     uint32_t local, slots;
+    uint32_t sg; /* split: a tile's lanes (the subgroup size, or VSG) */
+    int vsg;     /* split with an emulated subgroup (glsl/matmul_q.glsl VSG) */
     int rn, cm;
 } variant;
 
@@ -211,9 +213,15 @@ static int cm_for(int64_t rows)
     return rows <= 1 ? 1 : rows <= 2 ? 2 : rows <= 4 ? 4 : 8;
 }
 
+/* The lanes of matmul_q's emulated subgroup (glsl/matmul_q.glsl VSG) */
+#define VSG_LANES 8
+
 /* rows: the rows of a one tile may share (M, or pairs per expert); n:
- * the weight rows (an expert's). */
-static variant choose(const glc__target *tg, int64_t rows, int64_t n)
+ * the weight rows (an expert's). vsg: the split variant may emulate its
+ * subgroups where GLC_MATMUL=matvec forces it on a device without
+ * subgroup sums (matmul_q's dense tiles only: the tests on llvmpipe run
+ * the decode's GPU kernel that way). */
+static variant choose(const glc__target *tg, int64_t rows, int64_t n, int vsg)
 {
     const glc_device_features *f = &tg->features;
     uint32_t max_local = tg->limits.max_invocations < 128 ? tg->limits.max_invocations : 128;
@@ -230,6 +238,16 @@ static variant choose(const glc__target *tg, int64_t rows, int64_t n)
         if (tg->tune.rn)
             v.rn = (int)tg->tune.rn;
         v.local = v.slots * f->subgroup_size;
+        v.sg = f->subgroup_size;
+        v.cm = cm_for(rows);
+    } else if (vsg && tg->matmul == GLC__MATMUL_MATVEC && max_local >= 2 * VSG_LANES) {
+        v.split = v.vsg = 1;
+        v.sg = VSG_LANES;
+        v.slots = max_local / VSG_LANES;
+        v.local = v.slots * VSG_LANES;
+        v.rn = n >= 8192 ? 4 : 2;
+        if (tg->tune.rn)
+            v.rn = (int)tg->tune.rn;
         v.cm = cm_for(rows);
     } else {
         v.local = ROW_LOCAL < max_local ? ROW_LOCAL : max_local;
@@ -256,6 +274,8 @@ static glc__dispatch_plan *begin(glc__op_plan *p, const char *kernel, const vari
     glc__define_int(d, "CM", v->cm);
     if (v->split)
         glc__define_int(d, "SLOTS", v->slots);
+    if (v->vsg)
+        glc__define_int(d, "VSG", v->sg);
     if (k % 4)
         glc__define(d, "AVEC", "0");
     /* the engine's slots: one layout for the three kernels */
@@ -308,7 +328,7 @@ typedef struct qsplit {
 static glc_status plan_cap(const glc__target *tg, const variant *v, const char *op, int64_t chunks,
                            int64_t pairs, qsplit *q, char *err, size_t len)
 {
-    uint64_t budget = glc__loop_budget(tg), lanes = v->split ? tg->features.subgroup_size : 1;
+    uint64_t budget = glc__loop_budget(tg), lanes = v->split ? v->sg : 1;
     uint64_t group = (chunks + lanes - 1) / lanes * Q_CHUNK_COST + Q_GROUP_COST, g, steps;
     uint64_t cm = (uint64_t)v->cm, groups_all = ((uint64_t)pairs + cm - 1) / cm;
     memset(q, 0, sizeof *q);
@@ -481,7 +501,7 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
 {
     const glc__tensor *w = &a->t[1];
     int64_t k = w->shape[1], n = w->shape[0], m = glc__numel(&a->t[0]) / k;
-    variant v = choose(tg, m, a->mm.glu_out ? n / 2 : n);
+    variant v = choose(tg, m, a->mm.glu_out ? n / 2 : n, 1);
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
     uint64_t tiles;
     glc__dispatch_plan *d;
@@ -557,7 +577,7 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
     int64_t bits = a->affine.bits, group = a->affine.group, n = w->shape[0],
             k = w->shape[1] * 32 / bits;
     int64_t m = glc__numel(&a->t[0]) / k;
-    variant v = choose(tg, m, n);
+    variant v = choose(tg, m, n, 0);
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
     uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     uint32_t wstride = (uint32_t)(k * bits / 128);
@@ -600,7 +620,7 @@ static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc_
     const glc__tensor *x = &a->t[0], *w = &a->t[1], *ids = &a->t[2];
     int64_t e = w->shape[0], n = w->shape[1], k = w->shape[2];
     int64_t pairs = ids->shape[0] * ids->shape[1];
-    variant v = choose(tg, (pairs + e - 1) / e, w->shape[1]);
+    variant v = choose(tg, (pairs + e - 1) / e, w->shape[1], 0);
     uint64_t tiles = (uint64_t)(e + 1) * (uint64_t)((n + v.rn - 1) / v.rn);
     glc__dispatch_plan *d = begin(p, "matmul_expert", &v, (int)glc__kdtype_of(w->dtype), pairs, n,
                                   k, (uint32_t)ids->shape[1], tiles, q_stride(w->dtype, k));
