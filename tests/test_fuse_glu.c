@@ -76,6 +76,7 @@ static const gcase cases[] = {
      * words a lane when the test forces 32 or 64 lanes */
     {GLC_DTYPE_F16, 1, 1000, 37, GLC_UNARY_GELU, 1, 0, 1, 0, 0, 0, 1},
     {GLC_DTYPE_F32, 1, 508, 19, GLC_UNARY_SILU, 0, 1, 1, 1, 0, 0, 1},
+    {GLC_DTYPE_BF16, 1, 264, 13, GLC_UNARY_SILU, 1, 0, 1, 0, 0, 0, 1},
 };
 
 static int quantized(glc_dtype t) { return glc_dtype_size(t) == 0; }

@@ -82,6 +82,7 @@ static const rcase cases[] = {
      * lane when the test forces 32 or 64 lanes */
     {GLC_DTYPE_F16, 1, 1000, 37, 1, 0, 1, NULL, 0, 1, 1, 1},
     {GLC_DTYPE_F32, 1, 508, 70, 2, GLC_UNARY_SILU, 0, NULL, 0, 1, 0, 0},
+    {GLC_DTYPE_BF16, 1, 200, 11, 1, 0, 1, NULL, 0, 1, 1, 1},
 };
 
 static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)
@@ -239,8 +240,8 @@ static void test_mm_res(void **state)
             wq = malloc((size_t)n * glc_dtype_row_bytes(c->w, k));
             ref_quantize(c->w, w, (size_t)(n * k), wq);
             ref_dequantize(c->w, wq, (size_t)(n * k), w);
-        } else if (c->w == GLC_DTYPE_F16) {
-            ot_round(GLC_DTYPE_F16, w, (size_t)(n * k));
+        } else if (c->w == GLC_DTYPE_F16 || c->w == GLC_DTYPE_BF16) {
+            ot_round(c->w, w, (size_t)(n * k));
         }
         for (p = 0; p < nplan; p++) {
             if (!pl[p])

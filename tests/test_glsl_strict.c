@@ -159,8 +159,8 @@ static int validates(const char *src, char *msg, size_t len)
  * and decode) made on dev. */
 static void plan_decoder(glc_device *dev, int gpu)
 {
-    static const glc_dtype wt[] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0,
-                                   GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K};
+    static const glc_dtype wt[] = {GLC_DTYPE_F32,  GLC_DTYPE_F16,  GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0,
+                                   GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K, GLC_DTYPE_BF16};
     static const glc_dtype ct[] = {GLC_DTYPE_F32, GLC_DTYPE_F16};
     static const char *const config[] = {"tiny", "1b"};
     int n, w, c, dec;

@@ -42,7 +42,7 @@
  *
  * Variants (chosen from the target; GLC_MATMUL forces one, for tests and
  * benchmarks on drivers where it would not be chosen):
- * - matvec: transpose_b, shared b, M <= 8, f32/f16 b, subgroups, not
+ * - matvec: transpose_b, shared b, M <= 8, f32/f16/bf16 b, subgroups, not
  *   llvmpipe: glsl/matvec.comp (a subgroup per RN rows of b, lanes split
  *   K; a product of few rows splits each row's K over 2 subgroups of the
  *   group, matvec_ks): the decode path, bound by reading b once. One row
@@ -410,15 +410,14 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     }
 
     v = forced_variant(tg);
-    if (v == V_MATVEC && !(nt && b->rank == 2 && b->dtype != GLC_DTYPE_BF16 && !blocks))
+    if (v == V_MATVEC && !(nt && b->rank == 2 && !blocks))
         v = V_AUTO;
     if (v == V_TILED128 && tg->limits.max_invocations < 256)
         v = V_TILED64;
     if (v == V_AUTO) {
         if (tg->is_llvmpipe)
             v = V_DIRECT;
-        else if (nt && b->rank == 2 && m <= 8 && b->dtype != GLC_DTYPE_BF16 && subgroups &&
-                 !blocks)
+        else if (nt && b->rank == 2 && m <= 8 && subgroups && !blocks)
             v = V_MATVEC;
         else if (m <= 4)
             v = V_DIRECT;
@@ -453,8 +452,10 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         }
         return plan_matvec(a, tg, p, m, n, k, err, len);
     }
-    if (v == V_MATVEC)
+    if (v == V_MATVEC && b->dtype != GLC_DTYPE_BF16) /* (matmul_q reads no bf16) */
         return glc__op_MATMUL_Q_desc.plan(a, tg, p, err, len);
+    if (v == V_MATVEC)
+        v = V_DIRECT;
 
     /* direct: RM rows of a an invocation; 16 on llvmpipe from 16 rows (its
      * JIT keeps them in registers: 512^3 15 -> 22 GFLOP/s on 2 cores) */
