@@ -164,7 +164,7 @@ $(BUILD)/tests/ref/%.o: tests/ref/%.c $(wildcard tests/ref/*.h) include/glcomput
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref -c $< -o $@
 
 # Tests link the static library, so they can reach internal (glc__) symbols.
-$(BUILD)/tests/%: tests/%.c tests/testutil.h tests/fakegl.h $(REF_OBJ) $(STATIC)
+$(BUILD)/tests/%: tests/%.c tests/testutil.h tests/fakegl.h tests/forced_mv.h $(REF_OBJ) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/ref $< -o $@ $(REF_OBJ) $(STATIC) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(EXTRA_LIBS) $(LIBS)
 

@@ -18,7 +18,7 @@
 #include "testutil.h"
 
 #include "device.h" /* the loop cap, as test_op_matmul sets it */
-#include "op_run.h" /* glc__device_tune: matvec's K parts forced */
+#include "forced_mv.h"
 #include "optest.h"
 #include "ref_elementwise.h"
 #include "ref_quant.h"
@@ -132,6 +132,12 @@ static glc_plan *build(glc_device *dev, const gcase *c, uint32_t flags)
     return p;
 }
 
+/* build() for fm_plans (forced_mv.h) */
+static glc_plan *build_any(glc_device *dev, const void *c, uint32_t flags)
+{
+    return build(dev, (const gcase *)c, flags);
+}
+
 
 /* w (n x k floats) as the weights the plan gets: rounded to the dtype, or
  * made GGML blocks (returned, *bytes set) whose values w then holds. */
@@ -225,49 +231,8 @@ static void test_glu_out(void **state)
             dev->info.limits.max_loop_iterations = c->cap;
         pl[0] = build(dev, c, 0);
         pl[1] = build(dev, c, GLC_COMPILE_NO_FUSE);
-        /* matvec (dense weights): on GPUs (subgroups) with a subgroup a row
-         * and its K split in 2, 4 or 8 subgroups, parts past K included;
-         * and for one row of a, on every device (llvmpipe: GLC_MATMUL=matvec
-         * forced), with its lanes across K: 32 or 64 lanes (more where K
-         * needs them, at most 4 words a lane), 1-3 gate rows a group (the
-         * planner's choice follows from the shape and reaches few of
-         * these). Blocks without subgroups (llvmpipe): GLC_MATMUL=matvec
-         * gives matmul_q's split variant, the GPUs' decode kernel, with an
-         * emulated subgroup (VSG), 1-2 gate rows a tile. */
         sgs = dev->info.features.subgroup;
-        /* (the decode's one row of a: each case costs llvmpipe its
-         * compiles) */
-        if (quantized(c->w) && !sgs && tm == 1) {
-            int mm = dev->env.matmul;
-            glc__tune tl = {1 + ci % 2, 0, 0, 0, 0};
-            dev->env.matmul = GLC__MATMUL_MATVEC;
-            glc__device_tune(dev, &tl);
-            pl[3] = build(dev, c, 0);
-            glc__device_tune(dev, NULL);
-            dev->env.matmul = mm;
-        } else if (!quantized(c->w)) {
-            int sg = dev->info.features.subgroup, mm = dev->env.matmul;
-            uint32_t lanes = 32u << ci % 2, words = (uint32_t)(k / (c->w == GLC_DTYPE_F32 ? 4 : 8));
-            glc__tune tu = {0, 0, 0, 2u << ci % 3, 1}, tl = {1 + ci % 3, 0, 0, 0, 0};
-            while (lanes * 4 < words)
-                lanes *= 2;
-            tl.lanes = lanes;
-            if (sg) {
-                glc__device_tune(dev, &tu);
-                pl[2] = build(dev, c, 0);
-            }
-            /* (without subgroups the LK layout is the only one: K must fit
-             * the device's lanes) */
-            if (sg || (tm == 1 && lanes <= dev->info.limits.max_invocations &&
-                       lanes <= dev->info.limits.max_group_size[0])) {
-                if (!sg)
-                    dev->env.matmul = GLC__MATMUL_MATVEC;
-                glc__device_tune(dev, &tl);
-                pl[3] = build(dev, c, 0);
-                dev->env.matmul = mm;
-            }
-            glc__device_tune(dev, NULL);
-        }
+        fm_plans(dev, build_any, c, ci, c->w, k, tm, &pl[2], &pl[3]);
         np = 4;
         if (pl[3]) { /* the lanes across K where K fits them (no loop cap forced) */
             dump[0] = '\0';
