@@ -1,14 +1,16 @@
 /*
  * The kernels as a GPU gets them, through a strict GLSL ES 3.10 front end.
  * Mesa accepts some sources that NVIDIA's compiler refuses (an int times a
- * uint, 2026-11-27), and the GPU-only variants (matvec, split matmul_q,
- * sdpa_split, the tiled matmul) are never compiled by llvmpipe. So a fake
+ * uint, 2026-11-27), and the GPU-only variants (matvec's subgroup paths,
+ * split matmul_q with subgroups, sdpa_split, the tiled matmul) are never
+ * compiled by llvmpipe (the tests there run the decode kernels' emulated
+ * forms, LK_SG 0 and VSG, under GLC_MATMUL=matvec). So a fake
  * device with an NVIDIA-like target (subgroups of 32, 48 KiB of shared
  * memory, 1024 invocations, no loop cap), one with the ES 3.1 minimum
  * limits, and (the decoder only) one named llvmpipe with the GPU's limits
  * (the attention that does the rope, llvmpipe's variant), compile the
  * decoder's plans (examples/llama.c, tiny and 1b
- * configs: f32, f16, q8_0, q4_0, q4_K and q6_K weights, f32 and f16
+ * configs: f32, f16, q8_0, q4_0, q4_K, q6_K and bf16 weights, f32 and f16
  * caches, prefill and decode) and every case of the op table
  * (tests/ref/opcases.c, but the large ones), recording every source they
  * are handed,

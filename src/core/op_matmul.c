@@ -47,7 +47,10 @@
  *   K; a product of few rows splits each row's K over 2 subgroups of the
  *   group, matvec_ks): the decode path, bound by reading b once. One row
  *   of a (M 1) takes its LK layout (matvec_lk): a group of up to 512 lanes
- *   across K per row of b, a's values read once into registers.
+ *   across K per row of b, a's values read once into registers. The LK
+ *   layout also runs without subgroups (its sums in shared memory), so
+ *   GLC_MATMUL=matvec runs it on llvmpipe: the tests' way to run the
+ *   GPUs' decode kernel there.
  * - tiled: shared-memory blocks of BM x BN outputs, BK = 16 at a time,
  *   TM x TN per invocation: 128 x 128 (256 invocations, 8 x 8 each, 16 KiB
  *   of shared memory) when the device allows 256 invocations and the grid
