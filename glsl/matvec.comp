@@ -224,6 +224,11 @@ void emit(uint n0, uint lane, uint S)
 // subgroup sums: the tests on llvmpipe, GLC_MATMUL=matvec) every lane puts
 // its sums in lk_sum and the group's first lanes store.
 #define LG GLC_LOCAL_SIZE_X
+#ifdef NORM
+#define LK_NS (RW + 1) // sums a lane part: its rows', and with NORM the sum of squares
+#else
+#define LK_NS RW
+#endif
 #if LK_SG
 shared float lk_sum[(LG / 4) * (RW + 1)]; // a subgroup's sums each (4: the least subgroup size)
 #else
@@ -295,7 +300,7 @@ void lanes_k()
     if (n0 >= N)
         return;
 #endif
-    for (int i = 0; i <= RW; i++) {
+    for (int i = 0; i < LK_NS; i++) {
         float v = 0.0;
         for (uint g = 0u; g < parts; g++)
             v += lk_sum[g * uint(RW + 1) + uint(i)];
