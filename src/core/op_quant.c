@@ -230,24 +230,21 @@ static variant choose(const glc__target *tg, int64_t rows, int64_t n, int vsg)
     if (f->subgroup && (f->subgroup_ops & SUBGROUP_ARITHMETIC) && f->subgroup_size >= 4 &&
         f->subgroup_size <= max_local && !tg->is_llvmpipe) {
         v.split = 1;
+        v.sg = f->subgroup_size;
         v.slots = max_local / f->subgroup_size;
-        v.rn = n >= 8192 ? 4 : 2; /* H100 1b decode shapes (glc-bench-ops "mv sweep"):
-                                   * wide products gain from fewer, longer tiles */
         if (tg->tune.slots && tg->tune.slots * f->subgroup_size <= tg->limits.max_invocations)
             v.slots = tg->tune.slots; /* a benchmark's sweep (ops.h) */
-        if (tg->tune.rn)
-            v.rn = (int)tg->tune.rn;
-        v.local = v.slots * f->subgroup_size;
-        v.sg = f->subgroup_size;
-        v.cm = cm_for(rows);
     } else if (vsg && tg->matmul == GLC__MATMUL_MATVEC && max_local >= 2 * VSG_LANES) {
         v.split = v.vsg = 1;
         v.sg = VSG_LANES;
         v.slots = max_local / VSG_LANES;
-        v.local = v.slots * VSG_LANES;
-        v.rn = n >= 8192 ? 4 : 2;
+    }
+    if (v.split) {
+        v.rn = n >= 8192 ? 4 : 2; /* H100 1b decode shapes (glc-bench-ops "mv sweep"):
+                                   * wide products gain from fewer, longer tiles */
         if (tg->tune.rn)
             v.rn = (int)tg->tune.rn;
+        v.local = v.slots * v.sg;
         v.cm = cm_for(rows);
     } else {
         v.local = ROW_LOCAL < max_local ? ROW_LOCAL : max_local;
