@@ -67,39 +67,14 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 #endif
 #define SPLIT (SLOTS > 0)
 
-// A tile's subgroup under SPLIT: its id, lane, size, count, elect and sum.
-// The device's; or with VSG (a device without subgroup sums: the tests on
-// llvmpipe, GLC_MATMUL=matvec) VSG lanes of the group whose sums meet in
-// shared memory. Each sg_add is a barrier of the whole group, so every
-// invocation calls it as often: main runs one tile a subgroup, a tile past
-// the grid as the last one, storing nothing (tile_live).
+// A tile's subgroup under SPLIT (subgroup.glsl). With VSG main runs one
+// tile a subgroup, a tile past the grid as the last one, storing nothing
+// (tile_live).
+#if SPLIT
+#include "subgroup.glsl"
+#endif
 #ifdef VSG
-#define SG_ID (gl_LocalInvocationID.x / uint(VSG))
-#define SG_LANE (gl_LocalInvocationID.x % uint(VSG))
-#define SG_SIZE uint(VSG)
-#define SG_COUNT (uint(GLC_LOCAL_SIZE_X) / uint(VSG))
-#define SG_ELECT (SG_LANE == 0u)
-shared float vsg_sum[GLC_LOCAL_SIZE_X];
 bool tile_live = true;
-
-float sg_add(float v)
-{
-    uint l = gl_LocalInvocationID.x, first = l - l % uint(VSG);
-    vsg_sum[l] = v;
-    barrier();
-    float s = 0.0;
-    for (uint i = 0u; i < uint(VSG); i++)
-        s += vsg_sum[first + i];
-    barrier();
-    return s;
-}
-#elif SPLIT
-#define SG_ID gl_SubgroupID
-#define SG_LANE gl_SubgroupInvocationID
-#define SG_SIZE gl_SubgroupSize
-#define SG_COUNT gl_NumSubgroups
-#define SG_ELECT subgroupElect()
-#define sg_add subgroupAdd
 #endif
 
 #if AVEC

@@ -19,7 +19,9 @@
 // defines: TW (GLC_T_*), CM, RN, UNROLL, SLOTS (row slots per group), KS
 //   (subgroups per slot, each summing one of KS runs of K; default 1), LK
 //   (CM 1: the group's lanes across K, LK words of each row a lane, one
-//   slot of RN rows a group: lanes_k; LK_SG 1: with subgroup sums), ACT,
+//   slot of RN rows a group: lanes_k; LK_SG 1: with subgroup sums), VSG
+//   (not LK, a device without subgroup sums: subgroup.glsl's emulated
+//   subgroup of VSG lanes), ACT,
 //   SEG, RES (a residual added last), GLU_OUT (the fused SwiGLU epilogue, a
 //   glc_act op: W's rows are gate | up halves, N in all; a subgroup reads
 //   its RN gate rows and the up rows N / 2 further, and writes
@@ -28,8 +30,8 @@
 //   norm's eps NORM_EPS: a subgroup reads all of K for its rows anyway, so
 //   it sums the squares of what it loads, at no extra read, barrier or
 //   shared memory), GLU (the fused SwiGLU input: a row is act(gate) * up)
-// local size: GLC_LOCAL_SIZE_X = SLOTS x KS x the subgroup size (LK: any
-//   multiple of it)
+// local size: GLC_LOCAL_SIZE_X = SLOTS x KS x the subgroup size (VSG: the
+//   emulated one's; LK: any multiple of it)
 
 #define GLC_KP_MATVEC
 #include "kparams.glsl"
@@ -123,6 +125,10 @@ float ssq[CM];
 #endif
 
 #ifndef LK
+// A slot's subgroup (subgroup.glsl; VSG: emulated, one slot each, a slot
+// past N included: emit stores nothing there)
+#include "subgroup.glsl"
+
 // The sums of the slot at weight row n0 over words [wb, we) of K
 void partial(uint n0, uint wb, uint we, uint lane, uint S)
 {
@@ -168,10 +174,10 @@ void partial(uint n0, uint wb, uint we, uint lane, uint S)
     }
     for (int r = 0; r < RW; r++)
         for (int m = 0; m < CM; m++)
-            acc[r][m] = subgroupAdd(acc[r][m]);
+            acc[r][m] = sg_add(acc[r][m]);
 #ifdef NORM
     for (int m = 0; m < CM; m++)
-        ssq[m] = subgroupAdd(ssq[m]);
+        ssq[m] = sg_add(ssq[m]);
 #endif
 }
 
@@ -338,16 +344,18 @@ void main()
     lanes_k();
 #else
     uint N = glc_p[P_N] / uint(RW / RN); // output columns
-    uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize, words = glc_p[P_WORDS];
+    uint lane = SG_LANE, S = SG_SIZE, words = glc_p[P_WORDS];
 #if KS > 1
     uint per = (words + uint(KS) * S - 1u) / (uint(KS) * S) * S; // words a part
-    for (uint u = gl_SubgroupID; u < uint(SLOTS * KS); u += gl_NumSubgroups) {
+    for (uint u = SG_ID; u < uint(SLOTS * KS); u += SG_COUNT) {
         uint n0 = (glc_group_index() * uint(SLOTS) + u / uint(KS)) * uint(RN);
+#ifndef VSG
         if (n0 >= N)
             break;
+#endif
         uint wb = (u % uint(KS)) * per;
         partial(n0, wb, min(words, wb + per), lane, S);
-        if (subgroupElect()) {
+        if (SG_ELECT) {
             for (int r = 0; r < RW; r++)
                 for (int m = 0; m < CM; m++)
                     ks_sum[u * uint(KS_N) + uint(r * CM + m)] = acc[r][m];
@@ -358,7 +366,7 @@ void main()
         }
     }
     barrier();
-    for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
+    for (uint slot = SG_ID; slot < uint(SLOTS); slot += SG_COUNT) {
         uint n0 = (glc_group_index() * uint(SLOTS) + slot) * uint(RN);
         if (n0 >= N)
             break;
@@ -376,10 +384,12 @@ void main()
         emit(n0, lane, S);
     }
 #else
-    for (uint slot = gl_SubgroupID; slot < uint(SLOTS); slot += gl_NumSubgroups) {
+    for (uint slot = SG_ID; slot < uint(SLOTS); slot += SG_COUNT) {
         uint n0 = (glc_group_index() * uint(SLOTS) + slot) * uint(RN);
+#ifndef VSG
         if (n0 >= N)
             break;
+#endif
         partial(n0, 0u, words, lane, S);
         emit(n0, lane, S);
     }

@@ -2,8 +2,10 @@
  * The decode kernels' variants, forced for a test's graph (test_fuse_glu,
  * test_fuse_res): the planner's own choice follows from the shape and
  * reaches few of them.
- * - ks: on GPUs (subgroups), dense weights: matvec with a subgroup a row
- *   and its K split in 2, 4 or 8 subgroups (parts past K included).
+ * - ks: dense weights: matvec with a subgroup a row and its K split in 2,
+ *   4 or 8 subgroups (parts past K included); on GPUs (subgroups) in every
+ *   case, elsewhere (llvmpipe, GLC_MATMUL=matvec: emulated subgroups) in
+ *   every third (llvmpipe compiles each).
  * - lk: one row of a (T 1) on every device, GLC_MATMUL=matvec where there
  *   are no subgroups (llvmpipe): dense weights take matvec's lanes across
  *   K (32 or 64 lanes, more where K needs them: at most 4 words a lane;
@@ -36,9 +38,12 @@ static inline void fm_plans(glc_device *dev, fm_build build, const void *c, size
         while (lanes * 4 < words)
             lanes *= 2;
         tl.lanes = lanes;
-        if (sg) {
+        if (sg || ci % 3 == 0) {
+            if (!sg)
+                dev->env.matmul = GLC__MATMUL_MATVEC;
             glc__device_tune(dev, &tu);
             *ks = build(dev, c, 0);
+            dev->env.matmul = mm;
         }
         /* without subgroups the LK layout is the only one: K must fit the
          * device's lanes */

@@ -47,10 +47,11 @@
  *   K; a product of few rows splits each row's K over 2 subgroups of the
  *   group, matvec_ks): the decode path, bound by reading b once. One row
  *   of a (M 1) takes its LK layout (matvec_lk): a group of up to 512 lanes
- *   across K per row of b, a's values read once into registers. The LK
- *   layout also runs without subgroups (its sums in shared memory), so
- *   GLC_MATMUL=matvec runs it on llvmpipe: the tests' way to run the
- *   GPUs' decode kernel there.
+ *   across K per row of b, a's values read once into registers. Both
+ *   layouts also run without subgroup sums (in shared memory: LK_SG 0, and
+ *   glsl/subgroup.glsl's emulated subgroup, VSG), so GLC_MATMUL=matvec
+ *   runs them on llvmpipe: the tests' way to run the GPUs' decode kernel
+ *   there.
  * - tiled: shared-memory blocks of BM x BN outputs, BK = 16 at a time,
  *   TM x TN per invocation: 128 x 128 (256 invocations, 8 x 8 each, 16 KiB
  *   of shared memory) when the device allows 256 invocations and the grid
@@ -258,13 +259,31 @@ static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at, int
     d->bind[0].size = (size_t)((g0 < u0 ? u0 - g0 : g0 - u0) + m * k) * 4;
 }
 
+/* The subgroup size matvec's subgroup sums may use; 0: none (no subgroup
+ * arithmetic, or subgroups of fewer than 4) */
+static uint32_t subgroup_size(const glc__target *tg)
+{
+    const glc_device_features *f = &tg->features;
+    return f->subgroup && (f->subgroup_ops & 0x4u) && f->subgroup_size >= 4 ? f->subgroup_size : 0;
+}
+
+/* The lanes of matvec's subgroup-a-row layout: the device's subgroup, or
+ * on a device without subgroup sums (GLC_MATMUL=matvec in tests) an
+ * emulated one of MATVEC_VSG lanes (glsl/subgroup.glsl VSG) */
+#define MATVEC_VSG 8
+static uint32_t matvec_sg(const glc__target *tg)
+{
+    uint32_t sg = subgroup_size(tg);
+    return sg ? sg : MATVEC_VSG;
+}
+
 /* K parts (glsl/matvec.comp KS): a product of few rows and long K, as the
  * decode's w2 (2048 rows of 8192), has too few subgroups to keep the GPU's
  * memory busy; KS subgroups then share each slot's K, each part at least
  * one step of the subgroup's loads, until there are MATVEC_KS_SUBGROUPS. */
 static uint32_t matvec_ks(const glc__target *tg, uint64_t slots, int64_t words, uint32_t unroll)
 {
-    uint32_t sg = tg->features.subgroup_size, ks = 1;
+    uint32_t sg = matvec_sg(tg), ks = 1;
     if (tg->tune.ks)
         ks = tg->tune.ks;
     else
@@ -276,13 +295,6 @@ static uint32_t matvec_ks(const glc__target *tg, uint64_t slots, int64_t words, 
     return ks;
 }
 
-/* The subgroup size matvec's subgroup sums may use; 0: none (no subgroup
- * arithmetic, or subgroups of fewer than 4) */
-static uint32_t subgroup_size(const glc__target *tg)
-{
-    const glc_device_features *f = &tg->features;
-    return f->subgroup && (f->subgroup_ops & 0x4u) && f->subgroup_size >= 4 ? f->subgroup_size : 0;
-}
 
 /* Lanes across K for a product of one row of a: the group size (a multiple
  * of the subgroup, within the device's limit, no larger than the row's
@@ -316,7 +328,7 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
                               int64_t m, int64_t n, int64_t k, char *err, size_t len)
 {
     const glc__tensor *b = &a->t[1];
-    uint32_t sg = tg->features.subgroup_size, slots = MATVEC_SLOTS, rn = MATVEC_RN;
+    uint32_t sg = matvec_sg(tg), slots = MATVEC_SLOTS, rn = MATVEC_RN;
     uint32_t unroll = MATVEC_UNROLL, epw = b->dtype == GLC_DTYPE_F32 ? 4 : 8, ks = 1, lk = 0;
     uint32_t lanes = matvec_lk(tg, m, k / epw, &lk), rows = (uint32_t)(a->mm.glu_out ? n / 2 : n);
     glc__dispatch_plan *d;
@@ -341,6 +353,8 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     d->groups = ((uint64_t)rows + slots * rn - 1) / (slots * rn);
     if (ks > 1)
         glc__define_int(d, "KS", ks);
+    if (!lanes && !subgroup_size(tg))
+        glc__define_int(d, "VSG", sg);
     if (lanes) {
         glc__define_int(d, "LK", lk);
         glc__define_int(d, "LK_SG", subgroup_size(tg) != 0);
@@ -440,21 +454,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     if (has_norm(a) && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 &&
                          matvec_fits(tg, b, k)))
         v = V_DIRECT; /* the kernels with a norm prologue */
-    if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)) {
-        uint32_t lk;
-        /* its subgroup layout's local size is a multiple of the subgroup
-         * size; the LK layout (one row of a) runs without subgroups too */
-        if (!subgroups && !matvec_lk(tg, m, k / (b->dtype == GLC_DTYPE_F32 ? 4 : 8), &lk)) {
-            glc__op_error(err, len, "matmul",
-                          "GLC_MATMUL=matvec: the matvec kernel needs subgroup arithmetic "
-                          "(GL_KHR_shader_subgroup), which this device lacks, for %lld rows of "
-                          "a by K %lld (only one row of a, of a K that fits its lanes, runs "
-                          "without); unset GLC_MATMUL or force direct, tiled64 or tiled128",
-                          (long long)m, (long long)k);
-            return GLC_ERR_UNSUPPORTED;
-        }
-        return plan_matvec(a, tg, p, m, n, k, err, len);
-    }
+    if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k))
+        return plan_matvec(a, tg, p, m, n, k, err, len); /* (any device: matvec_sg) */
     if (v == V_MATVEC && b->dtype != GLC_DTYPE_BF16) /* (matmul_q reads no bf16) */
         return glc__op_MATMUL_Q_desc.plan(a, tg, p, err, len);
     if (v == V_MATVEC)
