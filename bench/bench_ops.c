@@ -756,15 +756,17 @@ static void matmul_row(int n, int reps)
     glc_buffer_destroy(C);
 }
 
-/* ---- q4_0 decode mat-vec layouts (issues 13 and 16) ----
- * How fast a Q4_0 mat-vec reads its weights when a group's lanes split K
- * (a lane a block, a's 32 values in registers, RN rows a group): from the
- * GGML layout (18-byte blocks on 2-byte boundaries: 5 word loads a block)
- * or from rows repacked as [the rows' 16-byte quant words][their f16
- * scales] (one 16-byte load a block, a scale word). Copies of the matrix
- * span MV_MEMORY_BYTES, each run reading the next (weights from memory, as
- * in a decode). The output is checked against a C dot product. A
- * measurement for choosing a layout; nothing in the library uses it. */
+/* ---- Q4_0 / Q8_0 decode mat-vec layouts (issues 13 and 16) ----
+ * How fast a mat-vec of 32-value blocks reads its weights when a group's
+ * lanes split K (a lane a block, a's 32 values in registers, RN rows a
+ * group): from the GGML layout (18- or 34-byte blocks on 2-byte
+ * boundaries: 5 or 9 word loads a block) or from rows repacked as [the
+ * rows' quant words][their f16 scales] (one or two 16-byte loads a block,
+ * a scale word). Copies of the matrix span MV_MEMORY_BYTES, each run
+ * reading the next (weights from memory, as in a decode). The output is
+ * checked against a C dot product. A measurement for choosing a layout;
+ * nothing in the library uses it. QB: quant words a block, 4 (Q4_0) or
+ * 8 (Q8_0). */
 static const char q4p_src[] =
     "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
     "layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };\n"
@@ -772,11 +774,55 @@ static const char q4p_src[] =
     "layout(std430, binding = 2) writeonly buffer O { float o[]; };\n"
     "layout(std430, binding = 3) readonly buffer WQ { uvec4 wq[]; };\n"
     "#define G GLC_LOCAL_SIZE_X\n"
+    "#define BB (uint(QB) * 4u + 2u)\n"
     "#ifdef GLC_HAS_SUBGROUP\n"
     "shared float red[(G / 4) * RN];\n"
     "#else\n"
     "shared float red[G * RN];\n"
     "#endif\n"
+    "// the sum of block b of a's chunk j (32 values) times its quants\n"
+    "float qdot(uint row, uint rsb, uint nb, uint b, int j, float as, vec4 av[LB * 8])\n"
+    "{\n"
+    "    uvec4 q0, q1 = uvec4(0u);\n"
+    "    float d, t = 0.0;\n"
+    "#if REP\n"
+    "    uint base = row * rsb >> 4;\n"
+    "    q0 = wq[base + uint(QB / 4) * b];\n"
+    "#if QB == 8\n"
+    "    q1 = wq[base + 2u * b + 1u];\n"
+    "#endif\n"
+    "    d = unpackHalf2x16(w[(row * rsb + nb * uint(QB * 4)) / 4u + b / 2u] >> (16u * (b & 1u))).x;\n"
+    "#else\n"
+    "    uint o8 = row * rsb + b * BB, i0 = o8 >> 2;\n"
+    "    bool odd = (o8 & 2u) != 0u;\n"
+    "    uint ww[QB + 1];\n"
+    "    for (int i = 0; i <= QB; i++)\n"
+    "        ww[i] = w[i0 + uint(i)];\n"
+    "    uint qq[QB];\n"
+    "    for (int i = 0; i < QB; i++)\n"
+    "        qq[i] = odd ? ww[i + 1] : (ww[i] >> 16) | (ww[i + 1] << 16);\n"
+    "    d = unpackHalf2x16(odd ? ww[0] >> 16 : ww[0]).x;\n"
+    "    q0 = uvec4(qq[0], qq[1], qq[2], qq[3]);\n"
+    "#if QB == 8\n"
+    "    q1 = uvec4(qq[4], qq[5], qq[6], qq[7]);\n"
+    "#endif\n"
+    "#endif\n"
+    "    for (int c = 0; c < 4; c++) {\n"
+    "        uvec4 x = uvec4(q0[c]);\n"
+    "#if QB == 4\n"
+    "        t += dot(vec4((x >> uvec4(0u, 8u, 16u, 24u)) & 0xFu), av[j * 8 + c]) +\n"
+    "             dot(vec4((x >> uvec4(4u, 12u, 20u, 28u)) & 0xFu), av[j * 8 + 4 + c]);\n"
+    "#else\n"
+    "        uvec4 y = uvec4(q1[c]);\n"
+    "        t += dot(vec4(ivec4(x << uvec4(24u, 16u, 8u, 0u)) >> 24), av[j * 8 + c]) +\n"
+    "             dot(vec4(ivec4(y << uvec4(24u, 16u, 8u, 0u)) >> 24), av[j * 8 + 4 + c]);\n"
+    "#endif\n"
+    "    }\n"
+    "#if QB == 4\n"
+    "    t -= 8.0 * as;\n"
+    "#endif\n"
+    "    return d * t;\n"
+    "}\n"
     "void main() {\n"
     "  uint N = glc_p[0], nb = glc_p[1], rsb = glc_p[2];\n"
     "  uint l = gl_LocalInvocationID.x, n0 = glc_group_index() * uint(RN);\n"
@@ -792,25 +838,8 @@ static const char q4p_src[] =
     "    float s = 0.0;\n"
     "    for (int j = 0; j < LB; j++) {\n"
     "      uint b = l + uint(j * G);\n"
-    "      if (b >= nb) continue;\n"
-    "      uvec4 qw; float d;\n"
-    "#if REP\n"
-    "      qw = wq[(row * rsb >> 4) + b];\n"
-    "      d = unpackHalf2x16(w[(row * rsb + nb * 16u) / 4u + b / 2u] >> (16u * (b & 1u))).x;\n"
-    "#else\n"
-    "      uint o8 = row * rsb + b * 18u, i0 = o8 >> 2;\n"
-    "      uint w0 = w[i0], w1 = w[i0 + 1u], w2 = w[i0 + 2u], w3 = w[i0 + 3u], w4 = w[i0 + 4u];\n"
-    "      if ((o8 & 2u) != 0u) { d = unpackHalf2x16(w0 >> 16).x; qw = uvec4(w1, w2, w3, w4); }\n"
-    "      else { d = unpackHalf2x16(w0).x;\n"
-    "        qw = uvec4((w0 >> 16) | (w1 << 16), (w1 >> 16) | (w2 << 16), (w2 >> 16) | (w3 << 16),\n"
-    "                   (w3 >> 16) | (w4 << 16)); }\n"
-    "#endif\n"
-    "      float t = 0.0;\n"
-    "      for (int c = 0; c < 4; c++) {\n"
-    "        uvec4 x = uvec4(qw[c]);\n"
-    "        t += dot(vec4((x >> uvec4(0u, 8u, 16u, 24u)) & 0xFu), av[j * 8 + c]) +\n"
-    "             dot(vec4((x >> uvec4(4u, 12u, 20u, 28u)) & 0xFu), av[j * 8 + 4 + c]); }\n"
-    "      s += d * (t - 8.0 * as[j]); }\n"
+    "      if (b < nb)\n"
+    "        s += qdot(row, rsb, nb, b, j, as[j], av); }\n"
     "    acc[r] = s; }\n"
     "#ifdef GLC_HAS_SUBGROUP\n"
     "  for (int r = 0; r < RN; r++) { float v = subgroupAdd(acc[r]);\n"
@@ -857,16 +886,19 @@ static glc_status r_q4p(glc_session *s, void *p)
     return glc_session_dispatch(s, &d);
 }
 
-static void q4_layout_probe(const glc_device_info *in, int reps)
+/* One block type's rows of the probe (qb: quant words a block, 4 or 8) */
+static void block_layout_probe(const glc_device_info *in, int reps, int qb)
 {
     static const struct { const char *name; int64_t n, k; } sh[] = {
         {"wo", 2048, 2048}, {"w1+w3", 16384, 2048}, {"w2", 2048, 8192}, {"lm_head", 32000, 2048}};
     static const int rns[] = {1, 2, 4, 8};
     size_t j, align = in->limits.ssbo_offset_alignment ? in->limits.ssbo_offset_alignment : 256;
+    size_t bb = (size_t)qb * 4 + 2; /* a block's bytes */
     double span = gpu ? MV_MEMORY_BYTES : 16.0 * 1024 * 1024;
+    const char *tname = qb == 4 ? "q4_0" : "q8_0";
     for (j = 0; j < sizeof sh / sizeof sh[0]; j++) {
         int64_t n = sh[j].n, k = sh[j].k, nb = k / 32, r, b, i, c;
-        size_t rsb = (size_t)nb * 18, bytes = (size_t)n * rsb;
+        size_t rsb = (size_t)nb * bb, bytes = (size_t)n * rsb;
         unsigned char *aos = malloc(bytes), *rep = malloc(bytes);
         float *a = malloc((size_t)k * 4), *out = malloc((size_t)n * 4);
         double *ref = malloc((size_t)n * sizeof *ref);
@@ -885,25 +917,28 @@ static void q4_layout_probe(const glc_device_info *in, int reps)
         for (r = 0; r < n; r++) { /* GGML blocks, and the repacked row */
             double acc = 0;
             for (b = 0; b < nb; b++) {
-                unsigned char *blk = aos + (size_t)r * rsb + (size_t)b * 18;
+                unsigned char *blk = aos + (size_t)r * rsb + (size_t)b * bb;
                 uint16_t h;
                 float d;
                 s = s * 1664525u + 1013904223u;
                 h = (uint16_t)(0x1c00u + (s >> 20) % 0x800u); /* 2^-8 .. 2^-6 */
                 memcpy(blk, &h, 2);
                 glc_dtype_to_f32(GLC_DTYPE_F16, &h, 1, &d);
-                for (c = 0; c < 16; c++) {
+                for (c = 0; c < qb * 4; c++) {
                     s = s * 1664525u + 1013904223u;
                     blk[2 + c] = (unsigned char)(s >> 24);
-                    acc += (double)d * (((blk[2 + c] & 15) - 8) * (double)a[b * 32 + c] +
-                                        ((blk[2 + c] >> 4) - 8) * (double)a[b * 32 + c + 16]);
+                    if (qb == 4) /* low nibble value c, high c + 16, both offset by 8 */
+                        acc += (double)d * (((blk[2 + c] & 15) - 8) * (double)a[b * 32 + c] +
+                                            ((blk[2 + c] >> 4) - 8) * (double)a[b * 32 + c + 16]);
+                    else
+                        acc += (double)d * (int8_t)blk[2 + c] * (double)a[b * 32 + c];
                 }
-                memcpy(rep + (size_t)r * rsb + (size_t)b * 16, blk + 2, 16);
-                memcpy(rep + (size_t)r * rsb + (size_t)nb * 16 + (size_t)b * 2, blk, 2);
+                memcpy(rep + (size_t)r * rsb + (size_t)b * qb * 4, blk + 2, (size_t)qb * 4);
+                memcpy(rep + (size_t)r * rsb + (size_t)nb * qb * 4 + (size_t)b * 2, blk, 2);
             }
             ref[r] = acc;
         }
-        q4p_stride = (bytes + 16 + align - 1) / align * align;
+        q4p_stride = (bytes + 64 + align - 1) / align * align;
         q4p_copies = (int64_t)(span / (double)q4p_stride) + 1;
         if (q4p_copies < 2)
             q4p_copies = 2;
@@ -919,21 +954,23 @@ static void q4_layout_probe(const glc_device_info *in, int reps)
                 glc_buffer_write(q4p_w, (size_t)i * q4p_stride, bytes, layout ? rep : aos);
             for (ri = 0; ri < (int)(sizeof rns / sizeof rns[0]); ri++) {
                 glc_kernel_desc kd;
-                char defs[96], size[192];
+                char defs[128], size[192];
                 double t, num = 0, den = 0;
                 memset(&kd, 0, sizeof kd);
-                snprintf(defs, sizeof defs, "#define RN %d\n#define LB %lld\n#define REP %d\n",
-                         rns[ri], (long long)((nb + lanes - 1) / lanes), layout);
-                kd.name = "q4_0 layout probe";
+                snprintf(defs, sizeof defs,
+                         "#define RN %d\n#define LB %lld\n#define REP %d\n#define QB %d\n", rns[ri],
+                         (long long)((nb + lanes - 1) / lanes), layout, qb);
+                kd.name = "block layout probe";
                 kd.source = q4p_src;
                 kd.local_size_x = lanes;
                 kd.defines = defs;
-                snprintf(size, sizeof size, "%s %lld x %lld, %s, %u lanes, %d rows a group (%lld copies)",
+                snprintf(size, sizeof size,
+                         "%s %s %lld x %lld, %s, %u lanes, %d rows a group (%lld copies)", tname,
                          sh[j].name, (long long)n, (long long)k,
                          layout ? "repacked rows" : "GGML blocks", lanes, rns[ri],
                          (long long)q4p_copies);
                 if (glc_kernel_create(dev, &kd, &q4p_k) != GLC_OK) {
-                    printf("| q4_0 layout | %s | compile failed: %s | | |\n", size,
+                    printf("| block layout | %s | compile failed: %s | | |\n", size,
                            glc_device_errmsg(dev));
                     continue;
                 }
@@ -947,9 +984,9 @@ static void q4_layout_probe(const glc_device_info *in, int reps)
                     den += ref[r] * ref[r];
                 }
                 if (!(num <= 1e-10 * den))
-                    printf("| q4_0 layout | MISMATCH against C: %s, nmse %g | | | |\n", size,
+                    printf("| block layout | MISMATCH against C: %s, nmse %g | | | |\n", size,
                            den > 0 ? num / den : num);
-                row_bw("q4_0 layout", size, t, (double)bytes + 4.0 * (double)(k + n));
+                row_bw("block layout", size, t, (double)bytes + 4.0 * (double)(k + n));
                 glc_kernel_destroy(q4p_k);
             }
         }
@@ -1274,8 +1311,10 @@ int main(int argc, char **argv)
         }
         glc_buffer_destroy(Wm);
     }
-    if (only && want("q4_0 layout"))
-        q4_layout_probe(&in, reps);
+    if (only && want("block layout")) {
+        block_layout_probe(&in, reps, 4);
+        block_layout_probe(&in, reps, 8);
+    }
     if (only && want("mv chain")) { /* the mat-vec variants in a decode-like chain */
         static const struct { const char *name; int64_t n, k; } mv[] = {
             {"wo", 2048, 2048}, {"w1+w3 / 2048 x 16384", 16384, 2048},
