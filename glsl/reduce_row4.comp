@@ -32,18 +32,25 @@ void main()
     uint q = row % glc_p[P_TQ], keep = q + 1u + glc_p[P_OFFP];
     uint lim = min(glc_p[P_N], keep > glc_p[P_OFFN] ? keep - glc_p[P_OFFN] : 0u);
     float scale = glc_pf(P_SCALE);
-    // the kept keys' max, then the sum of exp relative to it, then the row
-    vec4 m4 = vec4(NEG_BIG);
-    for (uint i = 0u; i < n4; i++) {
-        bvec4 ok = lessThan(uvec4(4u * i) + uvec4(0u, 1u, 2u, 3u), uvec4(lim));
-        m4 = max(m4, mix(vec4(NEG_BIG), x[b + i] * scale, ok));
+    // one pass for the kept keys' max and the sum of exp relative to it
+    // (online: each lane of the vec4 rescales its sum when its max grows,
+    // 4 vec4s at a time), then the row
+    vec4 m4 = vec4(NEG_BIG), s4 = vec4(0.0);
+    for (uint i = 0u; i < n4; i += 4u) {
+        vec4 v[4];
+        vec4 bm = m4;
+        for (uint u = 0u; u < 4u; u++) {
+            bvec4 ok = lessThan(uvec4(4u * (i + u)) + uvec4(0u, 1u, 2u, 3u), uvec4(lim));
+            v[u] = i + u < n4 ? mix(vec4(NEG_BIG), x[b + i + u] * scale, ok) : vec4(NEG_BIG);
+            bm = max(bm, v[u]);
+        }
+        s4 *= exp(m4 - bm);
+        for (uint u = 0u; u < 4u; u++)
+            s4 += exp(v[u] - bm);
+        m4 = bm;
     }
     float mx = max(max(m4.x, m4.y), max(m4.z, m4.w));
-    vec4 s4 = vec4(0.0);
-    for (uint i = 0u; i < n4; i++) {
-        bvec4 ok = lessThan(uvec4(4u * i) + uvec4(0u, 1u, 2u, 3u), uvec4(lim));
-        s4 += mix(vec4(0.0), exp(x[b + i] * scale - mx), ok);
-    }
+    s4 *= exp(m4 - vec4(mx));
     float total = s4.x + s4.y + s4.z + s4.w;
     float inv = total > 0.0 ? 1.0 / total : 0.0;
     for (uint i = 0u; i < n4; i++) {
