@@ -9,10 +9,11 @@
  * - lk: one row of a (T 1) on every device, GLC_MATMUL=matvec where there
  *   are no subgroups (llvmpipe): dense weights take matvec's lanes across
  *   K (32 or 64 lanes, more where K needs them: at most 4 words a lane;
- *   1-3 rows a group), blocks matmul_q's split variant (the GPUs' decode
- *   kernel; without subgroups an emulated one, VSG; 1-2 rows a tile). On
- *   GPUs dense weights take lk at any T (the LK layout applies where M is
- *   1, the subgroup layout elsewhere).
+ *   1-3 rows a group); blocks, on a device without subgroups only,
+ *   matmul_q's split variant with an emulated subgroup (VSG; 1-2 rows a
+ *   tile: on GPUs the default plan is that variant already). On GPUs dense
+ *   weights take lk at any T (the LK layout applies where M is 1, the
+ *   subgroup layout elsewhere).
  * NULL where the case takes no such plan. ci varies the shapes by case.
  */
 #ifndef GLC_TESTS_FORCED_MV_H
