@@ -277,6 +277,12 @@ static uint32_t matvec_sg(const glc__target *tg)
     return sg ? sg : MATVEC_VSG;
 }
 
+/* b's elements in one of matvec's 16-byte words */
+static uint32_t matvec_epw(const glc__tensor *b)
+{
+    return b->dtype == GLC_DTYPE_F32 ? 4 : 8;
+}
+
 /* K parts (glsl/matvec.comp KS): a product of few rows and long K, as the
  * decode's w2 (2048 rows of 8192), has too few subgroups to keep the GPU's
  * memory busy; KS subgroups then share each slot's K, each part at least
@@ -329,7 +335,7 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
 {
     const glc__tensor *b = &a->t[1];
     uint32_t sg = matvec_sg(tg), slots = MATVEC_SLOTS, rn = MATVEC_RN;
-    uint32_t unroll = MATVEC_UNROLL, epw = b->dtype == GLC_DTYPE_F32 ? 4 : 8, ks = 1, lk = 0;
+    uint32_t unroll = MATVEC_UNROLL, epw = matvec_epw(b), ks = 1, lk = 0;
     uint32_t lanes = matvec_lk(tg, m, k / epw, &lk), rows = (uint32_t)(a->mm.glu_out ? n / 2 : n);
     glc__dispatch_plan *d;
     if (lanes) { /* RN rows (gates and ups: 2 RN) a group, MATVEC_LK_LOADS loads a lane */
@@ -402,7 +408,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
                           char *err, size_t len)
 {
     const glc__tensor *x = &a->t[0], *b = &a->t[1];
-    int nt = a->mm.transpose_b != 0, shared_b = 1, i, v;
+    int nt = a->mm.transpose_b != 0, shared_b = 1, i, v, takes;
     int glu = a->mm.glu != 0, blocks = glc__is_block(b->dtype); /* matmul_q's (plan_dense) */
     int64_t alast = x->shape[x->rank - 1], k = glu ? alast / 2 : alast;
     int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1], nout = n;
@@ -444,17 +450,17 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         else
             v = V_TILED64;
     }
-    if (glu && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0))
+    /* matvec takes the product where K is whole words and its loop fits */
+    takes = k % matvec_epw(b) == 0 && matvec_fits(tg, b, k);
+    if (glu && !(v == V_MATVEC && k % matvec_epw(b) == 0))
         v = V_DIRECT; /* the kernels that read a gated input */
     if (a->mm.glu_out && v != V_MATVEC)
         v = V_DIRECT; /* the kernels with the SwiGLU epilogue (and matmul_q's) */
-    if (has_res(a) && v == V_MATVEC &&
-        !(k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k)))
+    if (has_res(a) && v == V_MATVEC && !takes)
         v = V_DIRECT; /* the matmul_q kernel adds no residual */
-    if (has_norm(a) && !(v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 &&
-                         matvec_fits(tg, b, k)))
+    if (has_norm(a) && !(v == V_MATVEC && takes))
         v = V_DIRECT; /* the kernels with a norm prologue */
-    if (v == V_MATVEC && k % (b->dtype == GLC_DTYPE_F32 ? 4 : 8) == 0 && matvec_fits(tg, b, k))
+    if (v == V_MATVEC && takes)
         return plan_matvec(a, tg, p, m, n, k, err, len); /* (any device: matvec_sg) */
     if (v == V_MATVEC && b->dtype != GLC_DTYPE_BF16) /* (matmul_q reads no bf16) */
         return glc__op_MATMUL_Q_desc.plan(a, tg, p, err, len);
