@@ -103,17 +103,13 @@ static glc_plan *compile(glc_device *dev, build_fn fn, uint32_t flags, int *has_
     glc_graph *g;
     glc_plan *p = NULL;
     glc_tensor extra[1] = {{-1}};
-    glc_compile_desc cd;
     int64_t xs[2] = {T, D};
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
     glc_graph_output(g, "y", fn(g, glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs), extra));
     *has_extra = extra[0].id >= 0;
     if (*has_extra)
         glc_graph_output(g, "z", extra[0]);
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 
@@ -209,7 +205,6 @@ static glc_plan *residual_plan(glc_device *dev, uint32_t flags)
     glc_graph *g;
     glc_plan *p = NULL;
     glc_matmul_desc nt = {1};
-    glc_compile_desc cd;
     int64_t xs[2], ws[1] = {D}, ms[2] = {D, D};
     glc_tensor x, w, m, a, h, n, y;
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
@@ -224,10 +219,7 @@ static glc_plan *residual_plan(glc_device *dev, uint32_t flags)
     y = glc_add(g, h, glc_matmul(g, n, m, glc_none(), &nt));
     glc_graph_output(g, "y", y);
     glc_graph_output(g, "h", h);
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 
@@ -284,7 +276,6 @@ static glc_plan *qkv_plan(glc_device *dev, int64_t tmax, int quant, int bias, ui
     glc_graph *g;
     glc_plan *p = NULL;
     glc_matmul_desc nt = {1};
-    glc_compile_desc cd;
     static const char *const wn[3] = {"wq", "wk", "wv"}, *const bn[3] = {"bq", "bk", "bv"};
     static const int64_t nn[3] = {24, 8, 8};
     int64_t xs[2], k = quant ? (quant == 1 ? 64 : 256) : D;
@@ -302,10 +293,7 @@ static glc_plan *qkv_plan(glc_device *dev, int64_t tmax, int quant, int bias, ui
     glc_graph_output(g, "q", out[0]);
     glc_graph_output(g, "k", glc_scale(g, out[1], 2.0f, 0.0f));
     glc_graph_output(g, "v", glc_scale(g, out[2], 0.5f, 1.0f));
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 
@@ -492,7 +480,6 @@ static glc_plan *glu_plan(glc_device *dev, int up_first, uint32_t flags)
     glc_graph *g;
     glc_plan *p = NULL;
     glc_matmul_desc nt = {1};
-    glc_compile_desc cd;
     int64_t xs[2] = {2, D};
     glc_tensor x, gate, up;
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
@@ -506,10 +493,7 @@ static glc_plan *glu_plan(glc_device *dev, int up_first, uint32_t flags)
     }
     glc_graph_output(g, "y", glc_matmul(g, glc_mul(g, glc_unary(g, GLC_UNARY_SILU, gate, 0), up),
                                         param(g, "w2", GLC_DTYPE_F32, 2, D, 64), glc_none(), &nt));
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 
@@ -672,16 +656,12 @@ static uint32_t run_rs(glc_device *dev, rs_build build, uint32_t flags, const fl
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_compile_desc cd;
     glc_plan_info info;
     glc_plan_input in[2] = {{"a", a, na}, {"b", b, nb}};
     glc_plan_output out = {"y", y, ny};
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
     glc_graph_output(g, "y", build(g));
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     if (nw)
         assert_int_equal(glc_plan_set_param(p, "w", w, nw), GLC_OK);
     assert_int_equal(glc_plan_run(p, in, nb ? 2 : 1, &out, 1), GLC_OK);
@@ -807,7 +787,6 @@ static glc_plan *glu_var_plan(glc_device *dev, uint32_t flags)
     glc_graph *g;
     glc_plan *p = NULL;
     glc_matmul_desc nt = {1};
-    glc_compile_desc cd;
     int64_t xs[2];
     glc_tensor x, gate, up;
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
@@ -818,10 +797,7 @@ static glc_plan *glu_var_plan(glc_device *dev, uint32_t flags)
     up = glc_matmul(g, x, param(g, "w3", GLC_DTYPE_F32, 2, 4, 8), glc_none(), &nt);
     glc_graph_output(g, "y", glc_matmul(g, glc_mul(g, glc_unary(g, GLC_UNARY_SILU, gate, 0), up),
                                         param(g, "w2", GLC_DTYPE_F32, 2, 3, 4), glc_none(), &nt));
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 
@@ -955,7 +931,6 @@ static glc_plan *rows_plan(glc_device *dev, const rfcase *c, uint32_t flags)
     glc_graph *g;
     glc_plan *p = NULL;
     glc_matmul_desc nt = {1};
-    glc_compile_desc cd;
     int64_t xs[2], is[1], zs[2];
     glc_tensor x, n, ids, y;
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
@@ -977,10 +952,7 @@ static glc_plan *rows_plan(glc_device *dev, const rfcase *c, uint32_t flags)
     glc_graph_output(g, "y", y);
     if (c->extra == 1)
         glc_graph_output(g, "n", n);
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 

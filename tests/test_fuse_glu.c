@@ -95,7 +95,6 @@ static glc_plan *build(glc_device *dev, const gcase *c, uint32_t flags)
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_compile_desc cd;
     glc_matmul_desc nt = {1};
     int64_t t, xs[2], w2s[2], nup = c->half + (c->extra == 2);
     glc_tensor x, a, gate, up, h;
@@ -124,11 +123,7 @@ static glc_plan *build(glc_device *dev, const gcase *c, uint32_t flags)
     glc_graph_output(g, "y", h);
     if (c->extra == 1)
         glc_graph_output(g, "g", gate);
-    memset(&cd, 0, sizeof cd);
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 

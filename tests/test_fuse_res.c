@@ -89,7 +89,6 @@ static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_compile_desc cd;
     glc_matmul_desc nt = {1};
     int64_t t, xs[2], rs[2], ws[2], bs[1];
     glc_tensor x, r, w, b, prod, a;
@@ -118,10 +117,7 @@ static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags)
         glc_graph_output(g, "p", prod);
     if (c->extra == 3)
         glc_graph_output(g, "p", a);
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 

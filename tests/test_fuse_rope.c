@@ -61,7 +61,6 @@ static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags, int extr
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_compile_desc cd;
     glc_matmul_desc nt = {1};
     glc_rope_desc rd;
     glc_tensor x, pos, ff = glc_none();
@@ -113,10 +112,7 @@ static glc_plan *build(glc_device *dev, const rcase *c, uint32_t flags, int extr
         if (l == 0 && extra == 2)
             glc_graph_output(g, "qp", qp);
     }
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 

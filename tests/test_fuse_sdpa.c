@@ -66,7 +66,6 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags, int qr_o
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_compile_desc cd;
     glc_matmul_desc nt = {1};
     glc_rope_desc rd;
     glc_sdpa_desc sd;
@@ -111,11 +110,7 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags, int qr_o
     glc_graph_output(g, "a", glc_sdpa_decode(g, q, kc, vc, &sd));
     if (qr_out)
         glc_graph_output(g, "qr", q);
-    memset(&cd, 0, sizeof cd);
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 

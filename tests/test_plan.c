@@ -478,7 +478,6 @@ static glc_plan *two_proj_plan(glc_device *dev, uint32_t flags)
     glc_graph *g;
     glc_plan *p = NULL;
     glc_matmul_desc nt = {1};
-    glc_compile_desc cd;
     int64_t xs[2] = {3, 16}, ws[2] = {8, 16};
     glc_tensor x;
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
@@ -487,10 +486,7 @@ static glc_plan *two_proj_plan(glc_device *dev, uint32_t flags)
                                         glc_none(), &nt));
     glc_graph_output(g, "k", glc_matmul(g, x, glc_graph_param(g, "wk", GLC_DTYPE_F32, 2, ws),
                                         glc_none(), &nt));
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 

@@ -31,7 +31,6 @@ static glc_plan *build(glc_device *dev, uint32_t flags)
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_compile_desc cd;
     int64_t xs[2], ws[1] = {D}, vs[3];
     glc_tensor x, w, y;
     float wv[D];
@@ -48,10 +47,7 @@ static glc_plan *build(glc_device *dev, uint32_t flags)
     vs[1] = D;
     vs[2] = 1;
     glc_graph_output(g, "v", glc_reshape(g, glc_unary(g, GLC_UNARY_TANH, y, 0), 3, vs));
-    memset(&cd, 0, sizeof cd);
-    cd.flags = flags;
-    assert_int_equal(glc_graph_compile(g, &cd, &p), GLC_OK);
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     for (i = 0; i < D; i++)
         wv[i] = 0.25f + 0.05f * (float)i;
     assert_int_equal(glc_plan_set_param(p, "w", wv, D), GLC_OK);

@@ -45,7 +45,6 @@ static glc_plan *build(glc_device *dev, const qcase *c, uint32_t flags)
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_compile_desc cd;
     int64_t xs[2] = {c->m, c->k}, ws[2] = {c->n, c->k}, os[2] = {c->m, c->n};
     glc_tensor x, y;
     int j;
@@ -62,11 +61,7 @@ static glc_plan *build(glc_device *dev, const qcase *c, uint32_t flags)
             y = glc_add(g, glc_graph_input(g, "r", GLC_DTYPE_F32, 2, os), y);
         glc_graph_output(g, yn, y);
     }
-    memset(&cd, 0, sizeof cd);
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 

@@ -89,7 +89,6 @@ static void run_dag(glc_device *dev, const dag *d, uint32_t flags, float in[MAXI
     glc_graph *g;
     glc_plan *p;
     glc_tensor v[MAXIN + MAXN];
-    glc_compile_desc cd;
     glc_plan_input pin[MAXIN];
     glc_plan_output pout[MAXN];
     char names[MAXIN + MAXN][8];
@@ -122,11 +121,7 @@ static void run_dag(glc_device *dev, const dag *d, uint32_t flags, float in[MAXI
             nout++;
         }
     }
-    memset(&cd, 0, sizeof cd);
-    cd.flags = flags | GLC_COMPILE_NO_FUSE;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags | GLC_COMPILE_NO_FUSE);
     assert_int_equal(glc_plan_stats(p, &r->info), GLC_OK);
     if (glc_plan_run(p, pin, d->nin, pout, nout) != GLC_OK)
         fail_msg("run: %s", glc_device_errmsg(dev));

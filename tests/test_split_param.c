@@ -61,7 +61,6 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags)
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_compile_desc cd;
     glc_matmul_desc md;
     int64_t t, s[2], nout = c->nt ? c->n : c->k, kin = c->nt ? c->k : c->n;
     glc_tensor x, w, b, y;
@@ -81,11 +80,7 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags)
         glc_tensor ids = glc_graph_input(g, "ids", GLC_DTYPE_I32, 1, &t);
         glc_graph_output(g, "r", glc_get_rows(g, w, ids));
     }
-    memset(&cd, 0, sizeof cd);
-    cd.flags = flags;
-    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
-        fail_msg("compile: %s", glc_device_errmsg(dev));
-    glc_graph_destroy(g);
+    p = tu_compile(dev, g, flags);
     return p;
 }
 

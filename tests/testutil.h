@@ -156,4 +156,19 @@ static inline glc_status tu_fill(glc_device *dev, glc_buffer *buf, size_t offset
     return glc_session_finish(s, NULL);
 }
 
+
+/* Compiles g with the compile flags `flags`, destroys g and returns the
+ * plan; a compile that fails fails the test with the device's message. */
+static inline glc_plan *tu_compile(glc_device *dev, glc_graph *g, uint32_t flags)
+{
+    glc_compile_desc cd;
+    glc_plan *p = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.flags = flags;
+    if (glc_graph_compile(g, &cd, &p) != GLC_OK)
+        fail_msg("compile: %s", glc_device_errmsg(dev));
+    glc_graph_destroy(g);
+    return p;
+}
+
 #endif
