@@ -332,13 +332,15 @@ static void test_matmul_errors(void **state)
  * matches the reference: one row of a with its lanes across K (LK), more
  * rows a subgroup a row, emulated where the device has no subgroup sums
  * (llvmpipe: glsl/subgroup.glsl VSG). (Before, a device without subgroup
- * arithmetic refused it, and earlier still divided by a local size of 0.) */
+ * arithmetic refused it, and earlier still divided by a local size of 0.)
+ * Past matvec's 8 rows (M 9, 20) the device's own variant runs: forced, it
+ * had left the rows past 8 unwritten. */
 static void test_matmul_forced_matvec(void **state)
 {
     tu_log log;
     glc_device *dev;
     int64_t sa[2] = {1, 64}, sb[2] = {8, 64}, so[2] = {1, 8}, ab[2] = {1, 1};
-    float a[5 * 64], b[8 * 64], ref[5 * 8], got[5 * 8];
+    float a[20 * 64], b[8 * 64], ref[20 * 8], got[20 * 8];
     uint64_t seed = 0x3a7;
     ot_tensor A, B, O;
     glc_matmul_desc nt = {1};
@@ -349,7 +351,9 @@ static void test_matmul_forced_matvec(void **state)
     setenv("GLC_MATMUL", "matvec", 1); /* read when the device is made */
     dev = tu_device(&log);
     unsetenv("GLC_MATMUL");
-    for (m = 1; m <= 5; m += m < 2 ? 1 : 3) { /* 1, 2, 5 */
+    static const int ms[] = {1, 2, 5, 8, 9, 20};
+    for (int mi = 0; mi < 6; mi++) {
+        m = ms[mi];
         sa[0] = so[0] = m;
         ot_fill(&seed, a, (size_t)(m * 64), -1.0f, 1.0f);
         ot_fill(&seed, b, 8 * 64, -1.0f, 1.0f);

@@ -52,12 +52,17 @@ static glc_device *device(unsigned flags)
 }
 
 /* GLC_OPS_CASE=n runs case n alone (bisecting; generated cases follow
- * the table's). GLC_OPS_SMALLEST=1 runs, of each op and pair of first
- * operand dtypes, its case of fewest operand elements (the slow drivers'
- * run: softpipe in .ci/run). */
-static int selected(size_t i)
+ * the table's). GLC_OPS_OP=name runs the cases of the builders whose name
+ * starts with it (GLC_OPS_OP=matmul GLC_MATMUL=matvec: the decode kernels
+ * on the table's and the generated shapes, about 12 s on llvmpipe, so not
+ * in `make check`). GLC_OPS_SMALLEST=1
+ * runs, of each op and pair of first operand dtypes, its case of fewest
+ * operand elements (the slow drivers' run: softpipe in .ci/run). */
+static int selected(const oc_case *c, size_t i)
 {
-    const char *e = getenv("GLC_OPS_CASE");
+    const char *e = getenv("GLC_OPS_CASE"), *o = getenv("GLC_OPS_OP");
+    if (o && *o && strncmp(oc_ops[c->op].builder, o, strlen(o)) != 0)
+        return 0;
     return !e || !*e || (size_t)atoi(e) == i;
 }
 
@@ -108,7 +113,7 @@ static void run_all(unsigned flags, int graph)
     memcpy(all, cases, ncases * sizeof *all);
     memcpy(all + ncases, gen, ngen * sizeof *all);
     for (i = 0; i < ncases; i++) {
-        if (!selected(i) || !smallest_of_op(all, ncases + ngen, i))
+        if (!selected(&cases[i], i) || !smallest_of_op(all, ncases + ngen, i))
             continue;
         nrun++;
         /* big cases once eagerly (default device) and once planned (min) */
@@ -121,7 +126,7 @@ static void run_all(unsigned flags, int graph)
             oc_run_eager(dev, &cases[i], 0x5eed0000u + i * 7919u, label);
     }
     for (i = 0; i < ngen; i++) {
-        if (!selected(ncases + i) || !smallest_of_op(all, ncases + ngen, ncases + i))
+        if (!selected(&gen[i], ncases + i) || !smallest_of_op(all, ncases + ngen, ncases + i))
             continue;
         nrun++;
         snprintf(label, sizeof label, "generated case %zu", ncases + i);
@@ -135,7 +140,7 @@ static void run_all(unsigned flags, int graph)
     free(gen);
     free(all);
     glc_device_destroy(dev);
-    if (graph && !getenv("GLC_OPS_CASE")) { /* every builder ran through a plan */
+    if (graph && !getenv("GLC_OPS_CASE") && !getenv("GLC_OPS_OP")) { /* every builder ran through a plan */
         int op;
         for (op = 0; op < OC_COUNT; op++)
             if (!oc_ran[op])

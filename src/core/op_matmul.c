@@ -433,7 +433,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     }
 
     v = forced_variant(tg);
-    if (v == V_MATVEC && !(nt && b->rank == 2 && !blocks))
+    /* (matvec's rows of a: CM, at most 8; more go the device's way) */
+    if (v == V_MATVEC && !(nt && b->rank == 2 && !blocks && m <= 8))
         v = V_AUTO;
     if (v == V_TILED128 && tg->limits.max_invocations < 256)
         v = V_TILED64;
