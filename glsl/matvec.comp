@@ -29,7 +29,12 @@
 //   weight, vec4[] [K]: each row of a is read as rms_norm(row, weight), the
 //   norm's eps NORM_EPS: a subgroup reads all of K for its rows anyway, so
 //   it sums the squares of what it loads, at no extra read, barrier or
-//   shared memory), GLU (the fused SwiGLU input: a row is act(gate) * up)
+//   shared memory), GLU (the fused SwiGLU input: a row is act(gate) * up),
+//   QKV_ROPE (the rope epilogue, CM 1, RN 2: columns q | k | v, a slot a
+//   pair of columns that rotate together (rope_cols); out gets q rotated,
+//   k and v as they are, the k cache row pos k rotated, the v cache's v;
+//   with NEOX, HAS_FF, TKC, TVC, and the bindings ROPE_POS, ROPE_FF,
+//   ROPE_KC, ROPE_VC)
 // local size: GLC_LOCAL_SIZE_X = SLOTS x KS x the subgroup size (VSG: the
 //   emulated one's; LK: any multiple of it)
 
@@ -59,6 +64,17 @@ layout(std430, binding = 4) readonly buffer RESIDUAL { float res[]; };
 #endif
 #ifdef NORM
 layout(std430, binding = NORM) readonly buffer NORMW { vec4 nw4[]; };
+#endif
+#ifdef QKV_ROPE
+layout(std430, binding = ROPE_POS) readonly buffer RPOS { int rpos[]; };
+#if HAS_FF
+layout(std430, binding = ROPE_FF) readonly buffer RFF { float ff[]; };
+#endif
+layout(std430, binding = ROPE_KC) buffer RKC { uint kc[]; }; // (16-bit: half-word atomics)
+layout(std430, binding = ROPE_VC) buffer RVC { uint vc[]; };
+#define P_THETA_STEP P_R_THETA
+#define ALIGNED 0 // (rope.glsl's unit macros: not used here)
+#include "rope.glsl"
 #endif
 
 // elements per 16-byte word
@@ -91,6 +107,82 @@ float dot_word(uvec4 w, vec4 a0, vec4 a1)
     vec4 lo = uintBitsToFloat(uvec4(w.x << 16, w.x & 0xffff0000u, w.y << 16, w.y & 0xffff0000u));
     vec4 hi = uintBitsToFloat(uvec4(w.z << 16, w.z & 0xffff0000u, w.w << 16, w.w & 0xffff0000u));
     return dot(lo, a0) + dot(hi, a1);
+#endif
+}
+
+#ifdef QKV_ROPE
+// The pair of columns of the slot at n0 (even): within q's and k's heads
+// NEOX pairs (j, j + rope_dim / 2) for j < rope_dim / 2, the columns past
+// rope_dim two by two; everywhere else (NORMAL, v) adjacent columns.
+uvec2 rope_cols(uint n0)
+{
+#if NEOX
+    if (n0 < glc_p[P_R_KEND]) {
+        uint qw = glc_p[P_R_QW], D = glc_p[P_R_D], hr = glc_p[P_R_DIM] >> 1;
+        uint base = n0 < qw ? 0u : qw, l = n0 - base, h0 = base + l / D * D, j = (l % D) >> 1;
+        return j < hr ? uvec2(h0 + j, h0 + j + hr) : uvec2(h0 + 2u * j, h0 + 2u * j + 1u);
+    }
+#endif
+    return uvec2(n0, n0 + 1u);
+}
+
+// Elements e0 and e1 of cache C (storage T_): one word when they share it
+#define CACHE_PUT(C, T_, e0, e1, y0, y1)                                       \
+    if ((T_) == GLC_T_F32 || (e1 == e0 + 1u && (e0 & 1u) == 0u)) {            \
+        GLC_STORE2(C, T_, e0, y0, y1, e1 == e0 + 1u)                           \
+        if ((T_) == GLC_T_F32 && e1 != e0 + 1u)                                \
+            C[e1] = floatBitsToUint(y1);                                       \
+    } else {                                                                   \
+        STORE1(C, T_, e0, y0)                                                  \
+        STORE1(C, T_, e1, y1)                                                  \
+    }
+
+// Stores the pair of columns c (their sums v0, v1): q rotated into out,
+// k and v as they are; k rotated into the k cache and v into the v cache
+// at row pos (when inside them)
+void rope_put(uvec2 c, float v0, float v1)
+{
+    uint qw = glc_p[P_R_QW], kend = glc_p[P_R_KEND], N = glc_p[P_N];
+    int p = rpos[0];
+    float y0 = v0, y1 = v1;
+    if (c.x < kend) {
+        uint base = c.x < qw ? 0u : qw, d0 = (c.x - base) % glc_p[P_R_D];
+        if (d0 < glc_p[P_R_DIM]) {
+#if NEOX
+            vec2 cs = rot_of(float(p), d0);
+#else
+            vec2 cs = rot_of(float(p), d0 >> 1);
+#endif
+            y0 = v0 * cs.x - v1 * cs.y;
+            y1 = v0 * cs.y + v1 * cs.x;
+        }
+    }
+    o[c.x] = c.x < qw ? y0 : v0;
+    o[c.y] = c.x < qw ? y1 : v1;
+    if (c.x < qw || p < 0)
+        return;
+    if (c.x < kend) {
+        uint e0 = uint(p) * (kend - qw) + c.x - qw, e1 = e0 + (c.y - c.x);
+        if (uint(p) < glc_p[P_R_KROWS])
+            CACHE_PUT(kc, TKC, e0, e1, y0, y1)
+    } else {
+        uint e0 = uint(p) * (N - kend) + c.x - kend, e1 = e0 + 1u;
+        if (uint(p) < glc_p[P_R_VROWS])
+            CACHE_PUT(vc, TVC, e0, e1, v0, v1)
+    }
+}
+#endif
+
+// Weight row r of the slot at row n0 (N its output columns; a slot past
+// them: the last): RN consecutive rows, with GLU_OUT their up rows N
+// further, with QKV_ROPE the slot's pair of columns
+uint w_row(uint n0, int r, uint N)
+{
+#ifdef QKV_ROPE
+    uvec2 c = rope_cols(min(n0, N - 2u));
+    return r == 0 ? c.x : c.y;
+#else
+    return min(n0 + uint(r % RN), N - 1u) + uint(r / RN) * N;
 #endif
 }
 
@@ -135,7 +227,7 @@ void partial(uint n0, uint wb, uint we, uint lane, uint S)
     uint N = glc_p[P_N] / uint(RW / RN), M = glc_p[P_M], words = glc_p[P_WORDS];
     uint rows[RW]; // GLU_OUT: the gate rows, then the up rows N further
     for (int r = 0; r < RW; r++)
-        rows[r] = (min(n0 + uint(r % RN), N - 1u) + uint(r / RN) * N) * words;
+        rows[r] = w_row(n0, r, N) * words;
     for (int r = 0; r < RW; r++)
         for (int m = 0; m < CM; m++)
             acc[r][m] = 0.0;
@@ -191,6 +283,22 @@ void emit(uint n0, uint lane, uint S)
     float nscale[CM]; // 1 / rms of each row
     for (int m = 0; m < CM; m++)
         nscale[m] = inversesqrt(ssq[m] / float(glc_p[P_K]) + float(NORM_EPS));
+#endif
+#ifdef QKV_ROPE
+    if (lane == 0u && n0 < N) { // (CM 1, RN 2)
+        uvec2 c = rope_cols(n0);
+        float v0 = acc[0][0], v1 = acc[1][0];
+#ifdef NORM
+        v0 *= nscale[0];
+        v1 *= nscale[0];
+#endif
+        if ((glc_p[P_FLAGS] & 1u) != 0u) {
+            v0 += bias[c.x];
+            v1 += bias[c.y];
+        }
+        rope_put(c, v0, v1);
+    }
+    return;
 #endif
     for (int r = 0; r < RN; r++)
         for (int m = 0; m < CM; m++) {
@@ -280,7 +388,7 @@ void lanes_k()
     }
     uint rows[RW];
     for (int r = 0; r < RW; r++)
-        rows[r] = (min(n0 + uint(r % RN), N - 1u) + uint(r / RN) * N) * words;
+        rows[r] = w_row(n0, r, N) * words;
     uvec4 wv[RW][LK];
     for (int j = 0; j < LK; j++) {
         uint w = l + uint(j * LG);

@@ -18,10 +18,17 @@
  * renderer's name, under GLC_DEVICE_VALIDATE's barrier oracle). Where the
  * device binds fewer than 7 storage blocks a shader (GLC_LIMITS=min), or
  * rope(q) has another reader, the pattern stays apart.
+ * Where the projection runs on matvec (GPUs; here GLC_MATMUL=matvec) the
+ * qkv_rope fusion takes the rope into the projection's epilogue instead
+ * (glsl/matvec.comp QKV_ROPE: q rotated, the caches' rows written) and
+ * the attention reads the caches: the same cases with f32 and f16
+ * weights, model widths 8 to 24, on matvec's lanes across K and (tuned
+ * off) its subgroup-a-slot layout.
  */
 #include "testutil.h"
 
 #include "device.h"
+#include "op_run.h"
 #include "optest.h"
 #include "ref_attention.h"
 #include "ref_rope.h"
@@ -30,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DM 6      /* model width: the projections' K */
+#define MAXDM 24  /* model width: the projections' K (6 unless qkv_rope's cases) */
 #define MAXS 300  /* cache rows */
 #define MAXH 8    /* query heads */
 #define MAXD 64
@@ -40,6 +47,8 @@ typedef struct scase {
     glc_dtype cache;
     int neox, ff;
     int64_t hq, hk, d, rope_dim, rows; /* rope_dim 0: D */
+    int64_t dm;                        /* model width (0: 6) */
+    glc_dtype wt;                      /* the projections' weights (0: f32) */
 } scase;
 
 static scase gen(uint64_t *seed, int i)
@@ -57,6 +66,8 @@ static scase gen(uint64_t *seed, int i)
     if (tu_rand(seed) % 3 == 0) /* partial: an even rope_dim below or at D */
         c.rope_dim = 2 * (1 + (int64_t)(tu_rand(seed) % (uint64_t)(c.d / 2)));
     c.rows = i % 3 == 2 ? 260 + (int64_t)(tu_rand(seed) % 41) : 9 + (int64_t)(tu_rand(seed) % 30);
+    c.dm = 6;
+    c.wt = GLC_DTYPE_F32;
     return c;
 }
 
@@ -70,7 +81,7 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags, int qr_o
     glc_rope_desc rd;
     glc_sdpa_desc sd;
     glc_tensor x, pos, ff = glc_none(), q, k, v, kc, vc;
-    int64_t one = 1, xs[2] = {1, DM}, s3[3], ws[2], len;
+    int64_t one = 1, xs[2] = {1, c->dm}, s3[3], ws[2], len;
     assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
     len = glc_graph_var(g, "L", 1, c->rows);
     x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
@@ -88,17 +99,17 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags, int qr_o
     s3[2] = c->d;
     kc = glc_graph_handle(g, "kc", c->cache, 3, s3);
     vc = glc_graph_handle(g, "vc", c->cache, 3, s3);
-    ws[1] = DM;
+    ws[1] = c->dm;
     s3[0] = 1;
     s3[1] = c->hq;
     ws[0] = c->hq * c->d;
-    q = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wq", GLC_DTYPE_F32, 2, ws), glc_none(), &nt),
+    q = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wq", c->wt, 2, ws), glc_none(), &nt),
                     3, s3);
     s3[1] = c->hk;
     ws[0] = c->hk * c->d;
-    k = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wk", GLC_DTYPE_F32, 2, ws), glc_none(), &nt),
+    k = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wk", c->wt, 2, ws), glc_none(), &nt),
                     3, s3);
-    v = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wv", GLC_DTYPE_F32, 2, ws), glc_none(), &nt),
+    v = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wv", c->wt, 2, ws), glc_none(), &nt),
                     3, s3);
     q = glc_rope(g, q, pos, &rd, ff);
     k = glc_rope(g, k, pos, &rd, ff);
@@ -119,22 +130,25 @@ static void append(void *user, const char *text)
     strncat((char *)user, text, 65535 - strlen((char *)user));
 }
 
-/* y = x W^T, W [n, DM] (double sums) */
-static void proj(const float *x, const float *w, int64_t n, float *y)
+/* y = x W^T, W [n, dm] (double sums) */
+static void proj(const float *x, const float *w, int64_t n, int64_t dm, float *y)
 {
     int64_t j, k;
     for (j = 0; j < n; j++) {
         double s = 0;
-        for (k = 0; k < DM; k++)
-            s += (double)x[k] * w[j * DM + k];
+        for (k = 0; k < dm; k++)
+            s += (double)x[k] * w[j * dm + k];
         y[j] = (float)s;
     }
 }
 
-static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
+/* qkv: the plan expected to take the rope into the projection (qkv_rope)
+ * rather than into the attention (sdpa_rope) */
+static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int qkv)
 {
-    static float wq[MAXH * MAXD * DM], wk[2 * MAXD * DM], wv[2 * MAXD * DM], ffv[MAXD / 2];
-    static float cref[2][MAXS * 2 * MAXD], got[MAXS * 2 * MAXD], x[DM], q[MAXH * MAXD];
+    static float wq[MAXH * MAXD * MAXDM], wk[2 * MAXD * MAXDM], wv[2 * MAXD * MAXDM];
+    static float ffv[MAXD / 2];
+    static float cref[2][MAXS * 2 * MAXD], got[MAXS * 2 * MAXD], x[MAXDM], q[MAXH * MAXD];
     static float qr[MAXH * MAXD], kr[2 * MAXD], vr[2 * MAXD], want[MAXH * MAXD];
     static float out[2][MAXH * MAXD];
     static unsigned char bytes[MAXS * 2 * MAXD * 4];
@@ -151,24 +165,30 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
     dump[0] = '\0';
     assert_int_equal(glc_plan_dump(pl[0], 0, append, dump), GLC_OK);
     fused_expected = info.limits.max_ssbo_blocks >= (c->ff ? 8u : 7u);
-    /* the rows kernel's define, or (GPUs) the fused node's rope dispatch
-     * (a dispatch lists as "kernel (op)") */
-    fired = strstr(dump, "ROPE") != NULL || strstr(dump, "rope_qkv (sdpa_decode)") != NULL;
+    if (qkv) /* the projection's define, and no rope dispatch */
+        fired = strstr(dump, "QKV_ROPE") != NULL && !strstr(dump, "rope_qkv (");
+    else /* the rows kernel's define, or (GPUs) the fused node's rope
+          * dispatch (a dispatch lists as "kernel (op)") */
+        fired = !strstr(dump, "QKV_ROPE") &&
+                (strstr(dump, "ROPE") != NULL || strstr(dump, "rope_qkv (sdpa_decode)") != NULL);
     if (fired != fused_expected || (fired && strstr(dump, "rope_qkv (rope_qkv)")))
-        fail_msg("case %d: sdpa_rope %s, expected %s\n%s", ci, fired ? "fired" : "did not fire",
-                 fused_expected ? "to" : "not", dump);
-    ot_fill(&seed, wq, (size_t)(nq * DM), -0.5f, 0.5f);
-    ot_fill(&seed, wk, (size_t)(nk * DM), -0.5f, 0.5f);
-    ot_fill(&seed, wv, (size_t)(nk * DM), -0.5f, 0.5f);
+        fail_msg("case %d: %s %s, expected %s\n%s", ci, qkv ? "qkv_rope" : "sdpa_rope",
+                 fired ? "fired" : "did not fire", fused_expected ? "to" : "not", dump);
+    ot_fill(&seed, wq, (size_t)(nq * c->dm), -0.5f, 0.5f);
+    ot_fill(&seed, wk, (size_t)(nk * c->dm), -0.5f, 0.5f);
+    ot_fill(&seed, wv, (size_t)(nk * c->dm), -0.5f, 0.5f);
+    ot_round(c->wt, wq, (size_t)(nq * c->dm));
+    ot_round(c->wt, wk, (size_t)(nk * c->dm));
+    ot_round(c->wt, wv, (size_t)(nk * c->dm));
     ot_fill(&seed, ffv, (size_t)(rd / 2), 0.5f, 2.0f);
     ot_fill(&seed, cref[0], cn, -1, 1);
     ot_fill(&seed, cref[1], cn, -1, 1);
     ot_round(c->cache, cref[0], cn);
     ot_round(c->cache, cref[1], cn);
     for (p = 0; p < 2; p++) {
-        assert_int_equal(glc_plan_set_param(pl[p], "wq", wq, (size_t)(nq * DM)), GLC_OK);
-        assert_int_equal(glc_plan_set_param(pl[p], "wk", wk, (size_t)(nk * DM)), GLC_OK);
-        assert_int_equal(glc_plan_set_param(pl[p], "wv", wv, (size_t)(nk * DM)), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wq", wq, (size_t)(nq * c->dm)), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wk", wk, (size_t)(nk * c->dm)), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wv", wv, (size_t)(nk * c->dm)), GLC_OK);
         if (c->ff)
             assert_int_equal(glc_plan_set_param(pl[p], "ff", ffv, (size_t)(rd / 2)), GLC_OK);
         ot_to_bytes(c->cache, cref[0], bytes, cn);
@@ -192,19 +212,19 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
         int64_t len = last ? c->rows : short_len ? pos : pos + 1, h;
         glc_plan_var var = {"L", len};
         ref_sdpa_shape sh;
-        ot_fill(&seed, x, DM, -1, 1);
+        ot_fill(&seed, x, (size_t)c->dm, -1, 1);
         for (p = 0; p < 2; p++) {
-            glc_plan_input in[2] = {{"x", x, DM}, {"pos", &pos, 1}};
+            glc_plan_input in[2] = {{"x", x, (size_t)c->dm}, {"pos", &pos, 1}};
             glc_plan_output o[1] = {{"a", out[p], (size_t)(c->hq * c->d)}};
             if (glc_plan_run_with_vars(pl[p], &var, 1, in, 2, o, 1) != GLC_OK)
                 fail_msg("case %d, step %d: %s", ci, step, glc_device_errmsg(dev));
         }
         /* the reference: the projections, rope, the caches' rows, attention */
-        proj(x, wq, nq, q);
+        proj(x, wq, nq, c->dm, q);
         ref_rope(q, 1, 1, c->hq, c->d, &pos, c->neox, rd, 700.0, c->ff ? ffv : NULL, qr);
-        proj(x, wk, nk, q);
+        proj(x, wk, nk, c->dm, q);
         ref_rope(q, 1, 1, c->hk, c->d, &pos, c->neox, rd, 700.0, c->ff ? ffv : NULL, kr);
-        proj(x, wv, nk, vr);
+        proj(x, wv, nk, c->dm, vr);
         if (pos < c->rows) {
             memcpy(&cref[0][pos * nk], kr, (size_t)nk * sizeof(float));
             memcpy(&cref[1][pos * nk], vr, (size_t)nk * sizeof(float));
@@ -244,8 +264,11 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed)
 }
 
 /* The plans choose the GPU variants on every renderer but llvmpipe: rename
- * it to run them here. */
-static void cases_on(int gpu_variants, uint64_t seed0)
+ * it to run them here. qkv: the projections on matvec (GLC_MATMUL=matvec,
+ * weights f32 or f16 of widths 8-24, K a multiple of 8), so the rope goes
+ * into their epilogue; 2: with matvec's lanes across K tuned off (its
+ * subgroup-a-slot layout, emulated here). */
+static void cases_on(int gpu_variants, uint64_t seed0, int qkv)
 {
     uint64_t seed = seed0;
     int i;
@@ -253,19 +276,29 @@ static void cases_on(int gpu_variants, uint64_t seed0)
         scase c = gen(&seed, i);
         glc_device_desc d = tu_desc(NULL);
         glc_device *dev;
+        glc__tune off = {0, 0, 0, 0, 1};
+        if (qkv) {
+            c.dm = 8 * (1 + (int64_t)(tu_rand(&seed) % 3));
+            c.wt = tu_rand(&seed) % 2 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
+            setenv("GLC_MATMUL", "matvec", 1); /* read when the device is made */
+        }
         /* the GPU plan (rope_qkv's dispatch, then the attention, in one
          * node) under the barrier oracle too */
         if (gpu_variants)
             d.flags |= GLC_DEVICE_VALIDATE;
         dev = tu_device_desc(&d);
+        unsetenv("GLC_MATMUL");
+        if (qkv == 2)
+            glc__device_tune(dev, &off);
         if (gpu_variants)
             snprintf(dev->renderer, sizeof dev->renderer, "test renderer");
         if (getenv("TEST_VERBOSE"))
             printf("case %d: %s cache, %s, ff %d, %lld/%lld heads, d %lld, rope_dim %lld, "
-                   "%lld rows\n",
+                   "%lld rows, width %lld %s\n",
                    i, glc_dtype_name(c.cache), c.neox ? "neox" : "normal", c.ff, (long long)c.hq,
-                   (long long)c.hk, (long long)c.d, (long long)c.rope_dim, (long long)c.rows);
-        run_case(dev, i, &c, seed0 * 31 + (uint64_t)i);
+                   (long long)c.hk, (long long)c.d, (long long)c.rope_dim, (long long)c.rows,
+                   (long long)c.dm, glc_dtype_name(c.wt));
+        run_case(dev, i, &c, seed0 * 31 + (uint64_t)i, qkv != 0);
         glc_device_destroy(dev);
     }
 }
@@ -273,7 +306,7 @@ static void cases_on(int gpu_variants, uint64_t seed0)
 static void test_sdpa_rope_rows(void **state)
 {
     (void)state;
-    cases_on(0, 5);
+    cases_on(0, 5, 0);
 }
 
 /* rope(q) read by an output as well: rope_qkv stays its own dispatch (it
@@ -281,8 +314,8 @@ static void test_sdpa_rope_rows(void **state)
  * rotated q; outputs equal to the unfused plan's. */
 static void test_sdpa_rope_blocked(void **state)
 {
-    static const scase c = {GLC_DTYPE_F16, 1, 0, 4, 2, 16, 0, 12};
-    static float w[3][4 * 16 * DM], x[DM], out[2][2][4 * 16];
+    static const scase c = {GLC_DTYPE_F16, 1, 0, 4, 2, 16, 0, 12, 6, GLC_DTYPE_F32};
+    static float w[3][4 * 16 * 6], x[6], out[2][2][4 * 16];
     static char dump[65536];
     static uint16_t cache[12 * 2 * 16]; /* f16 zeros */
     glc_device *dev = tu_device(NULL);
@@ -302,14 +335,14 @@ static void test_sdpa_rope_blocked(void **state)
         (info.limits.max_ssbo_blocks >= 6) != (strstr(dump, "rope_qkv (rope_qkv)") != NULL))
         fail_msg("rope(q) read twice: sdpa_rope fired or rope_qkv did not\n%s", dump);
     for (i = 0; i < 3; i++)
-        ot_fill(&seed, w[i], (size_t)((i ? 2 : 4) * 16 * DM), -0.5f, 0.5f);
-    ot_fill(&seed, x, DM, -1, 1);
+        ot_fill(&seed, w[i], (size_t)((i ? 2 : 4) * 16 * 6), -0.5f, 0.5f);
+    ot_fill(&seed, x, 6, -1, 1);
     for (p = 0; p < 2; p++) {
-        glc_plan_input in[2] = {{"x", x, DM}, {"pos", &pos, 1}};
+        glc_plan_input in[2] = {{"x", x, 6}, {"pos", &pos, 1}};
         glc_plan_output o[2] = {{"a", out[p][0], 4 * 16}, {"qr", out[p][1], 4 * 16}};
-        assert_int_equal(glc_plan_set_param(pl[p], "wq", w[0], 4 * 16 * DM), GLC_OK);
-        assert_int_equal(glc_plan_set_param(pl[p], "wk", w[1], 2 * 16 * DM), GLC_OK);
-        assert_int_equal(glc_plan_set_param(pl[p], "wv", w[2], 2 * 16 * DM), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wq", w[0], 4 * 16 * 6), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wk", w[1], 2 * 16 * 6), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wv", w[2], 2 * 16 * 6), GLC_OK);
         assert_int_equal(glc_plan_bind_handle(pl[p], "kc", cache, sizeof cache), GLC_OK);
         assert_int_equal(glc_plan_bind_handle(pl[p], "vc", cache, sizeof cache), GLC_OK);
         if (glc_plan_run_with_vars(pl[p], &var, 1, in, 2, o, 2) != GLC_OK)
@@ -325,7 +358,17 @@ static void test_sdpa_rope_blocked(void **state)
 static void test_sdpa_rope_split(void **state)
 {
     (void)state;
-    cases_on(1, 6);
+    cases_on(1, 6, 0);
+}
+
+/* qkv_rope: the rope in the projection's epilogue (matvec), the attention
+ * the split kernel's (renamed renderer) and the rows kernel's */
+static void test_qkv_rope(void **state)
+{
+    (void)state;
+    cases_on(1, 7, 1);
+    cases_on(0, 8, 1);
+    cases_on(1, 9, 2);
 }
 
 int main(void)
@@ -333,6 +376,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sdpa_rope_rows),
         cmocka_unit_test(test_sdpa_rope_split),
+        cmocka_unit_test(test_qkv_rope),
         cmocka_unit_test(test_sdpa_rope_blocked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

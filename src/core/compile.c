@@ -616,8 +616,7 @@ glc_status glc__compile_graph(glc_graph *g, const glc__target *tg, int fuse, int
 {
     glc_status st;
     int fused = 0;
-    if (fuse && (st = glc__fuse(g, tg->limits.ssbo_offset_alignment, tg->limits.max_ssbo_blocks,
-                                 tg->limits.max_ssbo_size, &fused)) != GLC_OK) {
+    if (fuse && (st = glc__fuse(g, tg, &fused)) != GLC_OK) {
         memset(p, 0, sizeof *p);
         return cfail(err, len, st, "glc_graph_compile: out of memory");
     }

@@ -45,6 +45,11 @@
  *                                                       -> the matmul reads
  *               x and w and computes each row's norm itself: the norm's
  *               dispatch (and its barrier) goes
+ *  - qkv_rope (after mm_norm): sdpa_rope's node reading q | k | v of the
+ *               one-row product run just before it, on a target that runs
+ *               that product with matvec    -> the product with a rope
+ *               epilogue (q rotated, the caches' rows written) and a plain
+ *               sdpa_decode over the caches
  * The later node of a pattern takes the fused op (its output tensor stays
  * the one the rest of the graph reads); inputs all come from before the
  * earlier node, so graph order stays topological.
@@ -62,6 +67,7 @@ typedef struct fctx {
     size_t align;   /* SSBO offset alignment: where a packed part may start */
     uint32_t ssbo;  /* SSBO blocks a compute shader may bind */
     uint64_t max_bytes; /* the most bytes a binding may take: no pack is larger */
+    const glc__target *tg; /* which kernels the target runs (qkv_rope) */
     int fused;
 } fctx;
 
@@ -931,8 +937,90 @@ static void sdpa_rope(fctx *c, glc__gnode *s)
     count_uses(c);
 }
 
-glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, uint64_t max_bytes,
-                     int *fused)
+/* a = sdpa_decode(q, kc, vc, k, v, pos, ff) (sdpa_rope's node) where q, k
+ * and v are, in that order, the whole of the output of the one-row
+ * transposed product M that runs right before it (the qkv pass's pack, M
+ * 1: q | k | v), on a target that runs M with glsl/matvec.comp
+ * (glc__matmul_rope_takes: GPUs; on llvmpipe sdpa_rope's rows kernel stays,
+ * and GLC_MATMUL=matvec forces this for the tests) -> M with the rope
+ * epilogue (inputs 5-8: pos, ff, kc, vc; op_matmul.c mm_rope_infer), which
+ * writes q rotated and the caches' rows, and sdpa_decode(q, kc', vc') over
+ * the caches it wrote (kc', vc': the caches after the write, made by M
+ * now): rope_qkv's dispatch and the barrier after it go. q's bytes are
+ * the attention's alone (rope_qkv's q_exclusive held); nothing runs
+ * between M and the attention, so no reader of the caches moves. */
+static void qkv_rope(fctx *c, glc__gnode *s)
+{
+    glc_graph *g = c->g;
+    glc__gnode *m, cand, cs, keep;
+    const glc__gtensor *kc, *w;
+    int32_t in[9], ins[3], kc2 = -1, vc2 = -1, root;
+    size_t si = (size_t)(s - g->n), qo, ko, vo, i;
+    int64_t kv, n, k;
+    uint32_t blocks;
+    if (!c->tg || s->dead || s->args.op != GLC__OP_SDPA_DECODE || s->args.nin != 7 ||
+        !(m = live_before(c, si)) || m->args.op != GLC__OP_MATMUL || m->args.nin > 5 ||
+        (m->args.nin > 3 && m->tensor[3] >= 0) || !m->args.mm.transpose_b || m->args.mm.act ||
+        m->args.mm.glu || m->args.mm.glu_out || m->args.mm.seg[0])
+        return;
+    root = glc__alias_root(g, s->tensor[0], &qo);
+    w = &g->t[m->tensor[1]];
+    kc = &g->t[s->tensor[1]];
+    if (root != out_of(m) || glc__alias_root(g, s->tensor[3], &ko) != root ||
+        glc__alias_root(g, s->tensor[4], &vo) != root || w->rank != 2 || kc->rank != 3 ||
+        !glc__same_shape(&s->args.t[1], &s->args.t[2]))
+        return;
+    n = w->shape[0];
+    k = w->shape[1];
+    kv = kc->shape[1] * kc->shape[2];
+    /* one row of a (no variable in it: a's elements at the maxima are K) */
+    if (glc__numel(&m->args.t[0]) != k || g->t[m->tensor[0]].shape[0] != 1 ||
+        !glc__matmul_rope_takes(c->tg, w->dtype, k) || qo != 0 ||
+        ko != (size_t)(n - 2 * kv) * 4 || vo != (size_t)(n - kv) * 4)
+        return;
+    blocks = 4 + (m->args.nin > 4 && m->tensor[4] >= 0) + 3 + (s->tensor[6] >= 0);
+    if (c->ssbo < blocks)
+        return;
+    for (i = 0; i < g->nt; i++) /* kc' and vc': s made them */
+        if (g->t[i].producer == (int32_t)si && g->t[i].alias) {
+            if (g->t[i].alias - 1 == s->tensor[1])
+                kc2 = (int32_t)i;
+            else if (g->t[i].alias - 1 == s->tensor[2])
+                vc2 = (int32_t)i;
+        }
+    if (kc2 < 0 || vc2 < 0)
+        return;
+    for (i = 0; i < 5; i++)
+        in[i] = (int)i < m->args.nin ? m->tensor[i] : -1;
+    in[5] = s->tensor[5];
+    in[6] = s->tensor[6];
+    in[7] = s->tensor[1];
+    in[8] = s->tensor[2];
+    cand = make(GLC__OP_MATMUL, in, 9, out_of(m), GLC_DTYPE_F32, m);
+    cand.raw.mm.rope_mode = s->raw.sdpa.rope_mode;
+    cand.raw.mm.rope_dim = s->raw.sdpa.rope_dim;
+    cand.raw.mm.rope_base = s->raw.sdpa.rope_base;
+    ins[0] = s->tensor[0];
+    ins[1] = kc2;
+    ins[2] = vc2;
+    cs = make(GLC__OP_SDPA_DECODE, ins, 3, out_of(s), s->odt, s);
+    cs.raw.sdpa.rope_mode = cs.raw.sdpa.rope_dim = 0;
+    cs.raw.sdpa.rope_base = 0;
+    keep = *s;
+    if (!replace(c, s, &cs))
+        return;
+    if (!replace(c, m, &cand)) {
+        *s = keep;
+        c->fused--;
+        count_uses(c);
+        return;
+    }
+    c->fused--; /* one pattern, two nodes replaced */
+    g->t[kc2].producer = (int32_t)(m - g->n);
+    g->t[vc2].producer = (int32_t)(m - g->n);
+}
+
+glc_status glc__fuse(glc_graph *g, const glc__target *tg, int *fused)
 {
     static void (*const passes[])(fctx *, glc__gnode *) = {norm_mul, swiglu, mm_bias, mm_act,
                                                            mm_res,   rope_rows};
@@ -944,9 +1032,10 @@ glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, uint64_t 
         return GLC_OK; /* the compiler reports it */
     c.g = g;
     c.fused = 0;
-    c.align = align < 4 ? 4 : align;
-    c.ssbo = ssbo_blocks;
-    c.max_bytes = max_bytes;
+    c.align = tg->limits.ssbo_offset_alignment < 4 ? 4 : tg->limits.ssbo_offset_alignment;
+    c.ssbo = tg->limits.max_ssbo_blocks;
+    c.max_bytes = tg->limits.max_ssbo_size;
+    c.tg = tg;
     glc__use_device(g->dev);
     /* each fusion adds at most 3 tensors and retires at least one node */
     if (!(c.uses = glc__malloc((g->nt + 3 * g->nn + 1) * sizeof *c.uses)))
@@ -973,6 +1062,8 @@ glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, uint64_t 
         rows_first(&c, i);
     for (i = 0; i < g->nn; i++)
         mm_norm(&c, &g->n[i]);
+    for (i = 0; i < g->nn; i++)
+        qkv_rope(&c, &g->n[i]);
     glc__free(c.uses);
     *fused = c.fused;
     return st;

@@ -9,12 +9,12 @@
 
 #include "graph.h"
 
-/* Rewrites g in place; *fused gets the number of patterns fused; align:
- * the device's SSBO offset alignment (parts of a packed value start at
- * multiples of it); ssbo_blocks: its SSBO blocks per compute shader (a
- * matmul with a residual binds 5); max_bytes: the most a binding may take
- * (no pack is made larger). Only GLC_ERR_OUT_OF_MEMORY can fail it. */
-glc_status glc__fuse(glc_graph *g, size_t align, uint32_t ssbo_blocks, uint64_t max_bytes,
-                     int *fused);
+/* Rewrites g in place for target tg; *fused gets the number of patterns
+ * fused. From the target: its SSBO offset alignment (parts of a packed
+ * value start at multiples of it), SSBO blocks per compute shader (a
+ * matmul with a residual binds 5), the most a binding may take (no pack
+ * is made larger) and which kernels it runs (qkv_rope). Only
+ * GLC_ERR_OUT_OF_MEMORY can fail it. */
+glc_status glc__fuse(glc_graph *g, const glc__target *tg, int *fused);
 
 #endif

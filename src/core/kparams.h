@@ -47,9 +47,12 @@
 #define GLC__KP_SEGS(X, k, at) X(k, S1, at) X(k, S12, at + 1) X(k, SEG1, at + 2) X(k, SEG2, at + 3)
 #define GLC__KP_KSUM(X, k) \
     X(k, TOTAL, 0) X(k, N, 1) X(k, S, 2) X(k, FLAGS, 3) X(k, ACT_PARAM, 4) GLC__KP_SEGS(X, k, 5)
+/* matvec; ROPE (no segments, no GLU): q's columns, q's and k's, the head
+ * dim, rope_dim, the theta step (float bits), the caches' rows */
 #define GLC__KP_MATVEC(X, k) \
     X(k, M, 0) X(k, N, 1) X(k, K, 2) X(k, WORDS, 3) X(k, FLAGS, 4) X(k, ACT_PARAM, 5) \
-    GLC__KP_SEGS(X, k, 6) X(k, GLU_DELTA, 10)
+    GLC__KP_SEGS(X, k, 6) X(k, GLU_DELTA, 10) X(k, R_QW, 6) X(k, R_KEND, 7) X(k, R_D, 8) \
+    X(k, R_DIM, 9) X(k, R_THETA, 10) X(k, R_KROWS, 11) X(k, R_VROWS, 12)
 #define GLC__KP_MATMUL(X, k) \
     X(k, M, 0) X(k, N, 1) X(k, K, 2) X(k, MTILES, 3) X(k, NTILES, 4) X(k, BATCHES, 5) \
     X(k, INNER, 6) X(k, B_STRIDE_HI, 7) X(k, B_ROW_BYTES, 7) X(k, B_STRIDE_LO, 8) X(k, FLAGS, 9) \

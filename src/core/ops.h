@@ -18,9 +18,9 @@
 
 #include <stddef.h>
 
-#define GLC__OP_MAX_TENSORS 8 /* rope_qkv: 7 inputs and its output */
+#define GLC__OP_MAX_TENSORS 10 /* matmul with the rope epilogue: 9 inputs and its output */
 #define GLC__OP_MAX_DISPATCH 4
-#define GLC__OP_MAX_BIND 8
+#define GLC__OP_MAX_BIND 10
 #define GLC__SCRATCH (-1)
 
 /* X(id, name): every op of the kernel library. */
@@ -105,7 +105,7 @@ typedef struct glc__tensor {
  * i[]. What each means: the family file's header. Code reads and writes
  * them by family (a->mm.act); f[] and i[] are for copying all slots. */
 #define GLC__OP_NF 4
-#define GLC__OP_NI 11
+#define GLC__OP_NI 13
 typedef struct glc__binary_args { /* add, sub, mul, div */
     float act_param, f_[3];
     int64_t act; /* fused: an activation of a, 0 none */
@@ -130,7 +130,8 @@ typedef struct glc__rope_args {
     int64_t mode, dim;
 } glc__rope_args;
 typedef struct glc__matmul_args { /* matmul; matmul_q from act on */
-    float act_param, norm_eps, f_[2]; /* norm_eps: a fused rms_norm prologue's (fuse.c) */
+    float act_param, norm_eps; /* norm_eps: a fused rms_norm prologue's (fuse.c) */
+    float rope_base, f_[1];    /* rope_*: the fused rope epilogue's (fuse.c qkv_rope) */
     int64_t transpose_b, act;
     int64_t seg[4]; /* fused Q/K/V: column bounds s1, s12; where segments 1, 2 start */
     int64_t glu;      /* fused SwiGLU input: its activation */
@@ -139,6 +140,7 @@ typedef struct glc__matmul_args { /* matmul; matmul_q from act on */
     int64_t glu_out;  /* fused SwiGLU epilogue: its activation; the weight rows are gate | up
                        * halves and out[.., n] = act(gate row n's sum) * (up row n's) */
     int64_t glu_up_first; /* 1: the halves are up | gate */
+    int64_t rope_mode, rope_dim; /* the rope epilogue (inputs 5-8: pos, freq_factors, caches) */
 } glc__matmul_args;
 typedef struct glc__affine_args {
     float f_[4];
@@ -202,7 +204,7 @@ typedef struct glc__bind_plan {
 
 typedef struct glc__dispatch_plan {
     const char *kernel;  /* glsl/<kernel>.comp */
-    char defines[256];
+    char defines[512];
     uint32_t local_size;
     uint64_t groups;
     int nbind;
@@ -292,6 +294,10 @@ glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint
  * this. */
 glc_status glc__op_make_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                              char *err, size_t errlen);
+/* 1 when the target runs a matmul of one row of a over transposed b of
+ * dtype b and K columns with glsl/matvec.comp, which has the rope
+ * epilogue (fuse.c qkv_rope asks before fusing). */
+int glc__matmul_rope_takes(const glc__target *tg, glc_dtype b, int64_t k);
 /* Loop iterations a planner may give one shader invocation, all its loops
  * together (nested loops count each inner iteration; loops the compiler
  * unrolls do not count): the device's max_loop_iterations less 1/8, for
