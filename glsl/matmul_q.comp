@@ -12,7 +12,9 @@
 //   matmul_q.glsl says
 // defines: matmul_q.glsl's, WF (a GGML block GLC_T_*, _F32, _F16), where not 0: SEG
 //   (out is three matrices: the fused Q/K/V projection), ACT (glc_act op
-//   after the bias); GLU_OUT (matmul_q.glsl) takes ACT's param 13
+//   after the bias); GLU_OUT (matmul_q.glsl) takes ACT's param 13;
+//   QKV_ROPE (qkv_rope.glsl: the rope epilogue, its params 8-11, 13-15,
+//   its bindings after the others)
 
 #define GLC_KP_MATMUL_Q
 #include "kparams.glsl"
@@ -31,6 +33,9 @@ layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
 layout(std430, binding = 4) readonly buffer RESIDUAL { float res[]; };
 #endif
 
+#ifdef QKV_ROPE
+#include "qkv_rope.glsl"
+#endif
 #include "matmul_w.glsl"
 
 void put(uint row, uint n, float v)

@@ -294,6 +294,33 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
         nsc[m] = inversesqrt(total(nss[m]) / float(glc_p[P_K]) + float(NORM_EPS));
 #endif
 #endif
+#ifdef QKV_ROPE // (CM 1, no K parts) the pairs' sums to rope_put
+    for (int r = 0; r < RO; r += 2) {
+        float v0 = total(zero ? 0.0 : acc[r][0]), v1 = total(zero ? 0.0 : acc[r + 1][0]);
+#ifdef NORM
+        v0 *= nsc[0];
+        v1 *= nsc[0];
+#endif
+#if SPLIT
+        if (lane != uint(r) % SG_SIZE)
+            continue;
+#endif
+#ifdef VSG
+        if (!tile_live)
+            continue;
+#endif
+        uint n = n0 + uint(r);
+        if (n >= N || mcount == 0u)
+            continue;
+        uvec2 c = rope_cols(n);
+        if ((glc_p[P_FLAGS] & 1u) != 0u) {
+            v0 += bias[c.x];
+            v1 += bias[c.y];
+        }
+        rope_put(c, v0, v1);
+    }
+    return;
+#endif
     for (int r = 0; r < RO; r++)
         for (int m = 0; m < CM; m++) {
             float v = total(zero ? 0.0 : acc[r][m]);
@@ -357,8 +384,14 @@ void dense_tile(uint tile, uint lane, uint step)
     k_part(part, M, N);
     uint mt = tile % glc_p[P_MTILES], n0 = (tile / glc_p[P_MTILES]) * uint(RO), m0 = mt * uint(CM);
     uint NO = N / uint(RN / RO); // GLU_OUT: rows [NO, N) are the up rows of [0, NO)
-    for (int r = 0; r < RN; r++)
+    for (int r = 0; r < RN; r++) {
+#ifdef QKV_ROPE // (qkv_rope.glsl: RN even, a tile's rows pairs that rotate together)
+        uvec2 c = rope_cols(min(n0 + uint(r & ~1), N - 2u));
+        wrow[r] = (r & 1) == 0 ? c.x : c.y;
+#else
         wrow[r] = min(n0 + uint(r % RO), NO - 1u) + uint(r / RO) * NO;
+#endif
+    }
     for (int m = 0; m < CM; m++) {
         orow[m] = m0 + uint(m);
         arow[m] = min(orow[m], M - 1u);

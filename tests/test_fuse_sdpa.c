@@ -21,9 +21,10 @@
  * Where the projection runs on matvec (GPUs; here GLC_MATMUL=matvec) the
  * qkv_rope fusion takes the rope into the projection's epilogue instead
  * (glsl/matvec.comp QKV_ROPE: q rotated, the caches' rows written) and
- * the attention reads the caches: the same cases with f32 and f16
- * weights, model widths 8 to 24, on matvec's lanes across K and (tuned
- * off) its subgroup-a-slot layout.
+ * the attention reads the caches; where it runs on matmul_q's split
+ * variant (Q8_0, Q4_0) that kernel's tiles do the same: the same cases
+ * with f32, f16, Q8_0 and Q4_0 weights, model widths 8 to 64, on matvec's
+ * lanes across K and (tuned off) its subgroup-a-slot layout.
  */
 #include "testutil.h"
 
@@ -31,13 +32,14 @@
 #include "op_run.h"
 #include "optest.h"
 #include "ref_attention.h"
+#include "ref_quant.h"
 #include "ref_rope.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXDM 24  /* model width: the projections' K (6 unless qkv_rope's cases) */
+#define MAXDM 64  /* model width: the projections' K (6 unless qkv_rope's cases) */
 #define MAXS 300  /* cache rows */
 #define MAXH 8    /* query heads */
 #define MAXD 64
@@ -71,13 +73,22 @@ static scase gen(uint64_t *seed, int i)
     return c;
 }
 
+/* x W^T for a param W [ws] of dtype wt (GGML blocks: matmul_q) */
+static glc_tensor proj_node(glc_graph *g, glc_tensor x, const char *name, glc_dtype wt,
+                            const int64_t *ws)
+{
+    glc_matmul_desc nt = {1};
+    glc_tensor w = glc_graph_param(g, name, wt, 2, ws);
+    return glc_dtype_size(wt) ? glc_matmul(g, x, w, glc_none(), &nt)
+                              : glc_matmul_q(g, x, w, glc_none());
+}
+
 /* With qr_out, rope(q) is an output too: a second reader of the rotated
  * q, which the fusion must leave apart (its kernel never writes q). */
 static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags, int qr_out)
 {
     glc_graph *g;
     glc_plan *p = NULL;
-    glc_matmul_desc nt = {1};
     glc_rope_desc rd;
     glc_sdpa_desc sd;
     glc_tensor x, pos, ff = glc_none(), q, k, v, kc, vc;
@@ -103,13 +114,13 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags, int qr_o
     s3[0] = 1;
     s3[1] = c->hq;
     ws[0] = c->hq * c->d;
-    q = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wq", c->wt, 2, ws), glc_none(), &nt),
+    q = glc_reshape(g, proj_node(g, x, "wq", c->wt, ws),
                     3, s3);
     s3[1] = c->hk;
     ws[0] = c->hk * c->d;
-    k = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wk", c->wt, 2, ws), glc_none(), &nt),
+    k = glc_reshape(g, proj_node(g, x, "wk", c->wt, ws),
                     3, s3);
-    v = glc_reshape(g, glc_matmul(g, x, glc_graph_param(g, "wv", c->wt, 2, ws), glc_none(), &nt),
+    v = glc_reshape(g, proj_node(g, x, "wv", c->wt, ws),
                     3, s3);
     q = glc_rope(g, q, pos, &rd, ff);
     k = glc_rope(g, k, pos, &rd, ff);
@@ -148,6 +159,7 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int
 {
     static float wq[MAXH * MAXD * MAXDM], wk[2 * MAXD * MAXDM], wv[2 * MAXD * MAXDM];
     static float ffv[MAXD / 2];
+    static uint8_t wb[3][MAXH * MAXD * MAXDM]; /* block weights (fewer bytes than floats) */
     static float cref[2][MAXS * 2 * MAXD], got[MAXS * 2 * MAXD], x[MAXDM], q[MAXH * MAXD];
     static float qr[MAXH * MAXD], kr[2 * MAXD], vr[2 * MAXD], want[MAXH * MAXD];
     static float out[2][MAXH * MAXD];
@@ -177,18 +189,37 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int
     ot_fill(&seed, wq, (size_t)(nq * c->dm), -0.5f, 0.5f);
     ot_fill(&seed, wk, (size_t)(nk * c->dm), -0.5f, 0.5f);
     ot_fill(&seed, wv, (size_t)(nk * c->dm), -0.5f, 0.5f);
-    ot_round(c->wt, wq, (size_t)(nq * c->dm));
-    ot_round(c->wt, wk, (size_t)(nk * c->dm));
-    ot_round(c->wt, wv, (size_t)(nk * c->dm));
+    if (glc_dtype_size(c->wt)) {
+        ot_round(c->wt, wq, (size_t)(nq * c->dm));
+        ot_round(c->wt, wk, (size_t)(nk * c->dm));
+        ot_round(c->wt, wv, (size_t)(nk * c->dm));
+    } else { /* blocks: the reference reads them dequantized */
+        ref_quantize(c->wt, wq, (size_t)(nq * c->dm), wb[0]);
+        ref_quantize(c->wt, wk, (size_t)(nk * c->dm), wb[1]);
+        ref_quantize(c->wt, wv, (size_t)(nk * c->dm), wb[2]);
+        ref_dequantize(c->wt, wb[0], (size_t)(nq * c->dm), wq);
+        ref_dequantize(c->wt, wb[1], (size_t)(nk * c->dm), wk);
+        ref_dequantize(c->wt, wb[2], (size_t)(nk * c->dm), wv);
+    }
     ot_fill(&seed, ffv, (size_t)(rd / 2), 0.5f, 2.0f);
     ot_fill(&seed, cref[0], cn, -1, 1);
     ot_fill(&seed, cref[1], cn, -1, 1);
     ot_round(c->cache, cref[0], cn);
     ot_round(c->cache, cref[1], cn);
     for (p = 0; p < 2; p++) {
-        assert_int_equal(glc_plan_set_param(pl[p], "wq", wq, (size_t)(nq * c->dm)), GLC_OK);
-        assert_int_equal(glc_plan_set_param(pl[p], "wk", wk, (size_t)(nk * c->dm)), GLC_OK);
-        assert_int_equal(glc_plan_set_param(pl[p], "wv", wv, (size_t)(nk * c->dm)), GLC_OK);
+        if (glc_dtype_size(c->wt)) {
+            assert_int_equal(glc_plan_set_param(pl[p], "wq", wq, (size_t)(nq * c->dm)), GLC_OK);
+            assert_int_equal(glc_plan_set_param(pl[p], "wk", wk, (size_t)(nk * c->dm)), GLC_OK);
+            assert_int_equal(glc_plan_set_param(pl[p], "wv", wv, (size_t)(nk * c->dm)), GLC_OK);
+        } else {
+            size_t rb = glc_dtype_row_bytes(c->wt, c->dm);
+            assert_int_equal(glc_plan_set_param_typed(pl[p], "wq", wb[0], (size_t)nq * rb, c->wt),
+                             GLC_OK);
+            assert_int_equal(glc_plan_set_param_typed(pl[p], "wk", wb[1], (size_t)nk * rb, c->wt),
+                             GLC_OK);
+            assert_int_equal(glc_plan_set_param_typed(pl[p], "wv", wb[2], (size_t)nk * rb, c->wt),
+                             GLC_OK);
+        }
         if (c->ff)
             assert_int_equal(glc_plan_set_param(pl[p], "ff", ffv, (size_t)(rd / 2)), GLC_OK);
         ot_to_bytes(c->cache, cref[0], bytes, cn);
@@ -278,8 +309,11 @@ static void cases_on(int gpu_variants, uint64_t seed0, int qkv)
         glc_device *dev;
         glc__tune off = {0, 0, 0, 0, 1};
         if (qkv) {
-            c.dm = 8 * (1 + (int64_t)(tu_rand(&seed) % 3));
-            c.wt = tu_rand(&seed) % 2 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
+            static const glc_dtype wts[] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_Q8_0,
+                                            GLC_DTYPE_Q4_0};
+            c.wt = wts[tu_rand(&seed) % 4];
+            c.dm = glc_dtype_size(c.wt) ? 8 * (1 + (int64_t)(tu_rand(&seed) % 3))
+                                        : 32 * (1 + (int64_t)(tu_rand(&seed) % 2));
             setenv("GLC_MATMUL", "matvec", 1); /* read when the device is made */
         }
         /* the GPU plan (rope_qkv's dispatch, then the attention, in one

@@ -937,13 +937,26 @@ static void sdpa_rope(fctx *c, glc__gnode *s)
     count_uses(c);
 }
 
+/* 1 when the target plans node n as it stands (a fused form only some
+ * kernels have) */
+static int plans(const fctx *c, const glc__gnode *n)
+{
+    glc__op_plan *p = glc__calloc(1, sizeof *p);
+    char err[256];
+    int ok = p && glc__op_make_plan(&n->args, c->tg, p, err, sizeof err) == GLC_OK;
+    glc__free(p);
+    return ok;
+}
+
 /* a = sdpa_decode(q, kc, vc, k, v, pos, ff) (sdpa_rope's node) where q, k
  * and v are, in that order, the whole of the output of the one-row
  * transposed product M that runs right before it (the qkv pass's pack, M
- * 1: q | k | v), on a target that runs M with glsl/matvec.comp
- * (glc__matmul_rope_takes: GPUs; on llvmpipe sdpa_rope's rows kernel stays,
- * and GLC_MATMUL=matvec forces this for the tests) -> M with the rope
- * epilogue (inputs 5-8: pos, ff, kc, vc; op_matmul.c mm_rope_infer), which
+ * 1: q | k | v; dense or GGML weights), on a target whose plan for it has
+ * the epilogue (matvec.comp, matmul_q.comp's split variant: GPUs; on
+ * llvmpipe sdpa_rope's rows kernel stays, and GLC_MATMUL=matvec forces
+ * this for the tests; the fused node is planned before it replaces
+ * anything) -> M with the rope epilogue (inputs 5-8: pos, ff, kc, vc;
+ * op_matmul.c glc__mm_rope_infer), which
  * writes q rotated and the caches' rows, and sdpa_decode(q, kc', vc') over
  * the caches it wrote (kc', vc': the caches after the write, made by M
  * now): rope_qkv's dispatch and the barrier after it go. q's bytes are
@@ -952,15 +965,17 @@ static void sdpa_rope(fctx *c, glc__gnode *s)
 static void qkv_rope(fctx *c, glc__gnode *s)
 {
     glc_graph *g = c->g;
-    glc__gnode *m, cand, cs, keep;
+    glc__gnode *m, cand, cs, keep, keep_m;
     const glc__gtensor *kc, *w;
     int32_t in[9], ins[3], kc2 = -1, vc2 = -1, root;
     size_t si = (size_t)(s - g->n), qo, ko, vo, i;
     int64_t kv, n, k;
     uint32_t blocks;
     if (!c->tg || s->dead || s->args.op != GLC__OP_SDPA_DECODE || s->args.nin != 7 ||
-        !(m = live_before(c, si)) || m->args.op != GLC__OP_MATMUL || m->args.nin > 5 ||
-        (m->args.nin > 3 && m->tensor[3] >= 0) || !m->args.mm.transpose_b || m->args.mm.act ||
+        !(m = live_before(c, si)) ||
+        (m->args.op != GLC__OP_MATMUL && m->args.op != GLC__OP_MATMUL_Q) || m->args.nin > 5 ||
+        (m->args.nin > 3 && m->tensor[3] >= 0) ||
+        (m->args.op == GLC__OP_MATMUL && !m->args.mm.transpose_b) || m->args.mm.act ||
         m->args.mm.glu || m->args.mm.glu_out || m->args.mm.seg[0])
         return;
     root = glc__alias_root(g, s->tensor[0], &qo);
@@ -974,8 +989,7 @@ static void qkv_rope(fctx *c, glc__gnode *s)
     k = w->shape[1];
     kv = kc->shape[1] * kc->shape[2];
     /* one row of a (no variable in it: a's elements at the maxima are K) */
-    if (glc__numel(&m->args.t[0]) != k || g->t[m->tensor[0]].shape[0] != 1 ||
-        !glc__matmul_rope_takes(c->tg, w->dtype, k) || qo != 0 ||
+    if (glc__numel(&m->args.t[0]) != k || g->t[m->tensor[0]].shape[0] != 1 || qo != 0 ||
         ko != (size_t)(n - 2 * kv) * 4 || vo != (size_t)(n - kv) * 4)
         return;
     blocks = 4 + (m->args.nin > 4 && m->tensor[4] >= 0) + 3 + (s->tensor[6] >= 0);
@@ -996,7 +1010,7 @@ static void qkv_rope(fctx *c, glc__gnode *s)
     in[6] = s->tensor[6];
     in[7] = s->tensor[1];
     in[8] = s->tensor[2];
-    cand = make(GLC__OP_MATMUL, in, 9, out_of(m), GLC_DTYPE_F32, m);
+    cand = make(m->args.op, in, 9, out_of(m), GLC_DTYPE_F32, m);
     cand.raw.mm.rope_mode = s->raw.sdpa.rope_mode;
     cand.raw.mm.rope_dim = s->raw.sdpa.rope_dim;
     cand.raw.mm.rope_base = s->raw.sdpa.rope_base;
@@ -1007,9 +1021,14 @@ static void qkv_rope(fctx *c, glc__gnode *s)
     cs.raw.sdpa.rope_mode = cs.raw.sdpa.rope_dim = 0;
     cs.raw.sdpa.rope_base = 0;
     keep = *s;
+    keep_m = *m;
     if (!replace(c, s, &cs))
         return;
-    if (!replace(c, m, &cand)) {
+    if (!replace(c, m, &cand) || !plans(c, m)) {
+        if (!m->dead && m->args.nin == 9) { /* replaced, then not planned */
+            *m = keep_m;
+            c->fused--;
+        }
         *s = keep;
         c->fused--;
         count_uses(c);

@@ -62,7 +62,9 @@
 #define GLC__KP_MQ(X, k) \
     X(k, M, 0) X(k, N, 1) X(k, K, 2) X(k, CHUNKS, 3) X(k, MTILES, 4) X(k, NTILES, 5) \
     X(k, TILES, 6) X(k, WSTRIDE, 7) X(k, FLAGS, 12)
-#define GLC__KP_MATMUL_Q(X, k) GLC__KP_MQ(X, k) GLC__KP_SEGS(X, k, 8) X(k, ACT_PARAM, 13)
+#define GLC__KP_MATMUL_Q(X, k) \
+    GLC__KP_MQ(X, k) GLC__KP_SEGS(X, k, 8) X(k, ACT_PARAM, 13) X(k, R_QW, 8) X(k, R_KEND, 9) \
+    X(k, R_D, 10) X(k, R_DIM, 11) X(k, R_THETA, 13) X(k, R_KROWS, 14) X(k, R_VROWS, 15)
 #define GLC__KP_MATMUL_AFFINE(X, k) GLC__KP_MQ(X, k) X(k, GROUPS, 8) X(k, GROUP_CHUNKS, 9)
 #define GLC__KP_MATMUL_EXPERT(X, k) \
     GLC__KP_MQ(X, k) X(k, KSLOTS, 4) X(k, RANGE_PAIRS, 8) X(k, E, 10) X(k, PAIR_ROWS, 11)

@@ -96,7 +96,7 @@
 #define MATVEC_LK_MAX 4
 #define MATVEC_LK_LOADS 2
 
-/* The rope epilogue (fuse.c qkv_rope): inputs 5-8 are the positions (i32
+/* The rope epilogue (fuse.c qkv_rope; matmul and matmul_q): inputs 5-8 are the positions (i32
  * [1]), the freq_factors (f32 [rope_dim / 2], or none), the k and v
  * caches ([rows, Hk, D], f32/f16/bf16, written), the product one row of a
  * over b [N, K] transposed whose columns are q | k | v (N = Hq D + 2 Hk D),
@@ -105,34 +105,36 @@
  * row goes to kcache row pos, v's row to vcache row pos (a position
  * outside the caches: not written); out gets q rotated, k and v as they
  * are. */
-static glc_status mm_rope_infer(const glc__op_args *a, int64_t m, int64_t n, char *err, size_t len)
+glc_status glc__mm_rope_infer(const glc__op_args *a, int64_t m, int64_t n, char *err, size_t len)
 {
     const glc__tensor *pos = &a->t[5], *ff = &a->t[6], *kc = &a->t[7], *vc = &a->t[8];
     int64_t d = kc->rank == 3 ? kc->shape[2] : 0, kv = kc->rank == 3 ? kc->shape[1] * d : 0;
     int64_t rd = a->mm.rope_dim ? a->mm.rope_dim : d;
     char sk[96], sv[96];
-    if (a->nin != 9 || m != 1 || !a->mm.transpose_b || a->t[1].rank != 2 || a->mm.act ||
+    const char *op = a->op == GLC__OP_MATMUL ? "matmul" : "matmul_q";
+    if (a->nin != 9 || m != 1 || (a->op == GLC__OP_MATMUL && !a->mm.transpose_b) ||
+        a->t[1].rank != 2 || a->mm.act ||
         a->mm.glu || a->mm.glu_out || a->mm.seg[0] || a->t[3].present)
-        return glc__op_error(err, len, "matmul",
+        return glc__op_error(err, len, op,
                              "the rope epilogue takes one row of a over b [N, K] transposed, "
                              "without activation, gated input, SwiGLU, residual or segments");
     if (!pos->present || pos->dtype != GLC_DTYPE_I32 || pos->rank != 1 || pos->shape[0] != 1)
-        return glc__op_error(err, len, "matmul", "rope epilogue: positions must be i32 [1]");
+        return glc__op_error(err, len, op, "rope epilogue: positions must be i32 [1]");
     if (!kc->present || !vc->present || kc->rank != 3 || !glc__is_float(kc->dtype) ||
         !glc__is_float(vc->dtype) || !glc__same_shape(kc, vc) || d % 2 ||
         n - 2 * kv <= 0 || (n - 2 * kv) % d || glc__numel(kc) > 0xffffffffll)
-        return glc__op_error(err, len, "matmul",
+        return glc__op_error(err, len, op,
                              "rope epilogue: caches %s, %s do not fit %lld columns of q | k | v "
                              "([rows, Hk, D], D even)",
                              glc__shape_str(kc, sk, sizeof sk), glc__shape_str(vc, sv, sizeof sv),
                              (long long)n);
     if ((a->mm.rope_mode != GLC_ROPE_NORMAL && a->mm.rope_mode != GLC_ROPE_NEOX) || rd <= 0 ||
         rd > d || rd % 2)
-        return glc__op_error(err, len, "matmul",
+        return glc__op_error(err, len, op,
                              "rope epilogue: mode %lld, rope_dim %lld (even, in [2, %lld])",
                              (long long)a->mm.rope_mode, (long long)rd, (long long)d);
     if (ff->present && (ff->dtype != GLC_DTYPE_F32 || ff->rank != 1 || ff->shape[0] != rd / 2))
-        return glc__op_error(err, len, "matmul",
+        return glc__op_error(err, len, op,
                              "rope epilogue: freq_factors %s (f32 [%lld] wanted)",
                              glc__shape_str(ff, sk, sizeof sk), (long long)(rd / 2));
     return GLC_OK;
@@ -212,7 +214,7 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
                              "no gated input",
                              glc__shape_str(nw, sc, sizeof sc));
     if (a->nin > 5)
-        return mm_rope_infer(a, glc__numel(x) / (a->mm.glu ? 2 * k : k), n, err, len);
+        return glc__mm_rope_infer(a, glc__numel(x) / (a->mm.glu ? 2 * k : k), n, err, len);
     return GLC_OK;
 }
 
@@ -267,9 +269,7 @@ static int has_rope(const glc__op_args *a)
     return a->op == GLC__OP_MATMUL && a->nin > 5;
 }
 
-/* The rope epilogue's defines, bindings (positions, freq_factors, the
- * caches: written) and params (glsl/matvec.comp QKV_ROPE) */
-static void rope_params(glc__dispatch_plan *d, const glc__op_args *a, int64_t n)
+void glc__plan_rope(glc__dispatch_plan *d, const glc__op_args *a, int64_t n, const int slot[7])
 {
     const glc__tensor *kc = &a->t[7], *vc = &a->t[8];
     int64_t dh = kc->shape[2], kv = kc->shape[1] * dh, rd = a->mm.rope_dim ? a->mm.rope_dim : dh;
@@ -289,13 +289,13 @@ static void rope_params(glc__dispatch_plan *d, const glc__op_args *a, int64_t n)
     glc__plan_bind(d, 7, GLC_WRITE);
     glc__define_int(d, "ROPE_VC", d->nbind);
     glc__plan_bind(d, 8, GLC_WRITE);
-    glc__plan_param_at(d, GLC__KP_MATVEC_R_QW, (uint32_t)(n - 2 * kv));
-    glc__plan_param_at(d, GLC__KP_MATVEC_R_KEND, (uint32_t)(n - kv));
-    glc__plan_param_at(d, GLC__KP_MATVEC_R_D, (uint32_t)dh);
-    glc__plan_param_at(d, GLC__KP_MATVEC_R_DIM, (uint32_t)rd);
-    glc__plan_paramf_at(d, GLC__KP_MATVEC_R_THETA, (float)(-2.0 * log2(base) / (double)rd));
-    glc__plan_param_at(d, GLC__KP_MATVEC_R_KROWS, (uint32_t)kc->shape[0]);
-    glc__plan_param_at(d, GLC__KP_MATVEC_R_VROWS, (uint32_t)vc->shape[0]);
+    glc__plan_param_at(d, slot[0], (uint32_t)(n - 2 * kv));
+    glc__plan_param_at(d, slot[1], (uint32_t)(n - kv));
+    glc__plan_param_at(d, slot[2], (uint32_t)dh);
+    glc__plan_param_at(d, slot[3], (uint32_t)rd);
+    glc__plan_paramf_at(d, slot[4], (float)(-2.0 * log2(base) / (double)rd));
+    glc__plan_param_at(d, slot[5], (uint32_t)kc->shape[0]);
+    glc__plan_param_at(d, slot[6], (uint32_t)vc->shape[0]);
 }
 
 /* The bindings every dense variant takes (a, b, out, bias or a in its
@@ -466,8 +466,13 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     glc__plan_paramf_at(d, GLC__KP_MATVEC_ACT_PARAM, a->mm.act_param);
     bind_dense(d, a, m, n, GLC__KP_MATVEC_S1);
     glu_params(d, a, GLC__KP_MATVEC_GLU_DELTA, m, k);
-    if (has_rope(a))
-        rope_params(d, a, n);
+    if (has_rope(a)) {
+        static const int slot[7] = {GLC__KP_MATVEC_R_QW,    GLC__KP_MATVEC_R_KEND,
+                                    GLC__KP_MATVEC_R_D,     GLC__KP_MATVEC_R_DIM,
+                                    GLC__KP_MATVEC_R_THETA, GLC__KP_MATVEC_R_KROWS,
+                                    GLC__KP_MATVEC_R_VROWS};
+        glc__plan_rope(d, a, n, slot);
+    }
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return GLC_OK;
@@ -488,16 +493,6 @@ static int matvec_fits(const glc__target *tg, const glc__tensor *b, int64_t k)
     uint64_t budget = glc__loop_budget(tg), sg = tg->features.subgroup_size;
     uint64_t per = (b->dtype == GLC_DTYPE_F32 ? 4u : 8u) * (sg ? sg : 1) * MATVEC_UNROLL;
     return !budget || ((uint64_t)k + per - 1) / per * MATVEC_STEP_COST + 64 <= budget;
-}
-
-int glc__matmul_rope_takes(const glc__target *tg, glc_dtype b, int64_t k)
-{
-    glc__tensor bt;
-    int v = forced_variant(tg);
-    memset(&bt, 0, sizeof bt);
-    bt.dtype = b;
-    return (v == V_MATVEC || (v == V_AUTO && !tg->is_llvmpipe && subgroup_size(tg))) &&
-           glc__is_float(b) && k > 0 && k % matvec_epw(&bt) == 0 && matvec_fits(tg, &bt, k);
 }
 
 static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -557,8 +552,8 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         v = V_DIRECT; /* the matmul_q kernel adds no residual */
     if (has_norm(a) && !(v == V_MATVEC && takes))
         v = V_DIRECT; /* the kernels with a norm prologue */
-    if (has_rope(a) && !(v == V_MATVEC && takes)) /* (fuse.c asks glc__matmul_rope_takes) */
-        return glc__op_error(err, len, "matmul", "internal: the rope epilogue needs matvec");
+    if (has_rope(a) && !(v == V_MATVEC && takes)) /* (fuse.c plans it before it fuses) */
+        return glc__op_error(err, len, "matmul", "the rope epilogue needs the matvec kernel");
     if (v == V_MATVEC && takes)
         return plan_matvec(a, tg, p, m, n, k, err, len); /* (any device: matvec_sg) */
     if (v == V_MATVEC && b->dtype != GLC_DTYPE_BF16) /* (matmul_q reads no bf16) */

@@ -294,10 +294,13 @@ glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint
  * this. */
 glc_status glc__op_make_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                              char *err, size_t errlen);
-/* 1 when the target runs a matmul of one row of a over transposed b of
- * dtype b and K columns with glsl/matvec.comp, which has the rope
- * epilogue (fuse.c qkv_rope asks before fusing). */
-int glc__matmul_rope_takes(const glc__target *tg, glc_dtype b, int64_t k);
+/* The rope epilogue of the decode's Q/K/V product (fuse.c qkv_rope; matmul
+ * and matmul_q, inputs 5-8: positions, freq_factors, k and v caches):
+ * its rule over the product of m rows of a and n columns, and its
+ * defines, bindings and params (slots: q's columns, q's and k's, head dim,
+ * rope_dim, theta step, the caches' rows; glsl/qkv_rope.glsl). */
+glc_status glc__mm_rope_infer(const glc__op_args *a, int64_t m, int64_t n, char *err, size_t len);
+void glc__plan_rope(glc__dispatch_plan *d, const glc__op_args *a, int64_t n, const int slot[7]);
 /* Loop iterations a planner may give one shader invocation, all its loops
  * together (nested loops count each inner iteration; loops the compiler
  * unrolls do not count): the device's max_loop_iterations less 1/8, for
