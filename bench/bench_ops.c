@@ -611,6 +611,106 @@ static void mv_profile(mv_plan *c, double prof_us[2])
             prof_us[i % 2] += prof.entries[i].gpu_ns / 1e3 / (MV_LEN / 2);
 }
 
+/* The 1b decode's MLP block (f16, d 2048, ffn 8192) FFN_BLOCKS times in a
+ * chain, each with weights of its own: x += w2 (silu(w1 h) * w3 h), h =
+ * rms_norm(x, g) with norm, else x: the fused plan runs w1 | w3 (norm
+ * prologue, SwiGLU epilogue) and w2 (residual) a block. Under the tune's
+ * rn (matvec's slots of rows; 0: the planner's). Prints the time a block
+ * (pipelined runs) and each of the two products' profiled GPU time. */
+#define FFN_BLOCKS 8
+static void ffn_chain(int norm, uint32_t rn)
+{
+    glc_graph *g;
+    glc_plan *p = NULL;
+    glc_compile_desc cd = {0};
+    glc_matmul_desc nt = {1};
+    glc__tune tu = {rn, 0, 0, 0, 0};
+    int64_t d = 2048, f = 8192, xs[2] = {1, d}, w13[2] = {f, d}, w2s[2] = {d, f};
+    size_t wb1, wb2, i;
+    unsigned char *h1 = weight_bytes(GLC_DTYPE_F16, f * d, 1.0f / sqrtf((float)d), &wb1);
+    unsigned char *h2 = weight_bytes(GLC_DTYPE_F16, f * d, 1.0f / sqrtf((float)f), &wb2);
+    float *in = calloc((size_t)d, 4), *out = calloc((size_t)d * MV_RUNS, 4), *gw = calloc((size_t)d, 4);
+    const void *ins[MV_RUNS];
+    void *outs[MV_RUNS];
+    glc_plan_dispatch_time e[4 * FFN_BLOCKS];
+    glc_plan_profile prof;
+    glc_plan_slice sl[1];
+    glc_plan_info pi;
+    double t, us[2] = {0, 0};
+    glc_tensor x;
+    char size[200];
+    if (!h1 || !h2 || !in || !out || !gw || glc_graph_create(dev, &g) != GLC_OK)
+        goto done;
+    for (i = 0; i < (size_t)d; i++) {
+        in[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
+        gw[i] = 1.0f + (float)(i % 7) / 16.0f;
+    }
+    x = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+    for (i = 0; i < FFN_BLOCKS; i++) {
+        char n1[16], n2[16], n3[16], ng[16];
+        glc_tensor h, a;
+        snprintf(n1, sizeof n1, "w1_%zu", i);
+        snprintf(n2, sizeof n2, "w2_%zu", i);
+        snprintf(n3, sizeof n3, "w3_%zu", i);
+        snprintf(ng, sizeof ng, "g_%zu", i);
+        h = norm ? glc_rms_norm(g, x, glc_graph_param(g, ng, GLC_DTYPE_F32, 1, &d), 1e-5f) : x;
+        a = glc_mul(g, glc_unary(g, GLC_UNARY_SILU,
+                                 glc_matmul(g, h, glc_graph_param(g, n1, GLC_DTYPE_F16, 2, w13),
+                                            glc_none(), &nt), 0),
+                    glc_matmul(g, h, glc_graph_param(g, n3, GLC_DTYPE_F16, 2, w13), glc_none(),
+                               &nt));
+        x = glc_add(g, x,
+                    glc_matmul(g, a, glc_graph_param(g, n2, GLC_DTYPE_F16, 2, w2s), glc_none(), &nt));
+    }
+    glc_graph_output(g, "y", x);
+    glc__device_tune(dev, &tu);
+    i = glc_graph_compile(g, &cd, &p) == GLC_OK;
+    glc__device_tune(dev, NULL);
+    glc_graph_destroy(g);
+    if (!i)
+        goto done;
+    for (i = 0; i < FFN_BLOCKS; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "w1_%zu", i);
+        glc_plan_set_param_typed(p, n, h1, wb1, GLC_DTYPE_F16);
+        snprintf(n, sizeof n, "w3_%zu", i);
+        glc_plan_set_param_typed(p, n, h1, wb1, GLC_DTYPE_F16);
+        snprintf(n, sizeof n, "w2_%zu", i);
+        glc_plan_set_param_typed(p, n, h2, wb2, GLC_DTYPE_F16);
+        snprintf(n, sizeof n, "g_%zu", i);
+        if (norm)
+            glc_plan_set_param(p, n, gw, (size_t)d);
+    }
+    for (i = 0; i < MV_RUNS; i++) {
+        ins[i] = in;
+        outs[i] = out + i * (size_t)d;
+    }
+    if (glc_plan_run_pipelined(p, MV_RUNS, ins, outs) != GLC_OK)
+        goto done;
+    t = pipelined_best(p, MV_RUNS, ins, outs) / FFN_BLOCKS;
+    glc_plan_stats(p, &pi);
+    memset(&prof, 0, sizeof prof);
+    prof.entries = e;
+    prof.capacity = 4 * FFN_BLOCKS;
+    if (glc_plan_run_profiled(p, ins, sl, &prof) == GLC_OK && prof.count == 2 * FFN_BLOCKS)
+        for (i = 0; i < prof.count; i++)
+            us[i % 2] += prof.entries[i].gpu_ns / 1e3 / FFN_BLOCKS;
+    snprintf(size, sizeof size,
+             "%s, rn %u: %u dispatches (w1+w3 profiled %.1f us, w2 %.1f us)",
+             norm ? "rms_norm, w1+w3, SwiGLU, w2, residual" : "w1+w3, SwiGLU, w2, residual",
+             rn, pi.dispatches, us[0], us[1]);
+    row_bw("ffn chain", size, t, (double)(2 * wb1 + wb2));
+done:
+    if (!p)
+        printf("| ffn chain | norm %d rn %u | failed: %s | | |\n", norm, rn, glc_device_errmsg(dev));
+    glc_plan_destroy(p);
+    free(h1);
+    free(h2);
+    free(in);
+    free(out);
+    free(gw);
+}
+
 /* A chain of MV_LEN decode attentions as a pipelined plan (GPU time): q
  * [1, hq, d] over a cache of kv keys (k, v [kv, hkv, d] params of type
  * ct), each call's output the next one's q. Seconds a call; cache bytes
@@ -1383,6 +1483,14 @@ int main(int argc, char **argv)
                 for (r = 0; r < NV; r++)
                     mv_free(&mp[r]);
             }
+    }
+    if (only && want("ffn chain")) { /* the decode's fused MLP block, with and without its norm */
+        static const uint32_t rns[] = {0, 2};
+        int norm;
+        size_t r;
+        for (norm = 0; norm < 2; norm++)
+            for (r = 0; r < sizeof rns / sizeof rns[0]; r++)
+                ffn_chain(norm, rns[r]);
     }
     if (want("wide plan")) { /* independent branches: the schedule's gain */
         int kind, wdt;
