@@ -280,6 +280,21 @@ float total(float v)
 #endif
 }
 
+// Whether this lane stores the tile's output i (SPLIT: lane i, wrapping
+// when the tile has more outputs than lanes; VSG: only a live tile's)
+bool stores_at(uint lane, uint i)
+{
+#if SPLIT
+    if (lane != i % SG_SIZE)
+        return false;
+#endif
+#ifdef VSG
+    if (!tile_live)
+        return false;
+#endif
+    return true;
+}
+
 // Writes acc (reduced over the subgroup under SPLIT) for out rows
 // orow[m] (m < mcount) and columns n0 + r (< N).
 void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
@@ -301,23 +316,9 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
         v0 *= nsc[0];
         v1 *= nsc[0];
 #endif
-#if SPLIT
-        if (lane != uint(r) % SG_SIZE)
-            continue;
-#endif
-#ifdef VSG
-        if (!tile_live)
-            continue;
-#endif
         uint n = n0 + uint(r);
-        if (n >= N || mcount == 0u)
-            continue;
-        uvec2 c = rope_cols(n);
-        if ((glc_p[P_FLAGS] & 1u) != 0u) {
-            v0 += bias[c.x];
-            v1 += bias[c.y];
-        }
-        rope_put(c, v0, v1);
+        if (stores_at(lane, uint(r)) && n < N && mcount > 0u)
+            rope_put(rope_cols(n), v0, v1);
     }
     return;
 #endif
@@ -333,15 +334,8 @@ void store(uint lane, uint n0, uint orow[CM], uint mcount, bool zero)
             u *= nsc[m];
 #endif
 #endif
-#if SPLIT
-            // lane r * CM + m writes (wrapping when the tile has more outputs than lanes)
-            if (lane != uint(r * CM + m) % SG_SIZE)
+            if (!stores_at(lane, uint(r * CM + m)))
                 continue;
-#endif
-#ifdef VSG
-            if (!tile_live)
-                continue;
-#endif
             uint n = n0 + uint(r);
             if (n >= N || uint(m) >= mcount)
                 continue;

@@ -216,17 +216,12 @@ void emit(uint n0, uint lane, uint S)
 #endif
 #ifdef QKV_ROPE
     if (lane == 0u && n0 < N) { // (CM 1, RN 2)
-        uvec2 c = rope_cols(n0);
         float v0 = acc[0][0], v1 = acc[1][0];
 #ifdef NORM
         v0 *= nscale[0];
         v1 *= nscale[0];
 #endif
-        if ((glc_p[P_FLAGS] & 1u) != 0u) {
-            v0 += bias[c.x];
-            v1 += bias[c.y];
-        }
-        rope_put(c, v0, v1);
+        rope_put(rope_cols(n0), v0, v1);
     }
     return;
 #endif

@@ -4,8 +4,8 @@
 // together (rope_cols), and its storing lane gives rope_put a pair's sums:
 // out gets q rotated, k and v as they are; the k cache row pos gets k
 // rotated, the v cache row pos v (a position outside a cache: not
-// written). The including kernel declares o[] (f32 out) and names the
-// params P_N, P_R_QW (q's columns), P_R_KEND (q's and k's), P_R_D (the
+// written). The including kernel declares o[] (f32 out) and bias[], and
+// names the params P_N, P_FLAGS (1: add the bias), P_R_QW (q's columns), P_R_KEND (q's and k's), P_R_D (the
 // head dim), P_R_DIM (rope_dim), P_R_THETA (the theta step, float bits),
 // P_R_KROWS, P_R_VROWS (the caches' rows); defines: NEOX, HAS_FF, TKC,
 // TVC (GLC_T_*), the bindings ROPE_POS (i32 [1]), ROPE_FF, ROPE_KC,
@@ -47,13 +47,18 @@ uvec2 rope_cols(uint n0)
         STORE1(C, T_, e1, y1)                                                  \
     }
 
-// Stores the pair of columns c (their sums v0, v1): q rotated into out,
-// k and v as they are; k rotated into the k cache and v into the v cache
-// at row pos (when inside them)
+// Stores the pair of columns c (their sums v0, v1; the bias added when
+// flag 1 of P_FLAGS says): q rotated into out, k and v as they are; k
+// rotated into the k cache and v into the v cache at row pos (when inside
+// them)
 void rope_put(uvec2 c, float v0, float v1)
 {
     uint qw = glc_p[P_R_QW], kend = glc_p[P_R_KEND], N = glc_p[P_N];
     int p = rpos[0];
+    if ((glc_p[P_FLAGS] & 1u) != 0u) {
+        v0 += bias[c.x];
+        v1 += bias[c.y];
+    }
     float y0 = v0, y1 = v1;
     if (c.x < kend) {
         uint base = c.x < qw ? 0u : qw, d0 = (c.x - base) % glc_p[P_R_D];

@@ -23,8 +23,9 @@
  * (glsl/matvec.comp QKV_ROPE: q rotated, the caches' rows written) and
  * the attention reads the caches; where it runs on matmul_q's split
  * variant (Q8_0, Q4_0) that kernel's tiles do the same: the same cases
- * with f32, f16, Q8_0 and Q4_0 weights, model widths 8 to 64, on matvec's
- * lanes across K and (tuned off) its subgroup-a-slot layout.
+ * with f32, f16, Q8_0 and Q4_0 weights, model widths 8 to 64, with and
+ * without Q/K/V biases, on matvec's lanes across K and (tuned off) its
+ * subgroup-a-slot layout.
  */
 #include "testutil.h"
 
@@ -51,6 +52,7 @@ typedef struct scase {
     int64_t hq, hk, d, rope_dim, rows; /* rope_dim 0: D */
     int64_t dm;                        /* model width (0: 6) */
     glc_dtype wt;                      /* the projections' weights (0: f32) */
+    int bias;                          /* the projections add biases (bq, bk, bv) */
 } scase;
 
 static scase gen(uint64_t *seed, int i)
@@ -73,14 +75,17 @@ static scase gen(uint64_t *seed, int i)
     return c;
 }
 
-/* x W^T for a param W [ws] of dtype wt (GGML blocks: matmul_q) */
+/* x W^T (+ b) for a param W [ws] of dtype wt (GGML blocks: matmul_q),
+ * with bias a param "b" + name's second letter, f32 [ws[0]] */
 static glc_tensor proj_node(glc_graph *g, glc_tensor x, const char *name, glc_dtype wt,
-                            const int64_t *ws)
+                            const int64_t *ws, int bias)
 {
     glc_matmul_desc nt = {1};
-    glc_tensor w = glc_graph_param(g, name, wt, 2, ws);
-    return glc_dtype_size(wt) ? glc_matmul(g, x, w, glc_none(), &nt)
-                              : glc_matmul_q(g, x, w, glc_none());
+    glc_tensor w = glc_graph_param(g, name, wt, 2, ws), b = glc_none();
+    char bn[3] = {'b', name[1], 0};
+    if (bias)
+        b = glc_graph_param(g, bn, GLC_DTYPE_F32, 1, ws);
+    return glc_dtype_size(wt) ? glc_matmul(g, x, w, b, &nt) : glc_matmul_q(g, x, w, b);
 }
 
 /* With qr_out, rope(q) is an output too: a second reader of the rotated
@@ -114,13 +119,13 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags, int qr_o
     s3[0] = 1;
     s3[1] = c->hq;
     ws[0] = c->hq * c->d;
-    q = glc_reshape(g, proj_node(g, x, "wq", c->wt, ws),
+    q = glc_reshape(g, proj_node(g, x, "wq", c->wt, ws, c->bias),
                     3, s3);
     s3[1] = c->hk;
     ws[0] = c->hk * c->d;
-    k = glc_reshape(g, proj_node(g, x, "wk", c->wt, ws),
+    k = glc_reshape(g, proj_node(g, x, "wk", c->wt, ws, c->bias),
                     3, s3);
-    v = glc_reshape(g, proj_node(g, x, "wv", c->wt, ws),
+    v = glc_reshape(g, proj_node(g, x, "wv", c->wt, ws, c->bias),
                     3, s3);
     q = glc_rope(g, q, pos, &rd, ff);
     k = glc_rope(g, k, pos, &rd, ff);
@@ -141,12 +146,12 @@ static void append(void *user, const char *text)
     strncat((char *)user, text, 65535 - strlen((char *)user));
 }
 
-/* y = x W^T, W [n, dm] (double sums) */
-static void proj(const float *x, const float *w, int64_t n, int64_t dm, float *y)
+/* y = x W^T (+ b), W [n, dm] (double sums) */
+static void proj(const float *x, const float *w, const float *b, int64_t n, int64_t dm, float *y)
 {
     int64_t j, k;
     for (j = 0; j < n; j++) {
-        double s = 0;
+        double s = b ? b[j] : 0;
         for (k = 0; k < dm; k++)
             s += (double)x[k] * w[j * dm + k];
         y[j] = (float)s;
@@ -160,6 +165,7 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int
     static float wq[MAXH * MAXD * MAXDM], wk[2 * MAXD * MAXDM], wv[2 * MAXD * MAXDM];
     static float ffv[MAXD / 2];
     static uint8_t wb[3][MAXH * MAXD * MAXDM]; /* block weights (fewer bytes than floats) */
+    static float bq[MAXH * MAXD], bk[2 * MAXD], bv[2 * MAXD];
     static float cref[2][MAXS * 2 * MAXD], got[MAXS * 2 * MAXD], x[MAXDM], q[MAXH * MAXD];
     static float qr[MAXH * MAXD], kr[2 * MAXD], vr[2 * MAXD], want[MAXH * MAXD];
     static float out[2][MAXH * MAXD];
@@ -189,6 +195,9 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int
     ot_fill(&seed, wq, (size_t)(nq * c->dm), -0.5f, 0.5f);
     ot_fill(&seed, wk, (size_t)(nk * c->dm), -0.5f, 0.5f);
     ot_fill(&seed, wv, (size_t)(nk * c->dm), -0.5f, 0.5f);
+    ot_fill(&seed, bq, (size_t)nq, -0.5f, 0.5f);
+    ot_fill(&seed, bk, (size_t)nk, -0.5f, 0.5f);
+    ot_fill(&seed, bv, (size_t)nk, -0.5f, 0.5f);
     if (glc_dtype_size(c->wt)) {
         ot_round(c->wt, wq, (size_t)(nq * c->dm));
         ot_round(c->wt, wk, (size_t)(nk * c->dm));
@@ -222,6 +231,11 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int
         }
         if (c->ff)
             assert_int_equal(glc_plan_set_param(pl[p], "ff", ffv, (size_t)(rd / 2)), GLC_OK);
+        if (c->bias) {
+            assert_int_equal(glc_plan_set_param(pl[p], "bq", bq, (size_t)nq), GLC_OK);
+            assert_int_equal(glc_plan_set_param(pl[p], "bk", bk, (size_t)nk), GLC_OK);
+            assert_int_equal(glc_plan_set_param(pl[p], "bv", bv, (size_t)nk), GLC_OK);
+        }
         ot_to_bytes(c->cache, cref[0], bytes, cn);
         assert_int_equal(glc_plan_bind_handle(pl[p], "kc", bytes, cn * esz), GLC_OK);
         ot_to_bytes(c->cache, cref[1], bytes, cn);
@@ -251,11 +265,11 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int
                 fail_msg("case %d, step %d: %s", ci, step, glc_device_errmsg(dev));
         }
         /* the reference: the projections, rope, the caches' rows, attention */
-        proj(x, wq, nq, c->dm, q);
+        proj(x, wq, c->bias ? bq : NULL, nq, c->dm, q);
         ref_rope(q, 1, 1, c->hq, c->d, &pos, c->neox, rd, 700.0, c->ff ? ffv : NULL, qr);
-        proj(x, wk, nk, c->dm, q);
+        proj(x, wk, c->bias ? bk : NULL, nk, c->dm, q);
         ref_rope(q, 1, 1, c->hk, c->d, &pos, c->neox, rd, 700.0, c->ff ? ffv : NULL, kr);
-        proj(x, wv, nk, c->dm, vr);
+        proj(x, wv, c->bias ? bv : NULL, nk, c->dm, vr);
         if (pos < c->rows) {
             memcpy(&cref[0][pos * nk], kr, (size_t)nk * sizeof(float));
             memcpy(&cref[1][pos * nk], vr, (size_t)nk * sizeof(float));
@@ -314,6 +328,7 @@ static void cases_on(int gpu_variants, uint64_t seed0, int qkv)
             c.wt = wts[tu_rand(&seed) % 4];
             c.dm = glc_dtype_size(c.wt) ? 8 * (1 + (int64_t)(tu_rand(&seed) % 3))
                                         : 32 * (1 + (int64_t)(tu_rand(&seed) % 2));
+            c.bias = i != 1; /* (Qwen2's Q/K/V biases) */
             setenv("GLC_MATMUL", "matvec", 1); /* read when the device is made */
         }
         /* the GPU plan (rope_qkv's dispatch, then the attention, in one
@@ -328,10 +343,10 @@ static void cases_on(int gpu_variants, uint64_t seed0, int qkv)
             snprintf(dev->renderer, sizeof dev->renderer, "test renderer");
         if (getenv("TEST_VERBOSE"))
             printf("case %d: %s cache, %s, ff %d, %lld/%lld heads, d %lld, rope_dim %lld, "
-                   "%lld rows, width %lld %s\n",
+                   "%lld rows, width %lld %s%s\n",
                    i, glc_dtype_name(c.cache), c.neox ? "neox" : "normal", c.ff, (long long)c.hq,
                    (long long)c.hk, (long long)c.d, (long long)c.rope_dim, (long long)c.rows,
-                   (long long)c.dm, glc_dtype_name(c.wt));
+                   (long long)c.dm, glc_dtype_name(c.wt), c.bias ? ", biases" : "");
         run_case(dev, i, &c, seed0 * 31 + (uint64_t)i, qkv != 0);
         glc_device_destroy(dev);
     }
@@ -348,7 +363,7 @@ static void test_sdpa_rope_rows(void **state)
  * rotated q; outputs equal to the unfused plan's. */
 static void test_sdpa_rope_blocked(void **state)
 {
-    static const scase c = {GLC_DTYPE_F16, 1, 0, 4, 2, 16, 0, 12, 6, GLC_DTYPE_F32};
+    static const scase c = {GLC_DTYPE_F16, 1, 0, 4, 2, 16, 0, 12, 6, GLC_DTYPE_F32, 0};
     static float w[3][4 * 16 * 6], x[6], out[2][2][4 * 16];
     static char dump[65536];
     static uint16_t cache[12 * 2 * 16]; /* f16 zeros */
