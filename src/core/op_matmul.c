@@ -73,6 +73,8 @@
 #include <string.h>
 
 #define DIRECT_RM_LLVMPIPE 16 /* the direct kernel's rows an invocation on llvmpipe */
+#define DIRECT_RM_LLVMPIPE_BIG 32 /* ... from DIRECT_RM_BIG_FROM rows of a */
+#define DIRECT_RM_BIG_FROM 64
 #define DIRECT_LOCAL 64
 #define KSUM_LOCAL 64
 #define MM_LOOP_OVERHEAD 64 /* loop iterations besides the K loop, with room */
@@ -561,9 +563,13 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     if (v == V_MATVEC)
         v = V_DIRECT;
 
-    /* direct: RM rows of a an invocation; 16 on llvmpipe from 16 rows (its
-     * JIT keeps them in registers: 512^3 15 -> 22 GFLOP/s on 2 cores) */
-    rm = m == 1 ? 1 : tg->is_llvmpipe && m >= 16 ? DIRECT_RM_LLVMPIPE : 4;
+    /* direct: RM rows of a an invocation; on llvmpipe 16 from 16 rows (its
+     * JIT keeps them in registers: 512^3 15 -> 22 GFLOP/s on 2 cores) and 32
+     * from 64 (256^3 21.7 -> 23.7-24.0, 512^3 20.0-23.0 -> 24.7-25.0) */
+    rm = m == 1                                      ? 1
+         : tg->is_llvmpipe && m >= DIRECT_RM_BIG_FROM ? DIRECT_RM_LLVMPIPE_BIG
+         : tg->is_llvmpipe && m >= 16                 ? DIRECT_RM_LLVMPIPE
+                                                      : 4;
     /* the K loop's cost a step: the SwiGLU epilogue's 8 columns twice the
      * 4; 16 rows four times 4 rows' (llvmpipe unrolls the row loop, and the
      * tests pass at a cost of 1; this stays safe where it would not) */
