@@ -405,6 +405,78 @@ static void test_plan_local_size_checked(void **state)
                              "device (at most 16 invocations per group) cannot run it");
 }
 
+/* The rope epilogue's rule (glc__mm_rope_infer; fuse.c qkv_rope makes such
+ * nodes): a valid node (one row of a over q | k | v columns, 2 q heads and
+ * 1 kv head of 8) passes; a node that breaks one requirement is refused,
+ * with a message naming it, and the planner refuses it on a target
+ * without the matvec kernel (llvmpipe's default) rather than drop the
+ * rope. */
+static void test_rope_epilogue_rule(void **state)
+{
+    glc__op_args a, bad;
+    glc__target tg;
+    glc__op_plan p;
+    char err[256];
+    int i;
+    (void)state;
+    glc__op_args_init(&a, GLC__OP_MATMUL, 9, 1);
+    memset(a.t, 0, sizeof a.t);
+    for (i = 0; i < 9; i++)
+        a.t[i].present = i != 2 && i != 3 && i != 4 && i != 6;
+    a.mm.transpose_b = 1;
+    a.mm.rope_mode = GLC_ROPE_NEOX;
+    a.t[0].dtype = GLC_DTYPE_F32; /* a [1, 16] */
+    a.t[0].rank = 2;
+    a.t[0].shape[0] = 1;
+    a.t[0].shape[1] = 16;
+    a.t[1].dtype = GLC_DTYPE_F16; /* b [32, 16]: q 16 | k 8 | v 8 */
+    a.t[1].rank = 2;
+    a.t[1].shape[0] = 32;
+    a.t[1].shape[1] = 16;
+    a.t[5].dtype = GLC_DTYPE_I32; /* pos [1] */
+    a.t[5].rank = 1;
+    a.t[5].shape[0] = 1;
+    for (i = 7; i < 9; i++) { /* caches [5, 1, 8] */
+        a.t[i].dtype = GLC_DTYPE_F16;
+        a.t[i].rank = 3;
+        a.t[i].shape[0] = 5;
+        a.t[i].shape[1] = 1;
+        a.t[i].shape[2] = 8;
+    }
+    bad = a;
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_OK);
+    bad = a;
+    bad.t[5].dtype = GLC_DTYPE_F32;
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "positions must be i32 [1]"));
+    bad = a;
+    bad.t[1].shape[0] = 30; /* q 14: not whole heads of 8 */
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "do not fit 30 columns"));
+    bad = a;
+    bad.mm.rope_dim = 3;
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "rope_dim 3"));
+    bad = a;
+    bad.t[0].shape[0] = 2; /* two rows of a */
+    bad.t[9].rank = 0;
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "one row of a"));
+    bad = a;
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_OK);
+    memset(&tg, 0, sizeof tg);
+    tg.limits.max_invocations = 128;
+    tg.limits.max_group_size[0] = 128;
+    tg.is_llvmpipe = 1; /* the direct kernel: no rope epilogue */
+    memset(&p, 0, sizeof p);
+    assert_int_equal(glc__op_make_plan(&bad, &tg, &p, err, sizeof err), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "the rope epilogue needs the matvec kernel"));
+    tg.matmul = GLC__MATMUL_MATVEC; /* GLC_MATMUL=matvec: planned, the rope defined */
+    memset(&p, 0, sizeof p);
+    assert_int_equal(glc__op_make_plan(&bad, &tg, &p, err, sizeof err), GLC_OK);
+    assert_non_null(strstr(p.disp[0].defines, "QKV_ROPE"));
+}
+
 /* The K split's summing pass applies what the compiler's fusions put in a
  * matmul: a fused activation (relu) and the Q/K/V segments (columns [0, 5),
  * [5, 9), [9, 12) as three row-major matrices), with bias, under a small
@@ -479,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_matmul_errors),
         cmocka_unit_test(test_matmul_forced_matvec),
         cmocka_unit_test(test_plan_local_size_checked),
+        cmocka_unit_test(test_rope_epilogue_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
