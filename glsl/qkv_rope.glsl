@@ -8,15 +8,20 @@
 // names the params P_N, P_FLAGS (1: add the bias), P_R_QW (q's columns), P_R_KEND (q's and k's), P_R_D (the
 // head dim), P_R_DIM (rope_dim), P_R_THETA (the theta step, float bits),
 // P_R_KROWS, P_R_VROWS (the caches' rows); defines: NEOX, HAS_FF, TKC,
-// TVC (GLC_T_*), the bindings ROPE_POS (i32 [1]), ROPE_FF, ROPE_KC,
-// ROPE_VC.
+// TVC (GLC_T_*), the bindings ROPE_POS (i32 [1]), ROPE_FF, ROPE_KC and
+// ROPE_VC (a product of q | k | v packed, or of some of them: the caches of
+// the columns it has).
 
 layout(std430, binding = ROPE_POS) readonly buffer RPOS { int rpos[]; };
 #if HAS_FF
 layout(std430, binding = ROPE_FF) readonly buffer RFF { float ff[]; };
 #endif
-layout(std430, binding = ROPE_KC) buffer RKC { uint kc[]; }; // (16-bit: half-word atomics)
+#ifdef ROPE_KC // (a product with k columns; 16-bit: half-word atomics)
+layout(std430, binding = ROPE_KC) buffer RKC { uint kc[]; };
+#endif
+#ifdef ROPE_VC // (a product with v columns)
 layout(std430, binding = ROPE_VC) buffer RVC { uint vc[]; };
+#endif
 #define P_THETA_STEP P_R_THETA
 #define ALIGNED 0 // (rope.glsl's unit macros: not used here)
 #include "rope.glsl"
@@ -77,12 +82,16 @@ void rope_put(uvec2 c, float v0, float v1)
     if (c.x < qw || p < 0)
         return;
     if (c.x < kend) {
+#ifdef ROPE_KC
         uint e0 = uint(p) * (kend - qw) + c.x - qw, e1 = e0 + (c.y - c.x);
         if (uint(p) < glc_p[P_R_KROWS])
             CACHE_PUT(kc, TKC, e0, e1, y0, y1)
+#endif
     } else {
+#ifdef ROPE_VC
         uint e0 = uint(p) * (N - kend) + c.x - kend, e1 = e0 + 1u;
         if (uint(p) < glc_p[P_R_VROWS])
             CACHE_PUT(vc, TVC, e0, e1, v0, v1)
+#endif
     }
 }

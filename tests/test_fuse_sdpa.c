@@ -52,6 +52,7 @@ typedef struct scase {
     int64_t hq, hk, d, rope_dim, rows; /* rope_dim 0: D */
     int64_t dm;                        /* model width (0: 6) */
     glc_dtype wt;                      /* the projections' weights (0: f32) */
+    glc_dtype wtv;                     /* V's where not wt's (0: wt): Q | K and V apart */
     int bias;                          /* the projections add biases (bq, bk, bv) */
 } scase;
 
@@ -73,6 +74,12 @@ static scase gen(uint64_t *seed, int i)
     c.dm = 6;
     c.wt = GLC_DTYPE_F32;
     return c;
+}
+
+/* The dtype of projection w (0 q, 1 k, 2 v) */
+static glc_dtype wdt(const scase *c, int w)
+{
+    return w == 2 && c->wtv ? c->wtv : c->wt;
 }
 
 /* x W^T (+ b) for a param W [ws] of dtype wt (GGML blocks: matmul_q),
@@ -125,7 +132,7 @@ static glc_plan *build(glc_device *dev, const scase *c, uint32_t flags, int qr_o
     ws[0] = c->hk * c->d;
     k = glc_reshape(g, proj_node(g, x, "wk", c->wt, ws, c->bias),
                     3, s3);
-    v = glc_reshape(g, proj_node(g, x, "wv", c->wt, ws, c->bias),
+    v = glc_reshape(g, proj_node(g, x, "wv", wdt(c, 2), ws, c->bias),
                     3, s3);
     q = glc_rope(g, q, pos, &rd, ff);
     k = glc_rope(g, k, pos, &rd, ff);
@@ -166,6 +173,8 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int
     static float ffv[MAXD / 2];
     static uint8_t wb[3][MAXH * MAXD * MAXDM]; /* block weights (fewer bytes than floats) */
     static float bq[MAXH * MAXD], bk[2 * MAXD], bv[2 * MAXD];
+    float *const wts[3] = {wq, wk, wv};
+    int w;
     static float cref[2][MAXS * 2 * MAXD], got[MAXS * 2 * MAXD], x[MAXDM], q[MAXH * MAXD];
     static float qr[MAXH * MAXD], kr[2 * MAXD], vr[2 * MAXD], want[MAXH * MAXD];
     static float out[2][MAXH * MAXD];
@@ -198,17 +207,15 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int
     ot_fill(&seed, bq, (size_t)nq, -0.5f, 0.5f);
     ot_fill(&seed, bk, (size_t)nk, -0.5f, 0.5f);
     ot_fill(&seed, bv, (size_t)nk, -0.5f, 0.5f);
-    if (glc_dtype_size(c->wt)) {
-        ot_round(c->wt, wq, (size_t)(nq * c->dm));
-        ot_round(c->wt, wk, (size_t)(nk * c->dm));
-        ot_round(c->wt, wv, (size_t)(nk * c->dm));
-    } else { /* blocks: the reference reads them dequantized */
-        ref_quantize(c->wt, wq, (size_t)(nq * c->dm), wb[0]);
-        ref_quantize(c->wt, wk, (size_t)(nk * c->dm), wb[1]);
-        ref_quantize(c->wt, wv, (size_t)(nk * c->dm), wb[2]);
-        ref_dequantize(c->wt, wb[0], (size_t)(nq * c->dm), wq);
-        ref_dequantize(c->wt, wb[1], (size_t)(nk * c->dm), wk);
-        ref_dequantize(c->wt, wb[2], (size_t)(nk * c->dm), wv);
+    for (w = 0; w < 3; w++) { /* blocks: the reference reads them dequantized */
+        glc_dtype t = wdt(c, w);
+        size_t cnt = (size_t)((w ? nk : nq) * c->dm);
+        if (glc_dtype_size(t)) {
+            ot_round(t, wts[w], cnt);
+        } else {
+            ref_quantize(t, wts[w], cnt, wb[w]);
+            ref_dequantize(t, wb[w], cnt, wts[w]);
+        }
     }
     ot_fill(&seed, ffv, (size_t)(rd / 2), 0.5f, 2.0f);
     ot_fill(&seed, cref[0], cn, -1, 1);
@@ -216,18 +223,17 @@ static void run_case(glc_device *dev, int ci, const scase *c, uint64_t seed, int
     ot_round(c->cache, cref[0], cn);
     ot_round(c->cache, cref[1], cn);
     for (p = 0; p < 2; p++) {
-        if (glc_dtype_size(c->wt)) {
-            assert_int_equal(glc_plan_set_param(pl[p], "wq", wq, (size_t)(nq * c->dm)), GLC_OK);
-            assert_int_equal(glc_plan_set_param(pl[p], "wk", wk, (size_t)(nk * c->dm)), GLC_OK);
-            assert_int_equal(glc_plan_set_param(pl[p], "wv", wv, (size_t)(nk * c->dm)), GLC_OK);
-        } else {
-            size_t rb = glc_dtype_row_bytes(c->wt, c->dm);
-            assert_int_equal(glc_plan_set_param_typed(pl[p], "wq", wb[0], (size_t)nq * rb, c->wt),
-                             GLC_OK);
-            assert_int_equal(glc_plan_set_param_typed(pl[p], "wk", wb[1], (size_t)nk * rb, c->wt),
-                             GLC_OK);
-            assert_int_equal(glc_plan_set_param_typed(pl[p], "wv", wb[2], (size_t)nk * rb, c->wt),
-                             GLC_OK);
+        for (w = 0; w < 3; w++) {
+            static const char *const names[3] = {"wq", "wk", "wv"};
+            glc_dtype t = wdt(c, w);
+            size_t rows = (size_t)(w ? nk : nq);
+            if (glc_dtype_size(t))
+                assert_int_equal(glc_plan_set_param(pl[p], names[w], wts[w], rows * (size_t)c->dm),
+                                 GLC_OK);
+            else
+                assert_int_equal(glc_plan_set_param_typed(pl[p], names[w], wb[w],
+                                                          rows * glc_dtype_row_bytes(t, c->dm), t),
+                                 GLC_OK);
         }
         if (c->ff)
             assert_int_equal(glc_plan_set_param(pl[p], "ff", ffv, (size_t)(rd / 2)), GLC_OK);
@@ -329,6 +335,10 @@ static void cases_on(int gpu_variants, uint64_t seed0, int qkv)
             c.dm = glc_dtype_size(c.wt) ? 8 * (1 + (int64_t)(tu_rand(&seed) % 3))
                                         : 32 * (1 + (int64_t)(tu_rand(&seed) % 2));
             c.bias = i != 1; /* (Qwen2's Q/K/V biases) */
+            if (i == 2) { /* V apart, as in a Q4_K_M file (its Q and K Q4_K, its V Q6_K) */
+                c.wtv = c.wt == GLC_DTYPE_Q8_0 ? GLC_DTYPE_Q4_0 : GLC_DTYPE_Q8_0;
+                c.dm = 32 * (1 + (int64_t)(tu_rand(&seed) % 2));
+            }
             setenv("GLC_MATMUL", "matvec", 1); /* read when the device is made */
         }
         /* the GPU plan (rope_qkv's dispatch, then the attention, in one
@@ -343,10 +353,11 @@ static void cases_on(int gpu_variants, uint64_t seed0, int qkv)
             snprintf(dev->renderer, sizeof dev->renderer, "test renderer");
         if (getenv("TEST_VERBOSE"))
             printf("case %d: %s cache, %s, ff %d, %lld/%lld heads, d %lld, rope_dim %lld, "
-                   "%lld rows, width %lld %s%s\n",
+                   "%lld rows, width %lld %s%s%s%s\n",
                    i, glc_dtype_name(c.cache), c.neox ? "neox" : "normal", c.ff, (long long)c.hq,
                    (long long)c.hk, (long long)c.d, (long long)c.rope_dim, (long long)c.rows,
-                   (long long)c.dm, glc_dtype_name(c.wt), c.bias ? ", biases" : "");
+                   (long long)c.dm, glc_dtype_name(c.wt), c.wtv ? ", v " : "",
+                   c.wtv ? glc_dtype_name(c.wtv) : "", c.bias ? ", biases" : "");
         run_case(dev, i, &c, seed0 * 31 + (uint64_t)i, qkv != 0);
         glc_device_destroy(dev);
     }
@@ -363,7 +374,7 @@ static void test_sdpa_rope_rows(void **state)
  * rotated q; outputs equal to the unfused plan's. */
 static void test_sdpa_rope_blocked(void **state)
 {
-    static const scase c = {GLC_DTYPE_F16, 1, 0, 4, 2, 16, 0, 12, 6, GLC_DTYPE_F32, 0};
+    static const scase c = {GLC_DTYPE_F16, 1, 0, 4, 2, 16, 0, 12, 6, GLC_DTYPE_F32, 0, 0};
     static float w[3][4 * 16 * 6], x[6], out[2][2][4 * 16];
     static char dump[65536];
     static uint16_t cache[12 * 2 * 16]; /* f16 zeros */

@@ -407,7 +407,8 @@ static void test_plan_local_size_checked(void **state)
 
 /* The rope epilogue's rule (glc__mm_rope_infer; fuse.c qkv_rope makes such
  * nodes): a valid node (one row of a over q | k | v columns, 2 q heads and
- * 1 kv head of 8) passes; a node that breaks one requirement is refused,
+ * 1 kv head of 8; or q | v, no k cache) passes; a node that breaks one
+ * requirement is refused,
  * with a message naming it, and the planner refuses it on a target
  * without the matvec kernel (llvmpipe's default) rather than drop the
  * rope. */
@@ -425,6 +426,9 @@ static void test_rope_epilogue_rule(void **state)
         a.t[i].present = i != 2 && i != 3 && i != 4 && i != 6;
     a.mm.transpose_b = 1;
     a.mm.rope_mode = GLC_ROPE_NEOX;
+    a.mm.rope_hd = 8;
+    a.mm.rope_qw = 16;
+    a.mm.rope_kw = 8;
     a.t[0].dtype = GLC_DTYPE_F32; /* a [1, 16] */
     a.t[0].rank = 2;
     a.t[0].shape[0] = 1;
@@ -450,9 +454,18 @@ static void test_rope_epilogue_rule(void **state)
     assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);
     assert_non_null(strstr(err, "positions must be i32 [1]"));
     bad = a;
-    bad.t[1].shape[0] = 30; /* q 14: not whole heads of 8 */
+    bad.t[1].shape[0] = 30; /* v 6: not whole heads of 8 */
     assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);
-    assert_non_null(strstr(err, "do not fit 30 columns"));
+    assert_non_null(strstr(err, "30 columns are no q | k | v"));
+    bad = a;
+    bad.t[8].present = 0; /* v columns without their cache */
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "the caches do not fit 8 k and 8 v columns"));
+    bad = a;
+    bad.mm.rope_kw = 0; /* q | v apart from k: its cache must go */
+    bad.t[1].shape[0] = 24;
+    bad.t[7].present = 0;
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_OK);
     bad = a;
     bad.mm.rope_dim = 3;
     assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);

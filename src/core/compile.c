@@ -536,13 +536,18 @@ static void mark_live(const glc_graph *g, char *live, int32_t t)
     }
 }
 
-/* A node that writes persistent state (its output is part of a handle)
- * runs whether or not anything reads it in this graph. */
-static int writes_handle(const glc_graph *g, const glc__gnode *nd)
+/* Marks in writer[] the nodes that write persistent state: a handle after
+ * a write (an alias of a handle) names its writer as producer, whether it
+ * is the node's output (set_rows) or made beside it (a fused product's
+ * rope epilogue writing the caches: fuse.c qkv_rope). Such a node runs
+ * whether or not anything reads it in this graph. */
+static void handle_writers(const glc_graph *g, char *writer)
 {
-    size_t off;
-    int32_t out = nd->tensor[nd->args.nin];
-    return g->t[out].alias && g->t[glc__alias_root(g, out, &off)].kind == GLC__T_HANDLE;
+    size_t i, off;
+    for (i = 0; i < g->nt; i++)
+        if (g->t[i].alias && g->t[i].producer >= 0 &&
+            g->t[glc__alias_root(g, (int32_t)i, &off)].kind == GLC__T_HANDLE)
+            writer[g->t[i].producer] = 1;
 }
 
 glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program *p, char *err,
@@ -554,7 +559,7 @@ glc_status glc__compile(const glc_graph *g, const glc__target *tg, glc__program 
 glc_status glc__compile_policy(const glc_graph *g, const glc__target *tg, int tight,
                                glc__program *p, char *err, size_t len)
 {
-    char *live = NULL;
+    char *live = NULL, *writer = NULL;
     size_t i, k;
     int j;
     glc_status st;
@@ -570,19 +575,21 @@ glc_status glc__compile_policy(const glc_graph *g, const glc__target *tg, int ti
     if (g->nout == 0)
         return cfail(err, len, GLC_ERR_INVALID_ARG, "glc_graph_compile: the graph has no outputs");
     live = glc__calloc(g->nt ? g->nt : 1, 1);
+    writer = glc__calloc(g->nn ? g->nn : 1, 1);
     p->place = glc__calloc(g->nt ? g->nt : 1, sizeof *p->place);
     p->step = glc__calloc(g->nn ? g->nn : 1, sizeof *p->step);
     p->scratch = glc__calloc(g->nn ? g->nn : 1, sizeof *p->scratch);
-    if (!live || !p->place || !p->step || !p->scratch) {
+    if (!live || !writer || !p->place || !p->step || !p->scratch) {
         st = cfail(err, len, GLC_ERR_OUT_OF_MEMORY, "glc_graph_compile: out of memory");
         goto out;
     }
     /* live nodes: what the outputs need, found walking back */
     for (k = 0; k < g->nout; k++)
         mark_live(g, live, g->out[k].tensor);
+    handle_writers(g, writer);
     for (i = g->nn; i-- > 0;) {
         const glc__gnode *nd = &g->n[i];
-        if (!nd->dead && writes_handle(g, nd))
+        if (!nd->dead && writer[i])
             mark_live(g, live, nd->tensor[nd->args.nin]);
         if (nd->dead || !live[nd->tensor[nd->args.nin]])
             continue;
@@ -606,6 +613,7 @@ glc_status glc__compile_policy(const glc_graph *g, const glc__target *tg, int ti
     st = build_commands(p, err, len);
 out:
     glc__free(live);
+    glc__free(writer);
     if (st != GLC_OK)
         glc__program_free(p);
     return st;

@@ -948,53 +948,104 @@ static int plans(const fctx *c, const glc__gnode *n)
     return ok;
 }
 
-/* a = sdpa_decode(q, kc, vc, k, v, pos, ff) (sdpa_rope's node) where q, k
- * and v are, in that order, the whole of the output of the one-row
- * transposed product M that runs right before it (the qkv pass's pack, M
- * 1: q | k | v; dense or GGML weights), on a target whose plan for it has
- * the epilogue (matvec.comp, matmul_q.comp's split variant: GPUs; on
- * llvmpipe sdpa_rope's rows kernel stays, and GLC_MATMUL=matvec forces
- * this for the tests; the fused node is planned before it replaces
- * anything) -> M with the rope epilogue (inputs 5-8: pos, ff, kc, vc;
- * op_matmul.c glc__mm_rope_infer), which
- * writes q rotated and the caches' rows, and sdpa_decode(q, kc', vc') over
- * the caches it wrote (kc', vc': the caches after the write, made by M
- * now): rope_qkv's dispatch and the barrier after it go. q's bytes are
- * the attention's alone (rope_qkv's q_exclusive held); nothing runs
- * between M and the attention, so no reader of the caches moves. */
-static void qkv_rope(fctx *c, glc__gnode *s)
+/* 1 when node m may take the rope epilogue: a one-row product (dense
+ * transposed or GGML weights) with no activation, gated input, SwiGLU
+ * epilogue, residual or segments, not fused with a rope already */
+static int rope_taker(const fctx *c, const glc__gnode *m)
 {
-    glc_graph *g = c->g;
-    glc__gnode *m, cand, cs, keep, keep_m;
-    const glc__gtensor *kc, *w;
-    int32_t in[9], ins[3], kc2 = -1, vc2 = -1, root;
-    size_t si = (size_t)(s - g->n), qo, ko, vo, i;
-    int64_t kv, n, k;
-    uint32_t blocks;
-    if (!c->tg || s->dead || s->args.op != GLC__OP_SDPA_DECODE || s->args.nin != 7 ||
-        !(m = live_before(c, si)) ||
-        (m->args.op != GLC__OP_MATMUL && m->args.op != GLC__OP_MATMUL_Q) || m->args.nin > 5 ||
+    const glc_graph *g = c->g;
+    const glc__gtensor *w;
+    if ((m->args.op != GLC__OP_MATMUL && m->args.op != GLC__OP_MATMUL_Q) || m->args.nin > 5 ||
         (m->args.nin > 3 && m->tensor[3] >= 0) ||
         (m->args.op == GLC__OP_MATMUL && !m->args.mm.transpose_b) || m->args.mm.act ||
         m->args.mm.glu || m->args.mm.glu_out || m->args.mm.seg[0])
-        return;
-    root = glc__alias_root(g, s->tensor[0], &qo);
+        return 0;
     w = &g->t[m->tensor[1]];
-    kc = &g->t[s->tensor[1]];
-    if (root != out_of(m) || glc__alias_root(g, s->tensor[3], &ko) != root ||
-        glc__alias_root(g, s->tensor[4], &vo) != root || w->rank != 2 || kc->rank != 3 ||
-        !glc__same_shape(&s->args.t[1], &s->args.t[2]))
-        return;
-    n = w->shape[0];
-    k = w->shape[1];
-    kv = kc->shape[1] * kc->shape[2];
     /* one row of a (no variable in it: a's elements at the maxima are K) */
-    if (glc__numel(&m->args.t[0]) != k || g->t[m->tensor[0]].shape[0] != 1 || qo != 0 ||
-        ko != (size_t)(n - 2 * kv) * 4 || vo != (size_t)(n - kv) * 4)
+    return w->rank == 2 && glc__numel(&m->args.t[0]) == w->shape[1] &&
+           g->t[m->tensor[0]].shape[0] == 1;
+}
+
+/* a = sdpa_decode(q, kc, vc, k, v, pos, ff) (sdpa_rope's node) where q, k
+ * and v are the outputs of one-row products that run right before it
+ * (nothing else between: no reader of the caches moves), each product's
+ * output the whole of some of them in the order q, k, v (the qkv pass's
+ * pack q | k | v, or projections left apart: Q | K and V of a Q4_K_M
+ * file), on a target whose plan for each has the epilogue (matvec.comp,
+ * matmul_q.comp's split variant: GPUs; on llvmpipe sdpa_rope's rows
+ * kernel stays, and GLC_MATMUL=matvec forces this for the tests; each
+ * fused node is planned before anything is replaced) -> the products with
+ * the rope epilogue (inputs 5-8: pos, ff, the caches of the columns each
+ * has; op_matmul.c glc__mm_rope_infer), which write q rotated and the
+ * caches' rows, and sdpa_decode(q, kc', vc') over the caches (kc', vc':
+ * the caches after the write, made by the products now): rope_qkv's
+ * dispatch and the barrier after it go. q's bytes are the attention's
+ * alone (rope_qkv's q_exclusive held). */
+#define ROPE_PARTS 3
+static void qkv_rope(fctx *c, glc__gnode *s)
+{
+    glc_graph *g = c->g;
+    glc__gnode *prod[ROPE_PARTS], cand[ROPE_PARTS], keep[ROPE_PARTS], cs, keep_s, *n;
+    int32_t ins[3], kc2 = -1, vc2 = -1, part[ROPE_PARTS];
+    int64_t width[ROPE_PARTS], hd;
+    size_t si = (size_t)(s - g->n), off[ROPE_PARTS], i;
+    int np = 0, j, r, owner[ROPE_PARTS], done = 0;
+    if (!c->tg || s->dead || s->args.op != GLC__OP_SDPA_DECODE || s->args.nin != 7 ||
+        !glc__same_shape(&s->args.t[1], &s->args.t[2]) || s->args.t[1].rank != 3)
         return;
-    blocks = 4 + (m->args.nin > 4 && m->tensor[4] >= 0) + 3 + (s->tensor[6] >= 0);
-    if (c->ssbo < blocks)
-        return;
+    hd = s->args.t[1].shape[2];
+    part[0] = s->tensor[0];
+    part[1] = s->tensor[3];
+    part[2] = s->tensor[4];
+    /* each part's product: one of the live nodes right before s */
+    for (j = 0; j < ROPE_PARTS; j++) {
+        int32_t root = glc__alias_root(g, part[j], &off[j]), pi = g->t[root].producer;
+        width[j] = glc__numel(&s->args.t[j == 0 ? 0 : j + 2]);
+        if (pi < 0 || out_of(&g->n[pi]) != root || !rope_taker(c, &g->n[pi]))
+            return;
+        for (r = 0; r < np && prod[r] != &g->n[pi]; r++)
+            ;
+        if (r == np)
+            prod[np++] = &g->n[pi];
+        owner[j] = r;
+    }
+    for (n = s, r = 0; r < np; r++) { /* the products run right before s */
+        n = live_before(c, (size_t)(n - g->n));
+        for (j = 0; j < np && prod[j] != n; j++)
+            ;
+        if (j == np)
+            return;
+    }
+    /* a product's output: its parts whole and in order, from 0 */
+    for (r = 0; r < np; r++) {
+        size_t at = 0;
+        int32_t in[9];
+        uint32_t blocks = 4 + (prod[r]->args.nin > 4 && prod[r]->tensor[4] >= 0) + 1;
+        for (j = 0; j < ROPE_PARTS; j++)
+            if (owner[j] == r) {
+                if (off[j] != at)
+                    return;
+                at += (size_t)width[j] * 4;
+            }
+        if (at != (size_t)glc__numel(&prod[r]->args.t[prod[r]->args.nin]) * 4)
+            return;
+        for (i = 0; i < 5; i++)
+            in[i] = (int)i < prod[r]->args.nin ? prod[r]->tensor[i] : -1;
+        in[5] = s->tensor[5];
+        in[6] = owner[0] == r || owner[1] == r ? s->tensor[6] : -1;
+        in[7] = owner[1] == r ? s->tensor[1] : -1;
+        in[8] = owner[2] == r ? s->tensor[2] : -1;
+        blocks += (in[6] >= 0) + (in[7] >= 0) + (in[8] >= 0);
+        if (c->ssbo < blocks)
+            return;
+        cand[r] = make(prod[r]->args.op, in, 9, out_of(prod[r]), GLC_DTYPE_F32, prod[r]);
+        cand[r].raw.mm.rope_mode = s->raw.sdpa.rope_mode;
+        cand[r].raw.mm.rope_dim = s->raw.sdpa.rope_dim;
+        cand[r].raw.mm.rope_base = s->raw.sdpa.rope_base;
+        cand[r].raw.mm.rope_hd = hd;
+        cand[r].raw.mm.rope_qw = owner[0] == r ? width[0] : 0;
+        cand[r].raw.mm.rope_kw = owner[1] == r ? width[1] : 0;
+    }
     for (i = 0; i < g->nt; i++) /* kc' and vc': s made them */
         if (g->t[i].producer == (int32_t)si && g->t[i].alias) {
             if (g->t[i].alias - 1 == s->tensor[1])
@@ -1004,39 +1055,34 @@ static void qkv_rope(fctx *c, glc__gnode *s)
         }
     if (kc2 < 0 || vc2 < 0)
         return;
-    for (i = 0; i < 5; i++)
-        in[i] = (int)i < m->args.nin ? m->tensor[i] : -1;
-    in[5] = s->tensor[5];
-    in[6] = s->tensor[6];
-    in[7] = s->tensor[1];
-    in[8] = s->tensor[2];
-    cand = make(m->args.op, in, 9, out_of(m), GLC_DTYPE_F32, m);
-    cand.raw.mm.rope_mode = s->raw.sdpa.rope_mode;
-    cand.raw.mm.rope_dim = s->raw.sdpa.rope_dim;
-    cand.raw.mm.rope_base = s->raw.sdpa.rope_base;
     ins[0] = s->tensor[0];
     ins[1] = kc2;
     ins[2] = vc2;
     cs = make(GLC__OP_SDPA_DECODE, ins, 3, out_of(s), s->odt, s);
     cs.raw.sdpa.rope_mode = cs.raw.sdpa.rope_dim = 0;
     cs.raw.sdpa.rope_base = 0;
-    keep = *s;
-    keep_m = *m;
+    keep_s = *s;
     if (!replace(c, s, &cs))
         return;
-    if (!replace(c, m, &cand) || !plans(c, m)) {
-        if (!m->dead && m->args.nin == 9) { /* replaced, then not planned */
-            *m = keep_m;
-            c->fused--;
-        }
-        *s = keep;
-        c->fused--;
+    for (r = 0; r < np; r++) {
+        keep[r] = *prod[r];
+        if (!replace(c, prod[r], &cand[r]))
+            break;
+        done++;
+        if (!plans(c, prod[r]))
+            break;
+    }
+    if (r < np) { /* one refused or not planned: all as they were */
+        for (j = 0; j < done; j++)
+            *prod[j] = keep[j];
+        *s = keep_s;
+        c->fused -= done + 1;
         count_uses(c);
         return;
     }
-    c->fused--; /* one pattern, two nodes replaced */
-    g->t[kc2].producer = (int32_t)(m - g->n);
-    g->t[vc2].producer = (int32_t)(m - g->n);
+    c->fused -= np; /* one pattern, np + 1 nodes replaced */
+    g->t[kc2].producer = (int32_t)(prod[owner[1]] - g->n);
+    g->t[vc2].producer = (int32_t)(prod[owner[2]] - g->n);
 }
 
 glc_status glc__fuse(glc_graph *g, const glc__target *tg, int *fused)

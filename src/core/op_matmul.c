@@ -98,43 +98,52 @@
 #define MATVEC_LK_MAX 4
 #define MATVEC_LK_LOADS 2
 
-/* The rope epilogue (fuse.c qkv_rope; matmul and matmul_q): inputs 5-8 are the positions (i32
- * [1]), the freq_factors (f32 [rope_dim / 2], or none), the k and v
- * caches ([rows, Hk, D], f32/f16/bf16, written), the product one row of a
- * over b [N, K] transposed whose columns are q | k | v (N = Hq D + 2 Hk D),
- * no activation, gated input, SwiGLU epilogue, residual or segments. q's
- * and k's pairs rotate as rope(mode, rope_dim, base) does; k's rotated
- * row goes to kcache row pos, v's row to vcache row pos (a position
- * outside the caches: not written); out gets q rotated, k and v as they
- * are. */
+/* The rope epilogue (fuse.c qkv_rope; matmul and matmul_q): one row of a
+ * over b [N, K] (transposed for matmul) whose columns are mm.rope_qw of q,
+ * then mm.rope_kw of k, then the rest v's (any of the three may be empty:
+ * the projections may be packed or apart), heads of mm.rope_hd; no
+ * activation, gated input, SwiGLU epilogue, residual or segments. Inputs
+ * 5-8: the positions (i32 [1]), the freq_factors (f32 [rope_dim / 2], or
+ * none), the k cache [rows, k's heads, head dim] where there are k
+ * columns, the v cache [rows, v's heads, head dim] where there are v
+ * columns (f32/f16/bf16, written). q's and k's pairs rotate as rope(mode,
+ * rope_dim, base) does; out gets q rotated, k and v as they are; k's
+ * rotated row goes to the k cache row pos, v's row to the v cache row pos
+ * (a position outside a cache: not written). */
 glc_status glc__mm_rope_infer(const glc__op_args *a, int64_t m, int64_t n, char *err, size_t len)
 {
     const glc__tensor *pos = &a->t[5], *ff = &a->t[6], *kc = &a->t[7], *vc = &a->t[8];
-    int64_t d = kc->rank == 3 ? kc->shape[2] : 0, kv = kc->rank == 3 ? kc->shape[1] * d : 0;
-    int64_t rd = a->mm.rope_dim ? a->mm.rope_dim : d;
-    char sk[96], sv[96];
+    int64_t hd = a->mm.rope_hd, qw = a->mm.rope_qw, kw = a->mm.rope_kw, vw = n - qw - kw;
+    int64_t rd = a->mm.rope_dim ? a->mm.rope_dim : hd;
     const char *op = a->op == GLC__OP_MATMUL ? "matmul" : "matmul_q";
+    char sk[96];
     if (a->nin != 9 || m != 1 || (a->op == GLC__OP_MATMUL && !a->mm.transpose_b) ||
-        a->t[1].rank != 2 || a->mm.act ||
-        a->mm.glu || a->mm.glu_out || a->mm.seg[0] || a->t[3].present)
+        a->t[1].rank != 2 || a->mm.act || a->mm.glu || a->mm.glu_out || a->mm.seg[0] ||
+        a->t[3].present)
         return glc__op_error(err, len, op,
                              "the rope epilogue takes one row of a over b [N, K] transposed, "
                              "without activation, gated input, SwiGLU, residual or segments");
     if (!pos->present || pos->dtype != GLC_DTYPE_I32 || pos->rank != 1 || pos->shape[0] != 1)
         return glc__op_error(err, len, op, "rope epilogue: positions must be i32 [1]");
-    if (!kc->present || !vc->present || kc->rank != 3 || !glc__is_float(kc->dtype) ||
-        !glc__is_float(vc->dtype) || !glc__same_shape(kc, vc) || d % 2 ||
-        n - 2 * kv <= 0 || (n - 2 * kv) % d || glc__numel(kc) > 0xffffffffll)
+    if (hd <= 0 || hd % 2 || qw < 0 || kw < 0 || vw < 0 || qw % hd || kw % hd || vw % hd)
         return glc__op_error(err, len, op,
-                             "rope epilogue: caches %s, %s do not fit %lld columns of q | k | v "
-                             "([rows, Hk, D], D even)",
-                             glc__shape_str(kc, sk, sizeof sk), glc__shape_str(vc, sv, sizeof sv),
-                             (long long)n);
+                             "rope epilogue: %lld columns are no q | k | v of %lld, %lld and the "
+                             "rest in heads of %lld (even)",
+                             (long long)n, (long long)qw, (long long)kw, (long long)hd);
+    if (kc->present != (kw > 0) || vc->present != (vw > 0) ||
+        (kw && (kc->rank != 3 || !glc__is_float(kc->dtype) || kc->shape[1] * hd != kw ||
+                kc->shape[2] != hd || glc__numel(kc) > 0xffffffffll)) ||
+        (vw && (vc->rank != 3 || !glc__is_float(vc->dtype) || vc->shape[1] * hd != vw ||
+                vc->shape[2] != hd || glc__numel(vc) > 0xffffffffll)))
+        return glc__op_error(err, len, op,
+                             "rope epilogue: the caches do not fit %lld k and %lld v columns "
+                             "([rows, heads, %lld] each where there are columns)",
+                             (long long)kw, (long long)vw, (long long)hd);
     if ((a->mm.rope_mode != GLC_ROPE_NORMAL && a->mm.rope_mode != GLC_ROPE_NEOX) || rd <= 0 ||
-        rd > d || rd % 2)
+        rd > hd || rd % 2)
         return glc__op_error(err, len, op,
                              "rope epilogue: mode %lld, rope_dim %lld (even, in [2, %lld])",
-                             (long long)a->mm.rope_mode, (long long)rd, (long long)d);
+                             (long long)a->mm.rope_mode, (long long)rd, (long long)hd);
     if (ff->present && (ff->dtype != GLC_DTYPE_F32 || ff->rank != 1 || ff->shape[0] != rd / 2))
         return glc__op_error(err, len, op,
                              "rope epilogue: freq_factors %s (f32 [%lld] wanted)",
@@ -274,30 +283,35 @@ static int has_rope(const glc__op_args *a)
 void glc__plan_rope(glc__dispatch_plan *d, const glc__op_args *a, int64_t n, const int slot[7])
 {
     const glc__tensor *kc = &a->t[7], *vc = &a->t[8];
-    int64_t dh = kc->shape[2], kv = kc->shape[1] * dh, rd = a->mm.rope_dim ? a->mm.rope_dim : dh;
+    int64_t hd = a->mm.rope_hd, rd = a->mm.rope_dim ? a->mm.rope_dim : hd;
     double base = a->mm.rope_base != 0 ? a->mm.rope_base : 10000.0;
+    (void)n;
     glc__define(d, "QKV_ROPE", "1");
     glc__define_int(d, "NEOX", a->mm.rope_mode == GLC_ROPE_NEOX);
     glc__define_int(d, "HAS_FF", a->t[6].present);
-    glc__define_t(d, "TKC", kc->dtype);
-    glc__define_t(d, "TVC", vc->dtype);
     glc__define_int(d, "ROPE_POS", d->nbind);
     glc__plan_bind(d, 5, GLC_READ);
     if (a->t[6].present) {
         glc__define_int(d, "ROPE_FF", d->nbind);
         glc__plan_bind(d, 6, GLC_READ);
     }
-    glc__define_int(d, "ROPE_KC", d->nbind);
-    glc__plan_bind(d, 7, GLC_WRITE);
-    glc__define_int(d, "ROPE_VC", d->nbind);
-    glc__plan_bind(d, 8, GLC_WRITE);
-    glc__plan_param_at(d, slot[0], (uint32_t)(n - 2 * kv));
-    glc__plan_param_at(d, slot[1], (uint32_t)(n - kv));
-    glc__plan_param_at(d, slot[2], (uint32_t)dh);
+    if (kc->present) { /* k columns: their cache */
+        glc__define_t(d, "TKC", kc->dtype);
+        glc__define_int(d, "ROPE_KC", d->nbind);
+        glc__plan_bind(d, 7, GLC_WRITE);
+    }
+    if (vc->present) {
+        glc__define_t(d, "TVC", vc->dtype);
+        glc__define_int(d, "ROPE_VC", d->nbind);
+        glc__plan_bind(d, 8, GLC_WRITE);
+    }
+    glc__plan_param_at(d, slot[0], (uint32_t)a->mm.rope_qw);
+    glc__plan_param_at(d, slot[1], (uint32_t)(a->mm.rope_qw + a->mm.rope_kw));
+    glc__plan_param_at(d, slot[2], (uint32_t)hd);
     glc__plan_param_at(d, slot[3], (uint32_t)rd);
     glc__plan_paramf_at(d, slot[4], (float)(-2.0 * log2(base) / (double)rd));
-    glc__plan_param_at(d, slot[5], (uint32_t)kc->shape[0]);
-    glc__plan_param_at(d, slot[6], (uint32_t)vc->shape[0]);
+    glc__plan_param_at(d, slot[5], kc->present ? (uint32_t)kc->shape[0] : 0u);
+    glc__plan_param_at(d, slot[6], vc->present ? (uint32_t)vc->shape[0] : 0u);
 }
 
 /* The bindings every dense variant takes (a, b, out, bias or a in its

@@ -105,7 +105,7 @@ typedef struct glc__tensor {
  * i[]. What each means: the family file's header. Code reads and writes
  * them by family (a->mm.act); f[] and i[] are for copying all slots. */
 #define GLC__OP_NF 4
-#define GLC__OP_NI 13
+#define GLC__OP_NI 16
 typedef struct glc__binary_args { /* add, sub, mul, div */
     float act_param, f_[3];
     int64_t act; /* fused: an activation of a, 0 none */
@@ -141,6 +141,8 @@ typedef struct glc__matmul_args { /* matmul; matmul_q from act on */
                        * halves and out[.., n] = act(gate row n's sum) * (up row n's) */
     int64_t glu_up_first; /* 1: the halves are up | gate */
     int64_t rope_mode, rope_dim; /* the rope epilogue (inputs 5-8: pos, freq_factors, caches) */
+    int64_t rope_qw, rope_kw;    /* its columns of q, then of k (the rest: v's) */
+    int64_t rope_hd;             /* its head dim */
 } glc__matmul_args;
 typedef struct glc__affine_args {
     float f_[4];
