@@ -10,7 +10,7 @@
  * limits, and (the decoder only) one named llvmpipe with the GPU's limits
  * (the attention that does the rope, llvmpipe's variant), compile the
  * decoder's plans (examples/llama.c, tiny and 1b
- * configs: f32, f16, q8_0, q4_0, q4_K, q6_K and bf16 weights, f32 and f16
+ * configs: f32, f16, q8_0, q4_0, q4_K, q6_K, bf16 and the Q4_K_M-like mix, f32 and f16
  * caches, prefill and decode) and every case of the op table
  * (tests/ref/opcases.c, but the large ones), recording every source they
  * are handed,
@@ -165,19 +165,27 @@ static void plan_decoder(glc_device *dev, int gpu)
                                    GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K, GLC_DTYPE_BF16};
     static const glc_dtype ct[] = {GLC_DTYPE_F32, GLC_DTYPE_F16};
     static const char *const config[] = {"tiny", "1b"};
-    int n, w, c, dec;
+    int n, w, c, dec, nw = (int)(sizeof wt / sizeof wt[0]);
     for (n = 0; n < 2; n++)
-        for (w = 0; w < (int)(sizeof wt / sizeof wt[0]); w++)
+        for (w = 0; w <= nw; w++) /* nw: the Q4_K_M-like mix (Q | K and V apart) */
             for (c = 0; c < 2; c++)
                 for (dec = LLAMA_PREFILL; dec <= LLAMA_CHUNK; dec++) {
                     llama_cfg cfg;
+                    llama_weights lw; /* the mix: the tensors' dtypes (no data) */
                     glc_plan *p = NULL;
+                    glc_status st;
                     assert_true(llama_config(config[n], &cfg));
-                    cfg.wdtype = wt[w];
+                    cfg.wdtype = w < nw ? wt[w] : GLC_DTYPE_Q4_K;
+                    cfg.mix = w == nw;
                     cfg.cache = ct[c];
-                    if (llama_plan(dev, &cfg, NULL, dec, n ? 128 : 16, 0, &p) != GLC_OK)
+                    if (cfg.mix)
+                        assert_true(llama_layout(&cfg, &lw));
+                    st = llama_plan(dev, &cfg, cfg.mix ? &lw : NULL, dec, n ? 128 : 16, 0, &p);
+                    if (cfg.mix)
+                        llama_free(&lw);
+                    if (st != GLC_OK)
                         fail_msg("plan (%s, %s weights, %s cache, %s, %s target): %s", config[n],
-                                 glc_dtype_name(wt[w]), glc_dtype_name(ct[c]),
+                                 w < nw ? glc_dtype_name(wt[w]) : "q4_K_M", glc_dtype_name(ct[c]),
                                  dec == LLAMA_DECODE ? "decode" : dec ? "chunk" : "prefill",
                                  gpu == 1 ? "GPU" : gpu ? "llvmpipe" : "minimum",
                                  glc_device_errmsg(dev));
@@ -208,7 +216,7 @@ static void plan_op_table(glc_device *dev, int gpu)
 static void test_kernels_strict(void **state)
 {
     static char msg[65536];
-    int gpu, i, gpu_only = 0, staged = 0, parts = 0, lanes = 0, rope = 0;
+    int gpu, i, gpu_only = 0, staged = 0, parts = 0, lanes = 0, rope = 0, qkv[3] = {0, 0, 0};
     (void)state;
     if (!have_validator()) {
         fprintf(stderr, "glslangValidator missing (ci/deps.sh installs glslang-tools): skipping\n");
@@ -242,10 +250,17 @@ static void test_kernels_strict(void **state)
         parts += strstr(sources[i], "#define KS ") != NULL;   /* K parts in a group */
         lanes += strstr(sources[i], "#define LK ") != NULL;   /* matvec's lanes across K */
         rope += strstr(sources[i], "#define ROPE ") != NULL;  /* the rope in the attention */
+        if (strstr(sources[i], "#define QKV_ROPE ")) { /* the rope in the Q/K/V products */
+            int kc = strstr(sources[i], "#define ROPE_KC ") != NULL;
+            int vc = strstr(sources[i], "#define ROPE_VC ") != NULL;
+            qkv[kc && vc ? 0 : kc ? 1 : 2]++; /* q | k | v; q | k (V apart); v */
+        }
     }
     printf("glslangValidator: %d kernel sources, %d with subgroup sums, %d with a staged, %d "
-           "with K parts, %d with lanes across K, %d attention with the rope\n",
-           nsrc, gpu_only, staged, parts, lanes, rope);
+           "with K parts, %d with lanes across K, %d attention with the rope, %d / %d / %d "
+           "products with it (q | k | v, q | k, v)\n",
+           nsrc, gpu_only, staged, parts, lanes, rope, qkv[0], qkv[1], qkv[2]);
+    assert_true(qkv[0] > 0 && qkv[1] > 0 && qkv[2] > 0);
     assert_true(gpu_only > 0);
     assert_true(staged > 0);
     assert_true(parts > 0);
