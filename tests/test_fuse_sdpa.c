@@ -60,7 +60,9 @@ static scase gen(uint64_t *seed, int i)
 {
     static const int64_t ds[] = {4, 8, 12, 16, 32, 64};
     scase c;
-    int64_t group = 1 + (int64_t)(tu_rand(seed) % 4);
+    int64_t group;
+    memset(&c, 0, sizeof c); /* (wtv, bias: 0 unless qkv_rope's cases set them) */
+    group = 1 + (int64_t)(tu_rand(seed) % 4);
     c.cache = tu_rand(seed) % 2 ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
     c.neox = (int)(tu_rand(seed) % 2);
     c.ff = (int)(tu_rand(seed) % 2);
