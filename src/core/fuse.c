@@ -45,11 +45,13 @@
  *                                                       -> the matmul reads
  *               x and w and computes each row's norm itself: the norm's
  *               dispatch (and its barrier) goes
- *  - qkv_rope (after mm_norm): sdpa_rope's node reading q | k | v of the
- *               one-row product run just before it, on a target that runs
- *               that product with matvec    -> the product with a rope
- *               epilogue (q rotated, the caches' rows written) and a plain
- *               sdpa_decode over the caches
+ *  - qkv_rope (after mm_norm): sdpa_rope's node reading q, k and v from
+ *               the one-row products run just before it (packed q | k | v,
+ *               or apart), on a target that plans them with a mat-vec
+ *               kernel (matvec, matmul_q's split variant)
+ *                                                       -> the products
+ *               with a rope epilogue (q rotated, the caches' rows written)
+ *               and a plain sdpa_decode over the caches
  * The later node of a pattern takes the fused op (its output tensor stays
  * the one the rest of the graph reads); inputs all come from before the
  * earlier node, so graph order stays topological.
