@@ -417,6 +417,54 @@ static void test_sdpa_rope_blocked(void **state)
     glc_device_destroy(dev);
 }
 
+/* Where the product's K loop would pass the device's loop cap (llvmpipe:
+ * 65535 iterations an invocation; K 24576 f32 under GLC_MATMUL=matvec),
+ * matvec does not take it, so its plan has no rope epilogue: qkv_rope
+ * declines (it plans the fused node first) and the rope stays with the
+ * attention; the outputs match the unfused plan's. */
+static void test_qkv_rope_declined(void **state)
+{
+    enum { K = 24576, D = 8 };
+    static const scase c = {GLC_DTYPE_F32, 1, 0, 1, 1, D, 0, 12, K, GLC_DTYPE_F32, 0, 0};
+    static float w[K * D], x[K], out[2][D];
+    static char dump[65536];
+    static float cache[12 * D];
+    glc_device *dev;
+    glc_plan *pl[2];
+    uint64_t seed = 11;
+    int32_t pos = 4;
+    glc_plan_var var = {"L", 5};
+    int p;
+    (void)state;
+    setenv("GLC_MATMUL", "matvec", 1); /* read when the device is made */
+    dev = tu_device(NULL);
+    unsetenv("GLC_MATMUL");
+    pl[0] = build(dev, &c, 0, 0);
+    pl[1] = build(dev, &c, GLC_COMPILE_NO_FUSE, 0);
+    dump[0] = '\0';
+    assert_int_equal(glc_plan_dump(pl[0], 0, append, dump), GLC_OK);
+    if (dev->info.limits.max_loop_iterations && strstr(dump, "QKV_ROPE"))
+        fail_msg("qkv_rope fired past matvec's loop cap\n%s", dump);
+    ot_fill(&seed, w, (size_t)K * D, -0.05f, 0.05f);
+    ot_fill(&seed, x, K, -1, 1);
+    ot_fill(&seed, cache, 12 * D, -1, 1);
+    for (p = 0; p < 2; p++) {
+        glc_plan_input in[2] = {{"x", x, K}, {"pos", &pos, 1}};
+        glc_plan_output o[1] = {{"a", out[p], D}};
+        assert_int_equal(glc_plan_set_param(pl[p], "wq", w, (size_t)K * D), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wk", w, (size_t)K * D), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[p], "wv", w, (size_t)K * D), GLC_OK);
+        assert_int_equal(glc_plan_bind_handle(pl[p], "kc", cache, sizeof cache), GLC_OK);
+        assert_int_equal(glc_plan_bind_handle(pl[p], "vc", cache, sizeof cache), GLC_OK);
+        if (glc_plan_run_with_vars(pl[p], &var, 1, in, 2, o, 1) != GLC_OK)
+            fail_msg("%s: %s", p ? "unfused" : "fused", glc_device_errmsg(dev));
+    }
+    ot_check("past the loop cap: fused vs unfused", out[0], out[1], D, 1e-10);
+    glc_plan_destroy(pl[0]);
+    glc_plan_destroy(pl[1]);
+    glc_device_destroy(dev);
+}
+
 static void test_sdpa_rope_split(void **state)
 {
     (void)state;
@@ -439,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_sdpa_rope_rows),
         cmocka_unit_test(test_sdpa_rope_split),
         cmocka_unit_test(test_qkv_rope),
+        cmocka_unit_test(test_qkv_rope_declined),
         cmocka_unit_test(test_sdpa_rope_blocked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

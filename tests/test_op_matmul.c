@@ -405,7 +405,8 @@ static void test_plan_local_size_checked(void **state)
                              "device (at most 16 invocations per group) cannot run it");
 }
 
-/* The rope epilogue's rule (glc__mm_rope_infer; fuse.c qkv_rope makes such
+/* The rope epilogue's rule (glc__mm_rope_infer, the rotation's part the
+ * rope op's own rule; fuse.c qkv_rope makes such
  * nodes): a valid node (one row of a over q | k | v columns, 2 q heads and
  * 1 kv head of 8; or q | v, no k cache) passes; a node that breaks one
  * requirement is refused,
@@ -452,7 +453,11 @@ static void test_rope_epilogue_rule(void **state)
     bad = a;
     bad.t[5].dtype = GLC_DTYPE_F32;
     assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);
-    assert_non_null(strstr(err, "positions must be i32 [1]"));
+    assert_non_null(strstr(err, "positions [1] f32 do not fit"));
+    bad = a;
+    bad.mm.rope_base = -1.0f; /* the rope op's rule: the base too */
+    assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(err, "base -1: must be > 0"));
     bad = a;
     bad.t[1].shape[0] = 30; /* v 6: not whole heads of 8 */
     assert_int_equal(glc__ops[GLC__OP_MATMUL]->infer(&bad, err, sizeof err), GLC_ERR_INVALID_ARG);

@@ -114,17 +114,14 @@ glc_status glc__mm_rope_infer(const glc__op_args *a, int64_t m, int64_t n, char 
 {
     const glc__tensor *pos = &a->t[5], *ff = &a->t[6], *kc = &a->t[7], *vc = &a->t[8];
     int64_t hd = a->mm.rope_hd, qw = a->mm.rope_qw, kw = a->mm.rope_kw, vw = n - qw - kw;
-    int64_t rd = a->mm.rope_dim ? a->mm.rope_dim : hd;
     const char *op = a->op == GLC__OP_MATMUL ? "matmul" : "matmul_q";
-    char sk[96];
+    glc__op_args r;
     if (a->nin != 9 || m != 1 || (a->op == GLC__OP_MATMUL && !a->mm.transpose_b) ||
         a->t[1].rank != 2 || a->mm.act || a->mm.glu || a->mm.glu_out || a->mm.seg[0] ||
         a->t[3].present)
         return glc__op_error(err, len, op,
                              "the rope epilogue takes one row of a over b [N, K] transposed, "
                              "without activation, gated input, SwiGLU, residual or segments");
-    if (!pos->present || pos->dtype != GLC_DTYPE_I32 || pos->rank != 1 || pos->shape[0] != 1)
-        return glc__op_error(err, len, op, "rope epilogue: positions must be i32 [1]");
     if (hd <= 0 || hd % 2 || qw < 0 || kw < 0 || vw < 0 || qw % hd || kw % hd || vw % hd)
         return glc__op_error(err, len, op,
                              "rope epilogue: %lld columns are no q | k | v of %lld, %lld and the "
@@ -139,16 +136,21 @@ glc_status glc__mm_rope_infer(const glc__op_args *a, int64_t m, int64_t n, char 
                              "rope epilogue: the caches do not fit %lld k and %lld v columns "
                              "([rows, heads, %lld] each where there are columns)",
                              (long long)kw, (long long)vw, (long long)hd);
-    if ((a->mm.rope_mode != GLC_ROPE_NORMAL && a->mm.rope_mode != GLC_ROPE_NEOX) || rd <= 0 ||
-        rd > hd || rd % 2)
-        return glc__op_error(err, len, op,
-                             "rope epilogue: mode %lld, rope_dim %lld (even, in [2, %lld])",
-                             (long long)a->mm.rope_mode, (long long)rd, (long long)hd);
-    if (ff->present && (ff->dtype != GLC_DTYPE_F32 || ff->rank != 1 || ff->shape[0] != rd / 2))
-        return glc__op_error(err, len, op,
-                             "rope epilogue: freq_factors %s (f32 [%lld] wanted)",
-                             glc__shape_str(ff, sk, sizeof sk), (long long)(rd / 2));
-    return GLC_OK;
+    /* the rotation: the rope op's rule over one row of a head (mode,
+     * rope_dim, base, positions, freq_factors) */
+    glc__op_args_init(&r, GLC__OP_ROPE, 3, 1);
+    memset(r.t, 0, sizeof r.t);
+    r.t[0].present = 1;
+    r.t[0].dtype = GLC_DTYPE_F32;
+    r.t[0].rank = 3;
+    r.t[0].shape[0] = r.t[0].shape[1] = 1;
+    r.t[0].shape[2] = hd;
+    r.t[1] = *pos;
+    r.t[2] = *ff;
+    r.rope.mode = a->mm.rope_mode;
+    r.rope.dim = a->mm.rope_dim;
+    r.rope.base = a->mm.rope_base;
+    return glc__ops[GLC__OP_ROPE]->infer(&r, err, len);
 }
 
 static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
@@ -224,7 +226,7 @@ static glc_status mm_infer(glc__op_args *a, char *err, size_t len)
                              "norm weight %s: must be f32 [K], K %% 4 == 0, b [N, K] transposed, "
                              "no gated input",
                              glc__shape_str(nw, sc, sizeof sc));
-    if (a->nin > 5)
+    if (glc__mm_has_rope(a))
         return glc__mm_rope_infer(a, glc__numel(x) / (a->mm.glu ? 2 * k : k), n, err, len);
     return GLC_OK;
 }
@@ -274,18 +276,11 @@ static int has_norm(const glc__op_args *a)
     return a->op == GLC__OP_MATMUL && a->nin > 4 && a->t[4].present;
 }
 
-/* 1 when they carry the rope epilogue (inputs 5-8: mm_rope_infer) */
-static int has_rope(const glc__op_args *a)
-{
-    return a->op == GLC__OP_MATMUL && a->nin > 5;
-}
-
-void glc__plan_rope(glc__dispatch_plan *d, const glc__op_args *a, int64_t n, const int slot[7])
+void glc__plan_rope(glc__dispatch_plan *d, const glc__op_args *a, const int slot[7])
 {
     const glc__tensor *kc = &a->t[7], *vc = &a->t[8];
     int64_t hd = a->mm.rope_hd, rd = a->mm.rope_dim ? a->mm.rope_dim : hd;
     double base = a->mm.rope_base != 0 ? a->mm.rope_base : 10000.0;
-    (void)n;
     glc__define(d, "QKV_ROPE", "1");
     glc__define_int(d, "NEOX", a->mm.rope_mode == GLC_ROPE_NEOX);
     glc__define_int(d, "HAS_FF", a->t[6].present);
@@ -443,7 +438,7 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     }
     if (tg->tune.rn) /* a benchmark's sweep (ops.h) */
         rn = tg->tune.rn;
-    if (has_rope(a)) /* a slot is a pair of columns that rotate together */
+    if (glc__mm_has_rope(a)) /* a slot is a pair of columns that rotate together */
         rn = 2;
     if (tg->tune.unroll && !lanes)
         unroll = tg->tune.unroll;
@@ -482,12 +477,12 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
     glc__plan_paramf_at(d, GLC__KP_MATVEC_ACT_PARAM, a->mm.act_param);
     bind_dense(d, a, m, n, GLC__KP_MATVEC_S1);
     glu_params(d, a, GLC__KP_MATVEC_GLU_DELTA, m, k);
-    if (has_rope(a)) {
+    if (glc__mm_has_rope(a)) {
         static const int slot[7] = {GLC__KP_MATVEC_R_QW,    GLC__KP_MATVEC_R_KEND,
                                     GLC__KP_MATVEC_R_D,     GLC__KP_MATVEC_R_DIM,
                                     GLC__KP_MATVEC_R_THETA, GLC__KP_MATVEC_R_KROWS,
                                     GLC__KP_MATVEC_R_VROWS};
-        glc__plan_rope(d, a, n, slot);
+        glc__plan_rope(d, a, slot);
     }
     if (strlen(d->defines) + 1 >= sizeof d->defines)
         return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
@@ -568,7 +563,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         v = V_DIRECT; /* the matmul_q kernel adds no residual */
     if (has_norm(a) && !(v == V_MATVEC && takes))
         v = V_DIRECT; /* the kernels with a norm prologue */
-    if (has_rope(a) && !(v == V_MATVEC && takes)) /* (fuse.c plans it before it fuses) */
+    if (glc__mm_has_rope(a) && !(v == V_MATVEC && takes)) /* (fuse.c plans it before it fuses) */
         return glc__op_error(err, len, "matmul", "the rope epilogue needs the matvec kernel");
     if (v == V_MATVEC && takes)
         return plan_matvec(a, tg, p, m, n, k, err, len); /* (any device: matvec_sg) */

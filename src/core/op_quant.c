@@ -119,7 +119,7 @@ static glc_status q_infer(glc__op_args *a, char *err, size_t len)
         (a->t[4].dtype != GLC_DTYPE_F32 || a->t[4].rank != 1 || a->t[4].shape[0] != w->shape[1]))
         return glc__op_error(err, len, "matmul_q", "norm weight %s: must be f32 [K]",
                              glc__shape_str(&a->t[4], sx, sizeof sx));
-    if (a->nin > 5) /* the rope epilogue (fuse.c qkv_rope) */
+    if (glc__mm_has_rope(a)) /* the rope epilogue (fuse.c qkv_rope) */
         return glc__mm_rope_infer(a, glc__numel(x) / w->shape[1], w->shape[0], err, len);
     return GLC_OK;
 }
@@ -517,10 +517,10 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
                        err, len)) != GLC_OK)
         return st;
     glu_out = a->mm.glu_out && q.parts == 1;
-    if (a->nin > 5 && (!v.split || q.parts != 1)) /* (fuse.c plans it before it fuses) */
+    if (glc__mm_has_rope(a) && (!v.split || q.parts != 1)) /* (fuse.c plans it before it fuses) */
         return glc__op_error(err, len, "matmul_q",
                              "the rope epilogue needs the split variant, K whole");
-    if (a->nin > 5) /* tiles of pairs of columns that rotate together */
+    if (glc__mm_has_rope(a)) /* tiles of pairs of columns that rotate together */
         v.rn = (v.rn + 1) / 2 * 2;
     if (glu_out)
         v.rn *= 2;
@@ -568,12 +568,12 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     }
     if (a->mm.seg[0]) /* segments start at fixed places: bind through the last one's end */
         d->bind[2].size = (size_t)(a->mm.seg[3] + m * (n - a->mm.seg[1])) * 4;
-    if (a->nin > 5) {
+    if (glc__mm_has_rope(a)) {
         static const int slot[7] = {GLC__KP_MATMUL_Q_R_QW,    GLC__KP_MATMUL_Q_R_KEND,
                                     GLC__KP_MATMUL_Q_R_D,     GLC__KP_MATMUL_Q_R_DIM,
                                     GLC__KP_MATMUL_Q_R_THETA, GLC__KP_MATMUL_Q_R_KROWS,
                                     GLC__KP_MATMUL_Q_R_VROWS};
-        glc__plan_rope(d, a, n, slot);
+        glc__plan_rope(d, a, slot);
     }
     if ((st = apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, a->nin,
                         (uint64_t)m * (uint64_t)n, n, err, len)) != GLC_OK)

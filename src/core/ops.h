@@ -302,7 +302,12 @@ glc_status glc__op_make_plan(const glc__op_args *a, const glc__target *tg, glc__
  * defines, bindings and params (slots: q's columns, q's and k's, head dim,
  * rope_dim, theta step, the caches' rows; glsl/qkv_rope.glsl). */
 glc_status glc__mm_rope_infer(const glc__op_args *a, int64_t m, int64_t n, char *err, size_t len);
-void glc__plan_rope(glc__dispatch_plan *d, const glc__op_args *a, int64_t n, const int slot[7]);
+void glc__plan_rope(glc__dispatch_plan *d, const glc__op_args *a, const int slot[7]);
+/* 1 when a matmul's or matmul_q's args carry the rope epilogue */
+static inline int glc__mm_has_rope(const glc__op_args *a)
+{
+    return (a->op == GLC__OP_MATMUL || a->op == GLC__OP_MATMUL_Q) && a->nin > 5;
+}
 /* Loop iterations a planner may give one shader invocation, all its loops
  * together (nested loops count each inner iteration; loops the compiler
  * unrolls do not count): the device's max_loop_iterations less 1/8, for
