@@ -866,7 +866,8 @@ static void matmul_row(int n, int reps)
  * reading the next (weights from memory, as in a decode). The output is
  * checked against a C dot product. A measurement for choosing a layout;
  * nothing in the library uses it. QB: quant words a block, 4 (Q4_0) or
- * 8 (Q8_0). */
+ * 8 (Q8_0); XF: how quants become floats (nib, byt); PRE 1: every row's
+ * words loaded before any is used. */
 static const char q4p_src[] =
     "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
     "layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };\n"
@@ -880,18 +881,19 @@ static const char q4p_src[] =
     "#else\n"
     "shared float red[G * RN];\n"
     "#endif\n"
-    "// the sum of block b of a's chunk j (32 values) times its quants\n"
-    "float qdot(uint row, uint rsb, uint nb, uint b, int j, float as, vec4 av[LB * 8])\n"
+    "// block b of a row: its quant words and scale\n"
+    "struct QW { uvec4 q0, q1; float d; };\n"
+    "QW qload(uint row, uint rsb, uint nb, uint b)\n"
     "{\n"
-    "    uvec4 q0, q1 = uvec4(0u);\n"
-    "    float d, t = 0.0;\n"
+    "    QW r;\n"
+    "    r.q1 = uvec4(0u);\n"
     "#if REP\n"
     "    uint base = row * rsb >> 4;\n"
-    "    q0 = wq[base + uint(QB / 4) * b];\n"
+    "    r.q0 = wq[base + uint(QB / 4) * b];\n"
     "#if QB == 8\n"
-    "    q1 = wq[base + 2u * b + 1u];\n"
+    "    r.q1 = wq[base + 2u * b + 1u];\n"
     "#endif\n"
-    "    d = unpackHalf2x16(w[(row * rsb + nb * uint(QB * 4)) / 4u + b / 2u] >> (16u * (b & 1u))).x;\n"
+    "    r.d = unpackHalf2x16(w[(row * rsb + nb * uint(QB * 4)) / 4u + b / 2u] >> (16u * (b & 1u))).x;\n"
     "#else\n"
     "    uint o8 = row * rsb + b * BB, i0 = o8 >> 2;\n"
     "    bool odd = (o8 & 2u) != 0u;\n"
@@ -901,27 +903,64 @@ static const char q4p_src[] =
     "    uint qq[QB];\n"
     "    for (int i = 0; i < QB; i++)\n"
     "        qq[i] = odd ? ww[i + 1] : (ww[i] >> 16) | (ww[i + 1] << 16);\n"
-    "    d = unpackHalf2x16(odd ? ww[0] >> 16 : ww[0]).x;\n"
-    "    q0 = uvec4(qq[0], qq[1], qq[2], qq[3]);\n"
+    "    r.d = unpackHalf2x16(odd ? ww[0] >> 16 : ww[0]).x;\n"
+    "    r.q0 = uvec4(qq[0], qq[1], qq[2], qq[3]);\n"
     "#if QB == 8\n"
-    "    q1 = uvec4(qq[4], qq[5], qq[6], qq[7]);\n"
+    "    r.q1 = uvec4(qq[4], qq[5], qq[6], qq[7]);\n"
     "#endif\n"
     "#endif\n"
-    "    for (int c = 0; c < 4; c++) {\n"
-    "        uvec4 x = uvec4(q0[c]);\n"
-    "#if QB == 4\n"
-    "        t += dot(vec4((x >> uvec4(0u, 8u, 16u, 24u)) & 0xFu), av[j * 8 + c]) +\n"
-    "             dot(vec4((x >> uvec4(4u, 12u, 20u, 28u)) & 0xFu), av[j * 8 + 4 + c]);\n"
+    "    return r;\n"
+    "}\n"
+    "// XF 0: int -> float conversions; 1: the 2^23 exponent trick (exact n,\n"
+    "// a subtraction a value); 2: the value's bits at the top of a mantissa\n"
+    "// of 1.0 (1 + n / 16 or 1 + b / 256: a shift and a mask a value, the\n"
+    "// offset taken out once a block through the sum of a)\n"
+    "vec4 nib(uint x, uint s)\n"
+    "{\n"
+    "#if XF == 0\n"
+    "    return vec4((uvec4(x) >> uvec4(s, s + 8u, s + 16u, s + 24u)) & 0xFu);\n"
+    "#elif XF == 1\n"
+    "    return uintBitsToFloat(((uvec4(x) >> uvec4(s, s + 8u, s + 16u, s + 24u)) & 0xFu) | 0x4B000000u) - 8388608.0;\n"
     "#else\n"
-    "        uvec4 y = uvec4(q1[c]);\n"
-    "        t += dot(vec4(ivec4(x << uvec4(24u, 16u, 8u, 0u)) >> 24), av[j * 8 + c]) +\n"
-    "             dot(vec4(ivec4(y << uvec4(24u, 16u, 8u, 0u)) >> 24), av[j * 8 + 4 + c]);\n"
+    "    uvec4 y = s == 0u ? uvec4(x << 19, x << 11, x << 3, x >> 5) : uvec4(x << 15, x << 7, x >> 1, x >> 9);\n"
+    "    return uintBitsToFloat((y & 0x00780000u) | 0x3F800000u);\n"
+    "#endif\n"
+    "}\n"
+    "vec4 byt(uint x)\n"
+    "{\n"
+    "#if XF == 0\n"
+    "    return vec4(ivec4(uvec4(x) << uvec4(24u, 16u, 8u, 0u)) >> 24);\n"
+    "#elif XF == 1\n"
+    "    return uintBitsToFloat(((uvec4(x ^ 0x80808080u) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu) | 0x4B000000u) - 8388736.0;\n"
+    "#else\n"
+    "    uint z = x ^ 0x80808080u;\n"
+    "    uvec4 y = uvec4(z << 15, z << 7, z >> 1, z >> 9);\n"
+    "    return uintBitsToFloat((y & 0x007F8000u) | 0x3F800000u);\n"
+    "#endif\n"
+    "}\n"
+    "// the sum of block b of a's chunk j (32 values) times its quants\n"
+    "float qcomp(QW r, int j, float as, vec4 av[LB * 8])\n"
+    "{\n"
+    "#if NOCOMP\n"
+    "    uvec4 x = r.q0 ^ r.q1;\n"
+    "    return r.d * av[j * 8].x * float((x.x ^ x.y ^ x.z ^ x.w) & 0xFFu);\n"
+    "#endif\n"
+    "    float t = 0.0;\n"
+    "    for (int c = 0; c < 4; c++) {\n"
+    "#if QB == 4\n"
+    "        t += dot(nib(r.q0[c], 0u), av[j * 8 + c]) + dot(nib(r.q0[c], 4u), av[j * 8 + 4 + c]);\n"
+    "#else\n"
+    "        t += dot(byt(r.q0[c]), av[j * 8 + c]) + dot(byt(r.q1[c]), av[j * 8 + 4 + c]);\n"
     "#endif\n"
     "    }\n"
-    "#if QB == 4\n"
+    "#if XF == 2 && QB == 4\n"
+    "    t = 16.0 * (t - as) - 8.0 * as;\n"
+    "#elif XF == 2\n"
+    "    t = 256.0 * (t - as) - 128.0 * as;\n"
+    "#elif QB == 4\n"
     "    t -= 8.0 * as;\n"
     "#endif\n"
-    "    return d * t;\n"
+    "    return r.d * t;\n"
     "}\n"
     "void main() {\n"
     "  uint N = glc_p[0], nb = glc_p[1], rsb = glc_p[2];\n"
@@ -930,17 +969,35 @@ static const char q4p_src[] =
     "  for (int j = 0; j < LB; j++) {\n"
     "    uint b = l + uint(j * G); as[j] = 0.0;\n"
     "    for (int q = 0; q < 8; q++) {\n"
+    "#if NOA\n"
+    "      av[j * 8 + q] = vec4(float(b * 8u + uint(q)) * 1e-3);\n"
+    "#else\n"
     "      av[j * 8 + q] = b < nb ? a4[b * 8u + uint(q)] : vec4(0.0);\n"
+    "#endif\n"
     "      as[j] += dot(av[j * 8 + q], vec4(1.0)); } }\n"
     "  float acc[RN];\n"
+    "#if PRE\n"
+    "  QW qs[RN * LB];\n"
+    "  for (int r = 0; r < RN; r++)\n"
+    "    for (int j = 0; j < LB; j++) {\n"
+    "      uint b = min(l + uint(j * G), nb - 1u);\n"
+    "      qs[r * LB + j] = qload(min(n0 + uint(r), N - 1u), rsb, nb, b); }\n"
+    "  for (int r = 0; r < RN; r++) {\n"
+    "    float s = 0.0;\n"
+    "    for (int j = 0; j < LB; j++)\n"
+    "      if (l + uint(j * G) < nb)\n"
+    "        s += qcomp(qs[r * LB + j], j, as[j], av);\n"
+    "    acc[r] = s; }\n"
+    "#else\n"
     "  for (int r = 0; r < RN; r++) {\n"
     "    uint row = min(n0 + uint(r), N - 1u);\n"
     "    float s = 0.0;\n"
     "    for (int j = 0; j < LB; j++) {\n"
     "      uint b = l + uint(j * G);\n"
     "      if (b < nb)\n"
-    "        s += qdot(row, rsb, nb, b, j, as[j], av); }\n"
+    "        s += qcomp(qload(row, rsb, nb, b), j, as[j], av); }\n"
     "    acc[r] = s; }\n"
+    "#endif\n"
     "#ifdef GLC_HAS_SUBGROUP\n"
     "  for (int r = 0; r < RN; r++) { float v = subgroupAdd(acc[r]);\n"
     "    if (subgroupElect()) red[gl_SubgroupID * uint(RN) + uint(r)] = v; }\n"
@@ -987,11 +1044,11 @@ static glc_status r_q4p(glc_session *s, void *p)
 }
 
 /* One block type's rows of the probe (qb: quant words a block, 4 or 8) */
-static void block_layout_probe(const glc_device_info *in, int reps, int qb)
+static void block_layout_probe(const glc_device_info *in, int reps, int qb, int factors)
 {
     static const struct { const char *name; int64_t n, k; } sh[] = {
         {"wo", 2048, 2048}, {"w1+w3", 16384, 2048}, {"w2", 2048, 8192}, {"lm_head", 32000, 2048}};
-    static const int rns[] = {1, 2, 4, 8};
+    static const int rns[] = {2, 4, 8};
     size_t j, align = in->limits.ssbo_offset_alignment ? in->limits.ssbo_offset_alignment : 256;
     size_t bb = (size_t)qb * 4 + 2; /* a block's bytes */
     double span = gpu ? MV_MEMORY_BYTES : 16.0 * 1024 * 1024;
@@ -1003,7 +1060,7 @@ static void block_layout_probe(const glc_device_info *in, int reps, int qb)
         float *a = malloc((size_t)k * 4), *out = malloc((size_t)n * 4);
         double *ref = malloc((size_t)n * sizeof *ref);
         uint32_t s = 777u + (uint32_t)j, lanes = (uint32_t)((nb + 31) / 32 * 32);
-        int layout, ri;
+        int layout, vi;
         if (!gpu && n > 2048)
             goto next; /* llvmpipe: a correctness run at the smallest shape */
         if (lanes > 256)
@@ -1052,23 +1109,34 @@ static void block_layout_probe(const glc_device_info *in, int reps, int qb)
         for (layout = 0; layout < 2; layout++) {
             for (i = 0; i < q4p_copies; i++)
                 glc_buffer_write(q4p_w, (size_t)i * q4p_stride, bytes, layout ? rep : aos);
-            for (ri = 0; ri < (int)(sizeof rns / sizeof rns[0]); ri++) {
+            for (vi = 0; vi < (int)(sizeof rns / sizeof rns[0]) * 6; vi++) {
+                /* factors: GGML blocks, the 2^23 trick, a row at a time,
+                 * without a's loads (synthetic a) and / or the arithmetic */
+                int ri = vi / 6, xf = factors ? 1 : vi % 3, pre = factors ? 0 : vi / 3 % 2;
+                int noa = factors && vi % 6 % 2, nocomp = factors && vi % 6 / 2 % 2;
+                if ((factors && (layout || vi % 6 >= 4 || ri == 0)))
+                    continue;
                 glc_kernel_desc kd;
-                char defs[128], size[192];
+                char defs[256], size[256];
                 double t, num = 0, den = 0;
                 memset(&kd, 0, sizeof kd);
                 snprintf(defs, sizeof defs,
-                         "#define RN %d\n#define LB %lld\n#define REP %d\n#define QB %d\n", rns[ri],
-                         (long long)((nb + lanes - 1) / lanes), layout, qb);
+                         "#define RN %d\n#define LB %lld\n#define REP %d\n#define QB %d\n"
+                         "#define XF %d\n#define PRE %d\n#define NOA %d\n#define NOCOMP %d\n",
+                         rns[ri], (long long)((nb + lanes - 1) / lanes), layout, qb, xf, pre, noa,
+                         nocomp);
                 kd.name = "block layout probe";
                 kd.source = q4p_src;
                 kd.local_size_x = lanes;
                 kd.defines = defs;
                 snprintf(size, sizeof size,
-                         "%s %s %lld x %lld, %s, %u lanes, %d rows a group (%lld copies)", tname,
-                         sh[j].name, (long long)n, (long long)k,
+                         "%s %s %lld x %lld, %s, %u lanes, %d rows a group, %s, loads %s%s%s "
+                         "(%lld copies)",
+                         tname, sh[j].name, (long long)n, (long long)k,
                          layout ? "repacked rows" : "GGML blocks", lanes, rns[ri],
-                         (long long)q4p_copies);
+                         xf == 0 ? "int to float" : xf == 1 ? "2^23 trick" : "mantissa trick",
+                         pre ? "first" : "a row at a time", noa ? ", NO a LOADS" : "",
+                         nocomp ? ", NO ARITHMETIC" : "", (long long)q4p_copies);
                 if (glc_kernel_create(dev, &kd, &q4p_k) != GLC_OK) {
                     printf("| block layout | %s | compile failed: %s | | |\n", size,
                            glc_device_errmsg(dev));
@@ -1083,7 +1151,7 @@ static void block_layout_probe(const glc_device_info *in, int reps, int qb)
                     num += ((double)out[r] - ref[r]) * ((double)out[r] - ref[r]);
                     den += ref[r] * ref[r];
                 }
-                if (!(num <= 1e-10 * den))
+                if (!(num <= 1e-10 * den) && !noa && !nocomp)
                     printf("| block layout | MISMATCH against C: %s, nmse %g | | | |\n", size,
                            den > 0 ? num / den : num);
                 row_bw("block layout", size, t, (double)bytes + 4.0 * (double)(k + n));
@@ -1412,8 +1480,12 @@ int main(int argc, char **argv)
         glc_buffer_destroy(Wm);
     }
     if (only && want("block layout")) {
-        block_layout_probe(&in, reps, 4);
-        block_layout_probe(&in, reps, 8);
+        block_layout_probe(&in, reps, 4, 0);
+        block_layout_probe(&in, reps, 8, 0);
+    }
+    if (only && want("block factors")) {
+        block_layout_probe(&in, reps, 4, 1);
+        block_layout_probe(&in, reps, 8, 1);
     }
     if (only && want("mv chain")) { /* the mat-vec variants in a decode-like chain */
         static const struct { const char *name; int64_t n, k; } mv[] = {

@@ -242,8 +242,12 @@ static variant choose(const glc__target *tg, int64_t rows, int64_t n, int vsg)
         v.slots = max_local / VSG_LANES;
     }
     if (v.split) {
-        v.rn = n >= 8192 ? 4 : 2; /* H100 1b decode shapes (glc-bench-ops "mv sweep"):
-                                   * wide products gain from fewer, longer tiles */
+        /* H100, the 1b decode's shapes in a chain (glc-bench-ops "mv
+         * chain", rn 1 / 2 / 4): a weight row a tile for the narrow
+         * products (wo, w2, qkv: 1.04-1.23x the GB/s of 2), 2 for the wide
+         * ones (w1 | w3, lm_head: 1.03-1.12x of 4); the q4_K_M decode
+         * 2.26 -> 1.95 ms/token, q4_0 1.56 -> 1.48 (bench/RESULTS.md) */
+        v.rn = n >= 8192 ? 2 : 1;
         if (tg->tune.rn)
             v.rn = (int)tg->tune.rn;
         v.local = v.slots * v.sg;
