@@ -574,12 +574,11 @@ static void test_expert_more_types(void **state)
 
 static void folded_cases(glc_device *dev, uint64_t seed)
 {
-    /* narrowed limits fold even small grids into 3-D (room for the 891
-     * groups the GPU variant of the expert case needs: a tile a weight
-     * row) */
+    /* narrowed limits fold even small grids into 3-D (room for the 447
+     * groups the GPU variant of the expert case needs) */
     dev->info.limits.max_group_count[0] = 3;
     dev->info.limits.max_group_count[1] = 2;
-    dev->info.limits.max_group_count[2] = 256;
+    dev->info.limits.max_group_count[2] = 128;
     run_q(dev, &seed, GLC_DTYPE_Q4_0, 1, 3, 1021, 64, 1);
     run_q(dev, &seed, GLC_DTYPE_Q6_K, 1, 2, 1021, 256, 0);
     run_affine(dev, &seed, 4, 64, GLC_DTYPE_F16, GLC_DTYPE_F32, 5, 997, 128, 1);

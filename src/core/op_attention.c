@@ -57,6 +57,7 @@
 #define COMBINE_LOCAL 64
 #define SPLIT_MAX_HEADS 8 /* query heads per split-variant group */
 #define SPLIT_MIN_GROUPS 64
+#define SPLIT_WIDE_LOCAL 256 /* few groups: more key groups in the output pass */
 #define LOG2E 1.4426950408889634
 
 /* The resolved scalars of one call (desc defaults filled in). */
@@ -443,11 +444,11 @@ static glc_status decode_infer(glc__op_args *a, char *err, size_t len)
 
 /* Shared bytes of the split variant with gb heads per group and rg heads per
  * reduction round. */
-static size_t split_bytes(const sdpa_cfg *c, int gb, int rg)
+static size_t split_bytes(const sdpa_cfg *c, int gb, int rg, uint32_t local)
 {
     size_t du = (size_t)(c->d + 3) / 4;
     return 16 * (size_t)gb * du + 16 * (size_t)SDPA_CHUNK * (size_t)((gb + 3) / 4) +
-           4 * (size_t)gb * TILE_LOCAL + 20 * (size_t)rg * TILE_LOCAL;
+           4 * (size_t)gb * local + 20 * (size_t)rg * local;
 }
 
 static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_cfg *c,
@@ -461,9 +462,13 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     glc__dispatch_plan *d;
     /* few keys: a group per query head rather than per kv head, or the
      * GPU runs a handful of groups (8 for 8 kv heads and one chunk) */
-    if ((uint64_t)c->hkv * nused * (uint64_t)ceil_div64(group, gb) < SPLIT_MIN_GROUPS)
+    uint32_t local = TILE_LOCAL;
+    if ((uint64_t)c->hkv * nused * (uint64_t)ceil_div64(group, gb) < SPLIT_MIN_GROUPS) {
         gb = rg = 1;
-    while (split_bytes(c, gb, rg) > budget) {
+        if (tg->limits.max_invocations >= SPLIT_WIDE_LOCAL)
+            local = SPLIT_WIDE_LOCAL;
+    }
+    while (split_bytes(c, gb, rg, local) > budget) {
         if (rg > 1)
             rg--;
         else if (gb > 1)
@@ -478,7 +483,7 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     units = (int)((c->dv + 3) / 4);
     for (lanes = 1; lanes < units; lanes *= 2)
         ;
-    d = glc__plan_dispatch(p, "sdpa_split", TILE_LOCAL, 1);
+    d = glc__plan_dispatch(p, "sdpa_split", local, 1);
     d->groups = (uint64_t)c->hkv * nhb * nused;
     common_defines(d, a, c, 1);
     glc__define_int(d, "GB", gb);

@@ -223,7 +223,7 @@ static int cm_for(int64_t rows)
  * subgroups where GLC_MATMUL=matvec forces it on a device without
  * subgroup sums (matmul_q's dense tiles only: the tests on llvmpipe run
  * the decode's GPU kernel that way). */
-static variant choose(const glc__target *tg, int64_t rows, int64_t n, int vsg)
+static variant choose(const glc__target *tg, int64_t rows, int64_t n, glc_dtype wt, int vsg)
 {
     const glc_device_features *f = &tg->features;
     uint32_t max_local = tg->limits.max_invocations < 128 ? tg->limits.max_invocations : 128;
@@ -242,12 +242,16 @@ static variant choose(const glc__target *tg, int64_t rows, int64_t n, int vsg)
         v.slots = max_local / VSG_LANES;
     }
     if (v.split) {
-        /* H100, the 1b decode's shapes in a chain (glc-bench-ops "mv
-         * chain", rn 1 / 2 / 4): a weight row a tile for the narrow
-         * products (wo, w2, qkv: 1.04-1.23x the GB/s of 2), 2 for the wide
-         * ones (w1 | w3, lm_head: 1.03-1.12x of 4); the q4_K_M decode
-         * 2.26 -> 1.95 ms/token, q4_0 1.56 -> 1.48 (bench/RESULTS.md) */
-        v.rn = n >= 8192 ? 2 : 1;
+        /* Weight rows a tile, H100, 1b decode (bench/RESULTS.md): wide
+         * products gain from longer tiles. The K types' chunks are dearer to
+         * decode: a row a tile for the narrow products (wo, w2, qkv), 2 for
+         * the wide (w1 | w3, lm_head) took the q4_K_M decode from 2.26-2.29
+         * to 1.95-1.96 ms/token; the same for Q8_0 made its decode 5%
+         * slower (1.72 -> 1.81-1.84), so the 32-value blocks keep 2 and 4. */
+        if (glc__dtype_block(wt) > 32)
+            v.rn = n >= 8192 ? 2 : 1;
+        else
+            v.rn = n >= 8192 ? 4 : 2;
         if (tg->tune.rn)
             v.rn = (int)tg->tune.rn;
         v.local = v.slots * v.sg;
@@ -504,7 +508,7 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
 {
     const glc__tensor *w = &a->t[1];
     int64_t k = w->shape[1], n = w->shape[0], m = glc__numel(&a->t[0]) / k;
-    variant v = choose(tg, m, a->mm.glu_out ? n / 2 : n, 1);
+    variant v = choose(tg, m, a->mm.glu_out ? n / 2 : n, w->dtype, 1);
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
     uint64_t tiles;
     glc__dispatch_plan *d;
@@ -592,7 +596,7 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
     int64_t bits = a->affine.bits, group = a->affine.group, n = w->shape[0],
             k = w->shape[1] * 32 / bits;
     int64_t m = glc__numel(&a->t[0]) / k;
-    variant v = choose(tg, m, n, 0);
+    variant v = choose(tg, m, n, GLC_DTYPE_U8, 0); /* (affine groups: as 32-value blocks) */
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
     uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     uint32_t wstride = (uint32_t)(k * bits / 128);
@@ -635,7 +639,7 @@ static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc_
     const glc__tensor *x = &a->t[0], *w = &a->t[1], *ids = &a->t[2];
     int64_t e = w->shape[0], n = w->shape[1], k = w->shape[2];
     int64_t pairs = ids->shape[0] * ids->shape[1];
-    variant v = choose(tg, (pairs + e - 1) / e, w->shape[1], 0);
+    variant v = choose(tg, (pairs + e - 1) / e, w->shape[1], w->dtype, 0);
     uint64_t tiles = (uint64_t)(e + 1) * (uint64_t)((n + v.rn - 1) / v.rn);
     glc__dispatch_plan *d = begin(p, "matmul_expert", &v, (int)glc__kdtype_of(w->dtype), pairs, n,
                                   k, (uint32_t)ids->shape[1], tiles, q_stride(w->dtype, k));
