@@ -219,7 +219,8 @@ static int cm_for(int64_t rows)
 #define VSG_LANES 8
 
 /* rows: the rows of a one tile may share (M, or pairs per expert); n:
- * the weight rows (an expert's). vsg: the split variant may emulate its
+ * the weight rows (an expert's); wt: the weights' dtype (a K type's
+ * tiles are shorter). vsg: the split variant may emulate its
  * subgroups where GLC_MATMUL=matvec forces it on a device without
  * subgroup sums (matmul_q's dense tiles only: the tests on llvmpipe run
  * the decode's GPU kernel that way). */
@@ -598,7 +599,7 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
     int64_t bits = a->affine.bits, group = a->affine.group, n = w->shape[0],
             k = w->shape[1] * 32 / bits;
     int64_t m = glc__numel(&a->t[0]) / k;
-    variant v = choose(tg, m, n, GLC_DTYPE_U8, 0); /* (affine groups: as 32-value blocks) */
+    variant v = choose(tg, m, n, GLC_DTYPE_U8, 0); /* (tiles as the 32-value blocks') */
     uint32_t mtiles = (uint32_t)((m + v.cm - 1) / v.cm);
     uint64_t tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     uint32_t wstride = (uint32_t)(k * bits / 128);
