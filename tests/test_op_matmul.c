@@ -405,6 +405,34 @@ static void test_plan_local_size_checked(void **state)
                              "device (at most 16 invocations per group) cannot run it");
 }
 
+/* glc__op_plan_check (every op's plan, through glc__op_make_plan) also
+ * refuses a dispatch whose defines glc__define cut short: one define past
+ * the buffer would otherwise compile a kernel missing it, or a name cut in
+ * half. */
+static void test_plan_defines_checked(void **state)
+{
+    glc__target tg;
+    glc__op_plan p;
+    glc__dispatch_plan *d;
+    char err[256], want[256];
+    int i;
+    (void)state;
+    memset(&tg, 0, sizeof tg);
+    tg.limits.max_invocations = 128;
+    memset(&p, 0, sizeof p);
+    d = glc__plan_dispatch(&p, "matvec", 64, 64);
+    glc__define_int(d, "RN", 2);
+    assert_int_equal(glc__op_plan_check(&p, "matmul", &tg, err, sizeof err), GLC_OK);
+    for (i = 0; strlen(d->defines) + 32 < sizeof d->defines; i++)
+        glc__define_int(d, "PAD", i);
+    assert_int_equal(glc__op_plan_check(&p, "matmul", &tg, err, sizeof err), GLC_OK);
+    glc__define(d, "LAST_DEFINE_OF_THE_KERNEL", "123456789"); /* past the end: cut short */
+    assert_int_equal(glc__op_plan_check(&p, "matmul", &tg, err, sizeof err), GLC_ERR_INVALID_ARG);
+    snprintf(want, sizeof want, "matmul: internal: kernel matvec's defines fill its %zu bytes",
+             sizeof d->defines);
+    assert_string_equal(err, want);
+}
+
 /* The rope epilogue's rule (glc__mm_rope_infer, the rotation's part the
  * rope op's own rule; fuse.c qkv_rope makes such
  * nodes): a valid node (one row of a over q | k | v columns, 2 q heads and
@@ -569,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_matmul_errors),
         cmocka_unit_test(test_matmul_forced_matvec),
         cmocka_unit_test(test_plan_local_size_checked),
+        cmocka_unit_test(test_plan_defines_checked),
         cmocka_unit_test(test_rope_epilogue_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

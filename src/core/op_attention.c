@@ -504,16 +504,6 @@ static glc_status plan_split(glc__op_plan *p, const glc__op_args *a, const sdpa_
     return GLC_OK;
 }
 
-/* A full defines buffer would have cut a define short. */
-static glc_status defines_fit(const glc__op_plan *p, char *err, size_t len)
-{
-    int j;
-    for (j = 0; j < p->ndisp; j++)
-        if (strlen(p->disp[j].defines) + 1 >= sizeof p->disp[j].defines)
-            return glc__op_error(err, len, "sdpa_decode", "internal: kernel defines overflow");
-    return GLC_OK;
-}
-
 /* The fused rope_qkv on GPUs: rope_qkv's own dispatch first (q rotated
  * in place, the caches' rows), its tensors mapped to the fused op's. On
  * the H100 the attention kernel doing the rope itself (its caches bound
@@ -566,18 +556,14 @@ static glc_status decode_plan(const glc__op_args *a, const glc__target *tg, glc_
     nused = (uint64_t)ceil_div64(keys_needed(&c, 0), SDPA_CHUNK);
     p->scratch_bytes = 4 * (size_t)glc_sdpa_decode_scratch(c.hq, c.dv, c.kv_len);
     /* one chunk: no partials to merge, the first dispatch writes out */
-    if (nused == 1) {
-        st = tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 0, SDPA_CHUNK, 1, a->nin, err, len)
-                             : plan_split(p, a, &c, tg, 1, a->nin, err, len);
-        return st != GLC_OK ? st : defines_fit(p, err, len);
-    }
+    if (nused == 1)
+        return tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 0, SDPA_CHUNK, 1, a->nin, err, len)
+                               : plan_split(p, a, &c, tg, 1, a->nin, err, len);
     st = tg->is_llvmpipe ? plan_rows(p, a, &c, tg, 1, SDPA_CHUNK, nused, GLC__SCRATCH, err, len)
                          : plan_split(p, a, &c, tg, nused, GLC__SCRATCH, err, len);
     if (st != GLC_OK)
         return st;
-    if ((st = plan_combine(p, a, &c, tg, nused, err, len)) != GLC_OK)
-        return st;
-    return defines_fit(p, err, len);
+    return plan_combine(p, a, &c, tg, nused, err, len);
 }
 
 const glc__op_desc glc__op_SDPA_desc = {"sdpa", sdpa_infer, sdpa_plan};

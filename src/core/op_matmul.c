@@ -423,8 +423,8 @@ static uint32_t matvec_lk(const glc__target *tg, int64_t m, int64_t words, uint3
 /* The decode path: glsl/matvec.comp, a subgroup per RN rows of b, 16-byte
  * coalesced loads, UNROLL of them in flight per row and lane; for one row
  * of a, a group per RN rows with its lanes across K (matvec_lk). */
-static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
-                              int64_t m, int64_t n, int64_t k, char *err, size_t len)
+static void plan_matvec(const glc__op_args *a, const glc__target *tg, glc__op_plan *p, int64_t m,
+                        int64_t n, int64_t k)
 {
     const glc__tensor *b = &a->t[1];
     uint32_t sg = matvec_sg(tg), slots = MATVEC_SLOTS, rn = MATVEC_RN;
@@ -484,9 +484,6 @@ static glc_status plan_matvec(const glc__op_args *a, const glc__target *tg, glc_
                                     GLC__KP_MATVEC_R_VROWS};
         glc__plan_rope(d, a, slot);
     }
-    if (strlen(d->defines) + 1 >= sizeof d->defines)
-        return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
-    return GLC_OK;
 }
 
 static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -565,8 +562,10 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         v = V_DIRECT; /* the kernels with a norm prologue */
     if (glc__mm_has_rope(a) && !(v == V_MATVEC && takes)) /* (fuse.c plans it before it fuses) */
         return glc__op_error(err, len, "matmul", "the rope epilogue needs the matvec kernel");
-    if (v == V_MATVEC && takes)
-        return plan_matvec(a, tg, p, m, n, k, err, len); /* (any device: matvec_sg) */
+    if (v == V_MATVEC && takes) { /* (any device: matvec_sg) */
+        plan_matvec(a, tg, p, m, n, k);
+        return GLC_OK;
+    }
     if (v == V_MATVEC && b->dtype != GLC_DTYPE_BF16) /* (matmul_q reads no bf16) */
         return glc__op_MATMUL_Q_desc.plan(a, tg, p, err, len);
     if (v == V_MATVEC)
@@ -635,8 +634,6 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__plan_paramf_at(d, GLC__KP_MATMUL_ACT_PARAM, a->mm.act_param);
     bind_dense(d, a, m, n, GLC__KP_MATMUL_S1);
     glu_params(d, a, GLC__KP_MATMUL_GLU_DELTA, m, k);
-    if (strlen(d->defines) + 1 >= sizeof d->defines)
-        return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     if (nout != n)
         return GLC_OK; /* the epilogue: K whole (k_parts) */
     return k_split(a, tg, p, v == V_DIRECT ? 4 : 16, kcost, tm * tn * (uint64_t)batches,
@@ -687,8 +684,6 @@ static glc_status k_split(const glc__op_args *a, const glc__target *tg, glc__op_
         d->groups *= parts;
     else /* direct: an invocation per tile and part */
         d->groups = (tiles * parts + d->local_size - 1) / d->local_size;
-    if (strlen(d->defines) + 1 >= sizeof d->defines)
-        return glc__op_error(err, len, "matmul", "internal: kernel defines overflow");
     return glc__plan_ksum(p, a, total, n, (uint32_t)parts, a->t[2].present ? 2 : -1, a->nin,
                           tg, err, len);
 }

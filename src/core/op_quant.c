@@ -298,16 +298,6 @@ static glc__dispatch_plan *begin(glc__op_plan *p, const char *kernel, const vari
     return d;
 }
 
-/* A full defines buffer would have cut a define short. */
-static glc_status defines_fit(const glc__op_plan *p, const char *op, char *err, size_t len)
-{
-    int j;
-    for (j = 0; j < p->ndisp; j++)
-        if (strlen(p->disp[j].defines) + 1 >= sizeof p->disp[j].defines)
-            return glc__op_error(err, len, op, "internal: kernel defines overflow");
-    return GLC_OK;
-}
-
 static uint32_t q_stride(glc_dtype dt, int64_t k)
 {
     return glc__is_block(dt) ? (uint32_t)glc_dtype_row_bytes(dt, k)
@@ -586,10 +576,8 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
                                     GLC__KP_MATMUL_Q_R_VROWS};
         glc__plan_rope(d, a, slot);
     }
-    if ((st = apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, a->nin,
-                        (uint64_t)m * (uint64_t)n, n, err, len)) != GLC_OK)
-        return st;
-    return defines_fit(p, "matmul_q", err, len);
+    return apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, a->nin,
+                     (uint64_t)m * (uint64_t)n, n, err, len);
 }
 
 static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -629,11 +617,10 @@ static glc_status affine_plan(const glc__op_args *a, const glc__target *tg, glc_
         if (pass != 1)
             glc__plan_bind(d, has_bias ? 4 : 0, GLC_READ); /* a stands in for no bias */
     }
-    if ((st = plan_cap(tg, &v, "matmul_affine", k / 32, 0, &q, err, len)) != GLC_OK ||
-        (st = apply_cap(p, a, tg, &v, 0, tiles, &q, has_bias ? 4 : -1, 5,
-                        (uint64_t)m * (uint64_t)n, n, err, len)) != GLC_OK)
+    if ((st = plan_cap(tg, &v, "matmul_affine", k / 32, 0, &q, err, len)) != GLC_OK)
         return st;
-    return defines_fit(p, "matmul_affine", err, len);
+    return apply_cap(p, a, tg, &v, 0, tiles, &q, has_bias ? 4 : -1, 5, (uint64_t)m * (uint64_t)n, n,
+                     err, len);
 }
 
 static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
@@ -655,11 +642,10 @@ static glc_status expert_plan(const glc__op_args *a, const glc__target *tg, glc_
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 3, GLC_WRITE);
     glc__plan_bind(d, 2, GLC_READ);
-    if ((st = plan_cap(tg, &v, "matmul_expert", (k + 31) / 32, pairs, &q, err, len)) != GLC_OK ||
-        (st = apply_cap(p, a, tg, &v, 0, tiles, &q, -1, 3, (uint64_t)pairs * (uint64_t)n, n, err,
-                        len)) != GLC_OK)
+    if ((st = plan_cap(tg, &v, "matmul_expert", (k + 31) / 32, pairs, &q, err, len)) != GLC_OK)
         return st;
-    return defines_fit(p, "matmul_expert", err, len);
+    return apply_cap(p, a, tg, &v, 0, tiles, &q, -1, 3, (uint64_t)pairs * (uint64_t)n, n, err,
+                     len);
 }
 
 const glc__op_desc glc__op_MATMUL_AFFINE_desc = {"matmul_affine", affine_infer, affine_plan};

@@ -175,26 +175,33 @@ glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint
     return d;
 }
 
-glc_status glc__op_make_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
-                             char *err, size_t errlen)
+glc_status glc__op_plan_check(const glc__op_plan *p, const char *op, const glc__target *tg,
+                              char *err, size_t errlen)
 {
-    const glc__op_desc *desc = glc__ops[a->op];
     uint32_t cap = tg->limits.max_invocations;
-    glc_status st = desc->plan(a, tg, p, err, errlen);
     int j;
-    if (st != GLC_OK)
-        return st;
     for (j = 0; j < p->ndisp; j++) {
         const glc__dispatch_plan *d = &p->disp[j];
         if (d->local_size == 0 || (cap && d->local_size > cap) || d->groups == 0) {
-            glc__op_error(err, errlen, desc->name,
+            glc__op_error(err, errlen, op,
                           "kernel %s planned with local size %u and %llu groups: this device "
                           "(at most %u invocations per group) cannot run it",
                           d->kernel, d->local_size, (unsigned long long)d->groups, cap);
             return GLC_ERR_UNSUPPORTED;
         }
+        if (strlen(d->defines) + 1 >= sizeof d->defines) /* glc__define cut one short */
+            return glc__op_error(err, errlen, op, "internal: kernel %s's defines fill its %zu bytes",
+                                 d->kernel, sizeof d->defines);
     }
     return GLC_OK;
+}
+
+glc_status glc__op_make_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
+                             char *err, size_t errlen)
+{
+    const glc__op_desc *desc = glc__ops[a->op];
+    glc_status st = desc->plan(a, tg, p, err, errlen);
+    return st != GLC_OK ? st : glc__op_plan_check(p, desc->name, tg, err, errlen);
 }
 
 uint64_t glc__loop_budget(const glc__target *tg)

@@ -290,12 +290,17 @@ void glc__define_t(glc__dispatch_plan *d, const char *name, glc_dtype dtype);
  * items (groups = ceil(items / local)); returns it for bindings/params. */
 glc__dispatch_plan *glc__plan_dispatch(glc__op_plan *p, const char *kernel, uint32_t local,
                                        uint64_t items);
-/* The plan of a's op, then a check of what it planned: every dispatch a
- * local size in [1, max_invocations] and at least one group
- * (GLC_ERR_UNSUPPORTED otherwise). Eager ops and the compiler plan through
- * this. */
+/* The plan of a's op, then glc__op_plan_check of it. Eager ops and the
+ * compiler plan through this. */
 glc_status glc__op_make_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                              char *err, size_t errlen);
+/* What every op's plan must be, checked once for all ops: each dispatch a
+ * local size in [1, max_invocations] and at least one group
+ * (GLC_ERR_UNSUPPORTED otherwise), and defines that fit their buffer
+ * (GLC_ERR_INVALID_ARG, "internal": glc__define would have cut one
+ * short). op names the op in err. */
+glc_status glc__op_plan_check(const glc__op_plan *p, const char *op, const glc__target *tg,
+                              char *err, size_t errlen);
 /* The rope epilogue of the decode's Q/K/V product (fuse.c qkv_rope; matmul
  * and matmul_q, inputs 5-8: positions, freq_factors, k and v caches):
  * its rule over the product of m rows of a and n columns, and its
