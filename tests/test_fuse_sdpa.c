@@ -329,7 +329,7 @@ static void cases_on(int gpu_variants, uint64_t seed0, int qkv)
         scase c = gen(&seed, i);
         glc_device_desc d = tu_desc(NULL);
         glc_device *dev;
-        glc__tune off = {0, 0, 0, 0, 1};
+        glc__tune off = {0, 0, 0, 0, 1, 0};
         if (qkv) {
             static const glc_dtype wts[] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_Q8_0,
                                             GLC_DTYPE_Q4_0};

@@ -538,7 +538,8 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
      * shapes (glc-bench-ops decode mat-vec): K 2048 (8 KiB) 1.04-1.27x the
      * GB/s; K 8192 (32 KiB a group, fewer groups an SM) 0.80-0.88x for the
      * K types: so up to ASH_MAX_BYTES. */
-    if (v.split && m == 1 && k % 4 == 0 && q.parts == 1 && (uint64_t)k * 4u <= ASH_MAX_BYTES &&
+    if (v.split && m == 1 && k % 4 == 0 && q.parts == 1 &&
+        (uint64_t)k * 4u <= (tg->tune.ash ? tg->tune.ash : ASH_MAX_BYTES) &&
         (uint64_t)k * 4u <= tg->limits.max_shared_bytes)
         glc__define_int(d, "ASH", k / 4);
     if (glu_out) {

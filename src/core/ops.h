@@ -227,9 +227,10 @@ typedef struct glc__op_plan {
  * owns; unroll: matvec's 16-byte loads a lane has in flight per row;
  * slots: subgroups a group (matvec with ks: slots / ks row slots); ks:
  * matvec's subgroups that share a row slot's K (1: none); lanes: matvec's
- * group size with its lanes across K (LK; 1: that mode off). */
+ * group size with its lanes across K (LK; 1: that mode off); ash: the most
+ * bytes of a matmul_q's decode stages in shared memory (1: none). */
 typedef struct glc__tune {
-    uint32_t rn, unroll, slots, ks, lanes;
+    uint32_t rn, unroll, slots, ks, lanes, ash;
 } glc__tune;
 
 /* What a plan may depend on: the device's limits and features. */
