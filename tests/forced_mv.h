@@ -29,7 +29,7 @@ static inline void fm_plans(glc_device *dev, fm_build build, const void *c, size
 {
     int sg = dev->info.features.subgroup, mm = dev->env.matmul, blocks = glc_dtype_size(w) == 0;
     uint32_t lanes = 32u << ci % 2, words = (uint32_t)(k / (w == GLC_DTYPE_F32 ? 4 : 8));
-    glc__tune tu = {0, 0, 0, 2u << ci % 3, 1}, tl = {1 + ci % 3, 0, 0, 0, 0};
+    glc__tune tu = {0, 0, 0, 2u << ci % 3, 1, 0}, tl = {1 + ci % 3, 0, 0, 0, 0, 0};
     *ks = *lk = NULL;
     if (blocks) {
         if (sg || tm != 1) /* (GPUs: the default plan is the split variant) */
