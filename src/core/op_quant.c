@@ -46,6 +46,8 @@
 #define Q_TYPES "q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K"
 #define ROW_LOCAL 64
 #define ASH_MAX_BYTES 16384 /* the most of a matmul_q's decode stages in shared memory */
+#define ASH_WIDE_BYTES 32768 /* the same, with ASH_WIDE_SLOTS tiles a group sharing it */
+#define ASH_WIDE_SLOTS 8
 #define DENSE_MIN_ROWS 16 /* rows of a from which matmul_q runs as the dense matmul */
 
 /* ---- rules ---- */
@@ -494,6 +496,14 @@ static glc_status plan_dense(const glc__op_args *a, const glc__target *tg, glc__
     return GLC_OK;
 }
 
+/* The shared memory of matmul_q's split variant with a (K values) staged:
+ * the stage, the norm's partial sums (norm: a fused rms_norm) and an
+ * emulated subgroup's sums (glsl/matmul_q.glsl, glsl/subgroup.glsl). */
+static uint64_t shared_bytes(const variant *v, int64_t k, int norm)
+{
+    return (uint64_t)k * 4u + (norm ? 4u * v->local : 0) + (v->vsg ? 4u * v->local : 0);
+}
+
 static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                          char *err, size_t len)
 {
@@ -506,7 +516,7 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
     qsplit q;
     glc_status st;
     int64_t chunks = (k + 31) / 32;
-    int glu_out;
+    int glu_out, ash, norm = a->op == GLC__OP_MATMUL_Q && a->nin > 4 && a->t[4].present;
     if (dense_first(a, tg, m))
         return plan_dense(a, tg, p, err, len);
     /* the SwiGLU epilogue: a tile's gate rows and their up rows, twice the
@@ -530,17 +540,34 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
             q.kch = (uint32_t)((chunks + 1) / 2);
         q.parts = (uint32_t)((chunks + q.kch - 1) / q.kch);
     }
-    tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
-    d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k, mtiles, tiles,
-              q_stride(w->dtype, k));
     /* a staged in shared memory (glsl/matmul_q.glsl ASH): the decode's one
      * row, read once a group instead of once a tile, coalesced. H100, 1b
      * shapes (glc-bench-ops decode mat-vec): K 2048 (8 KiB) 1.04-1.27x the
      * GB/s; K 8192 (32 KiB a group, fewer groups an SM) 0.80-0.88x for the
-     * K types: so up to ASH_MAX_BYTES. */
-    if (v.split && m == 1 && k % 4 == 0 && q.parts == 1 &&
-        (uint64_t)k * 4u <= (tg->tune.ash ? tg->tune.ash : ASH_MAX_BYTES) &&
-        (uint64_t)k * 4u <= tg->limits.max_shared_bytes)
+     * K types: so up to ASH_MAX_BYTES, and up to ASH_WIDE_BYTES where
+     * ASH_WIDE_SLOTS tiles share the stage (`--only "mv chain"`, w2 2048 x
+     * 8192, us profiled: q4_0 21.0 -> 19.6, q8_0 24.9 -> 22.3, q4_K 30.2 ->
+     * 26.3; Q6_K 34.6 -> 36.0, so not there; other types not measured). */
+    ash = v.split && m == 1 && k % 4 == 0 && q.parts == 1;
+    if (ash && (uint64_t)k * 4u > (tg->tune.ash ? tg->tune.ash : ASH_MAX_BYTES)) {
+        variant wide = v;
+        if (!v.vsg && !tg->tune.slots) {
+            wide.slots = ASH_WIDE_SLOTS;
+            wide.local = ASH_WIDE_SLOTS * v.sg;
+        }
+        ash = !tg->tune.ash && (uint64_t)k * 4u <= ASH_WIDE_BYTES &&
+              (w->dtype == GLC_DTYPE_Q4_0 || w->dtype == GLC_DTYPE_Q8_0 ||
+               w->dtype == GLC_DTYPE_Q4_K) &&
+              wide.slots >= ASH_WIDE_SLOTS && wide.local <= tg->limits.max_invocations &&
+              shared_bytes(&wide, k, norm) <= tg->limits.max_shared_bytes;
+        if (ash)
+            v = wide;
+    }
+    ash = ash && shared_bytes(&v, k, norm) <= tg->limits.max_shared_bytes;
+    tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
+    d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k, mtiles, tiles,
+              q_stride(w->dtype, k));
+    if (ash)
         glc__define_int(d, "ASH", k / 4);
     if (glu_out) {
         glc__define_glu_out(d, a);
@@ -561,7 +588,7 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
         glc__define(d, "RES", "1");
         glc__plan_bind(d, 3, GLC_READ);
     }
-    if (a->op == GLC__OP_MATMUL_Q && a->nin > 4 && a->t[4].present) { /* fused norm */
+    if (norm) { /* fused norm */
         char eps[32];
         snprintf(eps, sizeof eps, "%.9g", (double)a->mm.norm_eps);
         glc__define_int(d, "NORM", d->nbind);
