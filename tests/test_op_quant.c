@@ -11,9 +11,11 @@
 #include "testutil.h"
 
 #include "device.h"
+#include "op_run.h" /* glc__target_of: the planner's view of the device */
 #include "optest.h"
 #include "ref_quant.h"
 
+#include <ctype.h>
 #include <math.h>
 
 /* The reference multiplies the very weights the kernel dequantizes, so
@@ -873,6 +875,75 @@ static void test_errors(void **state)
     glc_device_destroy(dev);
 }
 
+/* matmul_q's decode stages a in shared memory (glsl/matmul_q.glsl ASH)
+ * only where the stage, a fused rms_norm's sums and an emulated subgroup's
+ * sums all fit the device's shared memory (op_quant.c shared_bytes: before
+ * it, a K 4096 product with its norm was planned past a 16 KiB limit); past
+ * 16 KiB only for the types measured to gain (Q4_0, Q8_0, Q4_K), 8 tiles a
+ * group. Planned through the op table for the GPUs' split kernel
+ * (GLC_MATMUL=matvec where the device has no subgroups). */
+static void test_stage_fits_shared(void **state)
+{
+    static const struct {
+        glc_dtype w;
+        int64_t k;
+        int norm;
+        uint32_t shared;
+        const char *want; /* ASH's value expected (K / 4), or NULL: no stage */
+    } c[] = {{GLC_DTYPE_Q4_0, 4096, 1, 16384, NULL},        {GLC_DTYPE_Q4_0, 4096, 1, 65536, "1024"},
+             {GLC_DTYPE_Q4_0, 2048, 0, 8000, NULL},         {GLC_DTYPE_Q4_0, 2048, 1, 65536, "512"},
+             {GLC_DTYPE_Q4_0, 8192, 0, 32000, NULL},        {GLC_DTYPE_Q4_0, 8192, 0, 65536, "2048"},
+             {GLC_DTYPE_Q8_0, 8192, 1, 65536, "2048"},      {GLC_DTYPE_Q4_K, 8192, 0, 65536, "2048"},
+             {GLC_DTYPE_Q6_K, 8192, 0, 65536, NULL},        {GLC_DTYPE_Q4_0, 16384, 0, 1 << 20, NULL}};
+    glc_device *dev = tu_device(NULL);
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+        glc__op_args a;
+        glc__target tg;
+        glc__op_plan p;
+        char err[256];
+        const char *ash;
+        glc__op_args_init(&a, GLC__OP_MATMUL_Q, 5, 1);
+        memset(a.t, 0, sizeof a.t);
+        a.t[0].present = a.t[1].present = 1;
+        a.t[0].dtype = GLC_DTYPE_F32; /* a [1, k] */
+        a.t[0].rank = 2;
+        a.t[0].shape[0] = 1;
+        a.t[0].shape[1] = c[i].k;
+        a.t[1].dtype = c[i].w; /* w [64, k] */
+        a.t[1].rank = 2;
+        a.t[1].shape[0] = 64;
+        a.t[1].shape[1] = c[i].k;
+        if (c[i].norm) { /* the rms_norm's weight [k] */
+            a.t[4].present = 1;
+            a.t[4].dtype = GLC_DTYPE_F32;
+            a.t[4].rank = 1;
+            a.t[4].shape[0] = c[i].k;
+            a.mm.norm_eps = 1e-5f;
+        }
+        assert_int_equal(glc__ops[GLC__OP_MATMUL_Q]->infer(&a, err, sizeof err), GLC_OK);
+        glc__target_of(dev, &tg);
+        tg.matmul = GLC__MATMUL_MATVEC;
+        tg.limits.max_shared_bytes = c[i].shared;
+        tg.limits.max_loop_iterations = 0; /* no cap: K whole */
+        memset(&p, 0, sizeof p);
+        assert_int_equal(glc__op_make_plan(&a, &tg, &p, err, sizeof err), GLC_OK);
+        /* (defines are "#define NAME value" lines) */
+        assert_non_null(strstr(p.disp[0].defines, "#define SLOTS ")); /* the split variant */
+        ash = strstr(p.disp[0].defines, "#define ASH ");
+        if (c[i].want ? !ash || strncmp(ash + 12, c[i].want, strlen(c[i].want)) != 0 ||
+                            isdigit((unsigned char)ash[12 + strlen(c[i].want)])
+                      : ash != NULL)
+            fail_msg("case %zu (%s, K %lld, norm %d, %u bytes shared): defines \"%s\", expected %s",
+                     i, glc_dtype_name(c[i].w), (long long)c[i].k, c[i].norm, c[i].shared,
+                     p.disp[0].defines, c[i].want ? c[i].want : "no ASH");
+        if (c[i].want && c[i].k * 4 > 16384 && !strstr(p.disp[0].defines, "#define VSG "))
+            assert_int_equal(p.disp[0].local_size, 8 * dev->info.features.subgroup_size);
+    }
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -885,6 +956,7 @@ int main(void)
         cmocka_unit_test(test_loop_cap),
         cmocka_unit_test(test_loop_cap_forced),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_stage_fits_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
