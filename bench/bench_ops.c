@@ -699,20 +699,28 @@ static void mv_profile(mv_plan *c, double prof_us[2])
             prof_us[i % 2] += prof.entries[i].gpu_ns / 1e3 / (MV_LEN / 2);
 }
 
-/* The 1b decode's MLP block (f16, d 2048, ffn 8192) FFN_BLOCKS times in a
- * chain, each with weights of its own: x += w2 (silu(w1 h) * w3 h), h =
- * rms_norm(x, g) with norm, else x: the fused plan runs w1 | w3 (norm
- * prologue, SwiGLU epilogue) and w2 (residual) a block. Under the tune's
- * rn (matvec's slots of rows; 0: the planner's). Prints the time a block
- * (pipelined runs) and each of the two products' profiled GPU time. */
+/* The 1b decode's MLP block (weights of type wt, d 2048, ffn 8192)
+ * FFN_BLOCKS times in a chain, each with weights of its own: x += w2
+ * (silu(w1 h) * w3 h), h = rms_norm(x, g) with norm, else x: the fused plan
+ * runs w1 | w3 (norm prologue, SwiGLU epilogue) and w2 (residual) a block;
+ * cflags GLC_COMPILE_NO_FUSE keeps each op its own dispatch. Prints the
+ * time a block (pipelined runs) and, fused, each of the two products'
+ * profiled GPU time. */
 #define FFN_BLOCKS 8
-static void ffn_chain(int norm, uint32_t rn, glc_dtype wt, uint32_t cflags)
+static glc_tensor ffn_proj(glc_graph *g, glc_tensor h, const char *name, glc_dtype wt,
+                           const int64_t shape[2])
+{
+    static const glc_matmul_desc nt = {1};
+    glc_tensor w = glc_graph_param(g, name, wt, 2, shape);
+    return glc_dtype_size(wt) == 0 ? glc_matmul_q(g, h, w, glc_none())
+                                   : glc_matmul(g, h, w, glc_none(), &nt);
+}
+
+static void ffn_chain(int norm, glc_dtype wt, uint32_t cflags)
 {
     glc_graph *g;
     glc_plan *p = NULL;
     glc_compile_desc cd = {cflags};
-    glc_matmul_desc nt = {1};
-    glc__tune tu = {rn, 0, 0, 0, 0, 0};
     int64_t d = 2048, f = 8192, xs[2] = {1, d}, w13[2] = {f, d}, w2s[2] = {d, f};
     size_t wb1, wb2, i;
     unsigned char *h1 = weight_bytes(wt, f * d, 1.0f / sqrtf((float)d), &wb1);
@@ -742,26 +750,12 @@ static void ffn_chain(int norm, uint32_t rn, glc_dtype wt, uint32_t cflags)
         snprintf(n3, sizeof n3, "w3_%zu", i);
         snprintf(ng, sizeof ng, "g_%zu", i);
         h = norm ? glc_rms_norm(g, x, glc_graph_param(g, ng, GLC_DTYPE_F32, 1, &d), 1e-5f) : x;
-        if (glc_dtype_size(wt) == 0) { /* GGML blocks */
-            a = glc_mul(g, glc_unary(g, GLC_UNARY_SILU,
-                                     glc_matmul_q(g, h, glc_graph_param(g, n1, wt, 2, w13), glc_none()),
-                                     0),
-                        glc_matmul_q(g, h, glc_graph_param(g, n3, wt, 2, w13), glc_none()));
-            x = glc_add(g, x, glc_matmul_q(g, a, glc_graph_param(g, n2, wt, 2, w2s), glc_none()));
-            continue;
-        }
-        a = glc_mul(g, glc_unary(g, GLC_UNARY_SILU,
-                                 glc_matmul(g, h, glc_graph_param(g, n1, wt, 2, w13),
-                                            glc_none(), &nt), 0),
-                    glc_matmul(g, h, glc_graph_param(g, n3, wt, 2, w13), glc_none(),
-                               &nt));
-        x = glc_add(g, x,
-                    glc_matmul(g, a, glc_graph_param(g, n2, wt, 2, w2s), glc_none(), &nt));
+        a = glc_mul(g, glc_unary(g, GLC_UNARY_SILU, ffn_proj(g, h, n1, wt, w13), 0),
+                    ffn_proj(g, h, n3, wt, w13));
+        x = glc_add(g, x, ffn_proj(g, a, n2, wt, w2s));
     }
     glc_graph_output(g, "y", x);
-    glc__device_tune(dev, &tu);
     i = glc_graph_compile(g, &cd, &p) == GLC_OK;
-    glc__device_tune(dev, NULL);
     glc_graph_destroy(g);
     if (!i)
         goto done;
@@ -791,15 +785,19 @@ static void ffn_chain(int norm, uint32_t rn, glc_dtype wt, uint32_t cflags)
     if (!cflags && glc_plan_run_profiled(p, ins, sl, &prof) == GLC_OK && prof.count == 2 * FFN_BLOCKS)
         for (i = 0; i < prof.count; i++)
             us[i % 2] += prof.entries[i].gpu_ns / 1e3 / FFN_BLOCKS;
-    snprintf(size, sizeof size,
-             "%s %s%s, rn %u: %u dispatches (w1+w3 profiled %.1f us, w2 %.1f us)",
-             glc_dtype_name(wt),
+    snprintf(size, sizeof size, "%s %s: %u dispatches", glc_dtype_name(wt),
              norm ? "rms_norm, w1+w3, SwiGLU, w2, residual" : "w1+w3, SwiGLU, w2, residual",
-             cflags ? " (no fusion)" : "", rn, pi.dispatches, us[0], us[1]);
+             pi.dispatches);
+    if (cflags)
+        snprintf(size + strlen(size), sizeof size - strlen(size), " (no fusion)");
+    else
+        snprintf(size + strlen(size), sizeof size - strlen(size),
+                 " (w1+w3 profiled %.1f us, w2 %.1f us)", us[0], us[1]);
     row_bw("ffn chain", size, t, (double)(2 * wb1 + wb2));
 done:
     if (!p)
-        printf("| ffn chain | norm %d rn %u | failed: %s | | |\n", norm, rn, glc_device_errmsg(dev));
+        printf("| ffn chain | %s norm %d | failed: %s | | |\n", glc_dtype_name(wt), norm,
+               glc_device_errmsg(dev));
     glc_plan_destroy(p);
     free(h1);
     free(h2);
@@ -1699,14 +1697,14 @@ int main(int argc, char **argv)
                     mv_free(&mp[r]);
             }
     }
-    if (only && want("ffn chain")) { /* the decode's fused MLP block, with and without its norm */
+    if (only && want("ffn chain")) { /* the decode's MLP block: weight types, norm, fused or not */
         static const glc_dtype wts[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0};
         int norm, fuse;
         size_t t;
         for (t = 0; t < sizeof wts / sizeof wts[0]; t++)
             for (norm = 0; norm < 2; norm++)
                 for (fuse = 0; fuse < 2; fuse++)
-                    ffn_chain(norm, 0, wts[t], fuse ? 0 : GLC_COMPILE_NO_FUSE);
+                    ffn_chain(norm, wts[t], fuse ? 0 : GLC_COMPILE_NO_FUSE);
     }
     if (want("wide plan")) { /* independent branches: the schedule's gain */
         int kind, wdt;

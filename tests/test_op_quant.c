@@ -875,13 +875,62 @@ static void test_errors(void **state)
     glc_device_destroy(dev);
 }
 
+/* The plan of matmul_q's decode (a [1, k], w [64, k] of type w, with a
+ * fused rms_norm when norm) on dev as the planner sees it under
+ * GLC_MATMUL=matvec (the GPUs' split kernel; emulated subgroups where the
+ * device has none), with max_shared bytes of shared memory and no loop
+ * cap. */
+static void stage_plan(glc_device *dev, glc_dtype w, int64_t k, int norm, uint32_t max_shared,
+                       glc__op_plan *p)
+{
+    glc__op_args a;
+    glc__target tg;
+    char err[256];
+    glc__op_args_init(&a, GLC__OP_MATMUL_Q, 5, 1);
+    memset(a.t, 0, sizeof a.t);
+    a.t[0].present = a.t[1].present = 1;
+    a.t[0].dtype = GLC_DTYPE_F32;
+    a.t[0].rank = 2;
+    a.t[0].shape[0] = 1;
+    a.t[0].shape[1] = k;
+    a.t[1].dtype = w;
+    a.t[1].rank = 2;
+    a.t[1].shape[0] = 64;
+    a.t[1].shape[1] = k;
+    if (norm) { /* the rms_norm's weight [k] */
+        a.t[4].present = 1;
+        a.t[4].dtype = GLC_DTYPE_F32;
+        a.t[4].rank = 1;
+        a.t[4].shape[0] = k;
+        a.mm.norm_eps = 1e-5f;
+    }
+    assert_int_equal(glc__ops[GLC__OP_MATMUL_Q]->infer(&a, err, sizeof err), GLC_OK);
+    glc__target_of(dev, &tg);
+    tg.matmul = GLC__MATMUL_MATVEC;
+    tg.limits.max_shared_bytes = max_shared;
+    tg.limits.max_loop_iterations = 0; /* no cap: K whole */
+    memset(p, 0, sizeof *p);
+    assert_int_equal(glc__op_make_plan(&a, &tg, p, err, sizeof err), GLC_OK);
+}
+
+/* The value of `#define name v` in d's defines, or -1 */
+static long define_of(const glc__dispatch_plan *d, const char *name)
+{
+    char key[32];
+    const char *at;
+    snprintf(key, sizeof key, "#define %s ", name);
+    at = strstr(d->defines, key);
+    return at ? strtol(at + strlen(key), NULL, 10) : -1;
+}
+
 /* matmul_q's decode stages a in shared memory (glsl/matmul_q.glsl ASH)
  * only where the stage, a fused rms_norm's sums and an emulated subgroup's
- * sums all fit the device's shared memory (op_quant.c shared_bytes: before
- * it, a K 4096 product with its norm was planned past a 16 KiB limit); past
- * 16 KiB only for the types measured to gain (Q4_0, Q8_0, Q4_K), 8 tiles a
- * group. Planned through the op table for the GPUs' split kernel
- * (GLC_MATMUL=matvec where the device has no subgroups). */
+ * sums (4 bytes an invocation each) all fit the device's shared memory
+ * (op_quant.c shared_bytes: before it, a K 4096 product with its norm was
+ * planned past a 16 KiB limit); past 16 KiB only for the types measured to
+ * gain (Q4_0, Q8_0, Q4_K) and up to 32 KiB, with 8 tiles a group. Written
+ * cases, then seeded random types, K (past both bounds), norms and limits
+ * around each bound, against the rule as stated here. */
 static void test_stage_fits_shared(void **state)
 {
     static const struct {
@@ -889,58 +938,70 @@ static void test_stage_fits_shared(void **state)
         int64_t k;
         int norm;
         uint32_t shared;
-        const char *want; /* ASH's value expected (K / 4), or NULL: no stage */
-    } c[] = {{GLC_DTYPE_Q4_0, 4096, 1, 16384, NULL},        {GLC_DTYPE_Q4_0, 4096, 1, 65536, "1024"},
-             {GLC_DTYPE_Q4_0, 2048, 0, 8000, NULL},         {GLC_DTYPE_Q4_0, 2048, 1, 65536, "512"},
-             {GLC_DTYPE_Q4_0, 8192, 0, 32000, NULL},        {GLC_DTYPE_Q4_0, 8192, 0, 65536, "2048"},
-             {GLC_DTYPE_Q8_0, 8192, 1, 65536, "2048"},      {GLC_DTYPE_Q4_K, 8192, 0, 65536, "2048"},
-             {GLC_DTYPE_Q6_K, 8192, 0, 65536, NULL},        {GLC_DTYPE_Q4_0, 16384, 0, 1 << 20, NULL}};
+        long want; /* ASH's value expected (K / 4), or -1: no stage */
+    } c[] = {{GLC_DTYPE_Q4_0, 4096, 1, 16384, -1},  {GLC_DTYPE_Q4_0, 4096, 1, 65536, 1024},
+             {GLC_DTYPE_Q4_0, 2048, 0, 8000, -1},   {GLC_DTYPE_Q4_0, 2048, 1, 65536, 512},
+             {GLC_DTYPE_Q4_0, 8192, 0, 32000, -1},  {GLC_DTYPE_Q4_0, 8192, 0, 65536, 2048},
+             {GLC_DTYPE_Q8_0, 8192, 1, 65536, 2048}, {GLC_DTYPE_Q4_K, 8192, 0, 65536, 2048},
+             {GLC_DTYPE_Q6_K, 8192, 0, 65536, -1},  {GLC_DTYPE_Q4_0, 16384, 0, 1 << 20, -1}};
+    static const glc_dtype types[] = {GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_K,
+                                      GLC_DTYPE_Q6_K, GLC_DTYPE_Q5_K, GLC_DTYPE_Q4_1,
+                                      GLC_DTYPE_Q5_0, GLC_DTYPE_Q5_1};
     glc_device *dev = tu_device(NULL);
-    size_t i;
+    uint32_t inv = dev->info.limits.max_invocations < 128 ? dev->info.limits.max_invocations : 128;
+    uint64_t seed = 0x57a9e;
+    int i, wide_seen = 0, small_seen = 0, refused_seen = 0;
     (void)state;
-    for (i = 0; i < sizeof c / sizeof c[0]; i++) {
-        glc__op_args a;
-        glc__target tg;
+    for (i = 0; i < 400; i++) {
+        glc_dtype w;
+        int64_t k, blk;
+        int norm, vsg;
+        uint32_t shared, lanes, local;
+        uint64_t bytes, extra;
+        long want, got;
         glc__op_plan p;
-        char err[256];
-        const char *ash;
-        glc__op_args_init(&a, GLC__OP_MATMUL_Q, 5, 1);
-        memset(a.t, 0, sizeof a.t);
-        a.t[0].present = a.t[1].present = 1;
-        a.t[0].dtype = GLC_DTYPE_F32; /* a [1, k] */
-        a.t[0].rank = 2;
-        a.t[0].shape[0] = 1;
-        a.t[0].shape[1] = c[i].k;
-        a.t[1].dtype = c[i].w; /* w [64, k] */
-        a.t[1].rank = 2;
-        a.t[1].shape[0] = 64;
-        a.t[1].shape[1] = c[i].k;
-        if (c[i].norm) { /* the rms_norm's weight [k] */
-            a.t[4].present = 1;
-            a.t[4].dtype = GLC_DTYPE_F32;
-            a.t[4].rank = 1;
-            a.t[4].shape[0] = c[i].k;
-            a.mm.norm_eps = 1e-5f;
+        if (i < (int)(sizeof c / sizeof c[0])) {
+            w = c[i].w, k = c[i].k, norm = c[i].norm, shared = c[i].shared;
+        } else {
+            static const int64_t around[] = {-1024, -4, 0, 4, 512, 1024, 1536, 2048};
+            w = types[ot_rand(&seed) % (sizeof types / sizeof types[0])];
+            blk = (int64_t)glc__dtype_block(w);
+            k = blk * (int64_t)(1 + ot_rand(&seed) % (uint64_t)(12288 / blk));
+            norm = (int)(ot_rand(&seed) % 2);
+            shared = (uint32_t)((int64_t)k * 4 + around[ot_rand(&seed) % 8]);
         }
-        assert_int_equal(glc__ops[GLC__OP_MATMUL_Q]->infer(&a, err, sizeof err), GLC_OK);
-        glc__target_of(dev, &tg);
-        tg.matmul = GLC__MATMUL_MATVEC;
-        tg.limits.max_shared_bytes = c[i].shared;
-        tg.limits.max_loop_iterations = 0; /* no cap: K whole */
-        memset(&p, 0, sizeof p);
-        assert_int_equal(glc__op_make_plan(&a, &tg, &p, err, sizeof err), GLC_OK);
-        /* (defines are "#define NAME value" lines) */
-        assert_non_null(strstr(p.disp[0].defines, "#define SLOTS ")); /* the split variant */
-        ash = strstr(p.disp[0].defines, "#define ASH ");
-        if (c[i].want ? !ash || strncmp(ash + 12, c[i].want, strlen(c[i].want)) != 0 ||
-                            isdigit((unsigned char)ash[12 + strlen(c[i].want)])
-                      : ash != NULL)
-            fail_msg("case %zu (%s, K %lld, norm %d, %u bytes shared): defines \"%s\", expected %s",
-                     i, glc_dtype_name(c[i].w), (long long)c[i].k, c[i].norm, c[i].shared,
-                     p.disp[0].defines, c[i].want ? c[i].want : "no ASH");
-        if (c[i].want && c[i].k * 4 > 16384 && !strstr(p.disp[0].defines, "#define VSG "))
-            assert_int_equal(p.disp[0].local_size, 8 * dev->info.features.subgroup_size);
+        stage_plan(dev, w, k, norm, shared, &p);
+        assert_int_equal(p.ndisp, 1);
+        assert_true(define_of(&p.disp[0], "SLOTS") > 0); /* the split variant */
+        vsg = define_of(&p.disp[0], "VSG") > 0;
+        lanes = vsg ? 8 : dev->info.features.subgroup_size;
+        bytes = (uint64_t)k * 4;
+        /* the rule: within 16 KiB any type at the planner's group; to 32 KiB
+         * the measured types, 8 tiles a group where the subgroups are real */
+        local = bytes > 16384 && !vsg ? 8 * lanes : inv / lanes * lanes;
+        extra = 4u * local * (uint64_t)(norm + vsg);
+        want = bytes + extra <= shared &&
+                       (bytes <= 16384 ||
+                        (bytes <= 32768 && local <= dev->info.limits.max_invocations &&
+                         (w == GLC_DTYPE_Q4_0 || w == GLC_DTYPE_Q8_0 || w == GLC_DTYPE_Q4_K)))
+                   ? (long)(k / 4)
+                   : -1;
+        if (i < (int)(sizeof c / sizeof c[0]))
+            assert_int_equal(want, c[i].want); /* the written cases agree with the rule */
+        got = define_of(&p.disp[0], "ASH");
+        if (got != want)
+            fail_msg("case %d (%s, K %lld, norm %d, %u bytes shared, %s): ASH %ld, expected %ld; "
+                     "defines \"%s\"",
+                     i, glc_dtype_name(w), (long long)k, norm, shared, vsg ? "VSG" : "subgroups",
+                     got, want, p.disp[0].defines);
+        if (got > 0)
+            assert_int_equal(p.disp[0].local_size, local);
+        wide_seen += got > 0 && bytes > 16384;
+        small_seen += got > 0 && bytes <= 16384;
+        refused_seen += got < 0;
     }
+    /* the generated cases reached each outcome */
+    assert_true(wide_seen > 5 && small_seen > 5 && refused_seen > 5);
     glc_device_destroy(dev);
 }
 

@@ -504,6 +504,36 @@ static uint64_t shared_bytes(const variant *v, int64_t k, int norm)
     return (uint64_t)k * 4u + (norm ? 4u * v->local : 0) + (v->vsg ? 4u * v->local : 0);
 }
 
+/* Whether the split variant's decode (one row of a, K whole) stages a in
+ * shared memory (glsl/matmul_q.glsl ASH): read once a group instead of once
+ * a tile, coalesced. H100, 1b shapes (glc-bench-ops decode mat-vec): K 2048
+ * (8 KiB) 1.04-1.27x the GB/s; K 8192 (32 KiB a group, fewer groups an SM)
+ * 0.80-0.88x for the K types: so up to ASH_MAX_BYTES, and up to
+ * ASH_WIDE_BYTES where ASH_WIDE_SLOTS tiles share the stage (v widened to
+ * them; `--only "mv chain"`, w2 2048 x 8192, us profiled: q4_0 21.0 -> 19.6,
+ * q8_0 24.9 -> 22.3, q4_K 30.2 -> 26.3; Q6_K 34.6 -> 36.0, so not there;
+ * other types not measured). A benchmark's tune.ash replaces ASH_MAX_BYTES
+ * and turns the widening off. */
+static int stages_a(const glc__target *tg, variant *v, int64_t k, glc_dtype wt, int norm)
+{
+    uint64_t bytes = (uint64_t)k * 4u;
+    variant wide = *v;
+    if (bytes <= (tg->tune.ash ? tg->tune.ash : ASH_MAX_BYTES))
+        return shared_bytes(v, k, norm) <= tg->limits.max_shared_bytes;
+    if (tg->tune.ash || bytes > ASH_WIDE_BYTES ||
+        (wt != GLC_DTYPE_Q4_0 && wt != GLC_DTYPE_Q8_0 && wt != GLC_DTYPE_Q4_K))
+        return 0;
+    if (!v->vsg && !tg->tune.slots) { /* (an emulated subgroup's group has 16 tiles) */
+        wide.slots = ASH_WIDE_SLOTS;
+        wide.local = ASH_WIDE_SLOTS * v->sg;
+    }
+    if (wide.slots < ASH_WIDE_SLOTS || wide.local > tg->limits.max_invocations ||
+        shared_bytes(&wide, k, norm) > tg->limits.max_shared_bytes)
+        return 0;
+    *v = wide;
+    return 1;
+}
+
 static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                          char *err, size_t len)
 {
@@ -540,30 +570,7 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
             q.kch = (uint32_t)((chunks + 1) / 2);
         q.parts = (uint32_t)((chunks + q.kch - 1) / q.kch);
     }
-    /* a staged in shared memory (glsl/matmul_q.glsl ASH): the decode's one
-     * row, read once a group instead of once a tile, coalesced. H100, 1b
-     * shapes (glc-bench-ops decode mat-vec): K 2048 (8 KiB) 1.04-1.27x the
-     * GB/s; K 8192 (32 KiB a group, fewer groups an SM) 0.80-0.88x for the
-     * K types: so up to ASH_MAX_BYTES, and up to ASH_WIDE_BYTES where
-     * ASH_WIDE_SLOTS tiles share the stage (`--only "mv chain"`, w2 2048 x
-     * 8192, us profiled: q4_0 21.0 -> 19.6, q8_0 24.9 -> 22.3, q4_K 30.2 ->
-     * 26.3; Q6_K 34.6 -> 36.0, so not there; other types not measured). */
-    ash = v.split && m == 1 && k % 4 == 0 && q.parts == 1;
-    if (ash && (uint64_t)k * 4u > (tg->tune.ash ? tg->tune.ash : ASH_MAX_BYTES)) {
-        variant wide = v;
-        if (!v.vsg && !tg->tune.slots) {
-            wide.slots = ASH_WIDE_SLOTS;
-            wide.local = ASH_WIDE_SLOTS * v.sg;
-        }
-        ash = !tg->tune.ash && (uint64_t)k * 4u <= ASH_WIDE_BYTES &&
-              (w->dtype == GLC_DTYPE_Q4_0 || w->dtype == GLC_DTYPE_Q8_0 ||
-               w->dtype == GLC_DTYPE_Q4_K) &&
-              wide.slots >= ASH_WIDE_SLOTS && wide.local <= tg->limits.max_invocations &&
-              shared_bytes(&wide, k, norm) <= tg->limits.max_shared_bytes;
-        if (ash)
-            v = wide;
-    }
-    ash = ash && shared_bytes(&v, k, norm) <= tg->limits.max_shared_bytes;
+    ash = v.split && m == 1 && k % 4 == 0 && q.parts == 1 && stages_a(tg, &v, k, w->dtype, norm);
     tiles = (uint64_t)mtiles * (uint64_t)((n + v.rn - 1) / v.rn);
     d = begin(p, "matmul_q", &v, (int)glc__kdtype_of(w->dtype), m, n, k, mtiles, tiles,
               q_stride(w->dtype, k));
