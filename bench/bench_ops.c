@@ -15,6 +15,8 @@
  */
 #include "glcompute.h"
 #include "op_run.h" /* glc__device_tune: the mat-vec sweep (static library only) */
+#include "device.h" /* dev->gl: the spin chain's raw dispatches */
+#include "kernel.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -221,6 +223,342 @@ static void row_bw(const char *op, const char *size, double t, double bytes)
     }
     printf("| %s | %s | %.3f ms | %.1f GB/s | %.0f%% of copy |\n", op, size, t * 1e3,
            bytes / t / 1e9, ref_copy_gbs > 0 ? 100.0 * bytes / t / 1e9 / ref_copy_gbs : 0);
+}
+
+/* ---- the spin chain (issue 13): a dependent dispatch waiting on its
+ * producer's groups instead of a glMemoryBarrier ----
+ *
+ * SPIN_LEN mat-vecs y = W_(i % 8) x (2048 x 2048 f16; 8 matrices, 64 MB,
+ * more than the H100's L2), x and y ping-ponging between two buffers, one
+ * dispatch each, issued with raw GL (dev->gl) so that nothing inserts a
+ * barrier. Modes: a storage barrier between dispatches (what plans do);
+ * none (no barrier, no wait: the results are wrong, the launch floor);
+ * spin: each group's first invocation polls the producer's counter (every
+ * group adds 1 to its own when done, after memoryBarrierBuffer) before the
+ * group reads x; spin + prefetch: a lane loads its weights before the
+ * wait. Counters are never reset: run r waits for (r + 1) x groups. The
+ * results of every mode are compared bit for bit with the barrier mode's.
+ * NVIDIA launches a grid's groups after all of the earlier grid's; GLES
+ * promises nothing of the kind, so a wait gives up after 2^22 polls (the
+ * mismatch count then shows it). */
+#define SPIN_LEN 64
+#define SPIN_K 2048
+static const char spin_src[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(std430, binding = 0) readonly buffer W { uvec4 w[]; };\n"
+    "layout(std430, binding = 1) coherent readonly buffer X { vec4 x[]; };\n"
+    "layout(std430, binding = 2) coherent writeonly buffer Y { float y[]; };\n"
+    "layout(std430, binding = 3) coherent buffer C { uint ctr[]; };\n"
+    "layout(std430, binding = 4) volatile coherent readonly buffer V { uint vctr[]; };\n"
+    "shared float part[GLC_LOCAL_SIZE_X];\n"
+    "/* params: 0 mode (0 none, 1 spin, 2 spin + prefetch), 1 this dispatch's\n"
+    "   counter, 2 the producer's (or ~0u), 3 the count to wait for */\n"
+    "void main() {\n"
+    "  uint t = gl_LocalInvocationID.x, lane = t & 31u, row = gl_WorkGroupID.x * 8u + (t >> 5);\n"
+    "  uint base = row * 256u + lane;\n"
+    "  uvec4 q[8];\n"
+    "  if (glc_p[0] >= 2u)\n"
+    "    for (int j = 0; j < 8; j++) q[j] = w[base + uint(j) * 32u];\n"
+    "  if (glc_p[0] != 0u && glc_p[2] != ~0u) {\n"
+    "    if (t == 0u) { uint n = 0u;\n"
+    "      if (glc_p[0] == 3u) while (vctr[glc_p[2]] < glc_p[3] && n < (1u << 22)) n++;\n"
+    "      else while (atomicAdd(ctr[glc_p[2]], 0u) < glc_p[3] && n < (1u << 22)) n++; }\n"
+    "    barrier();\n"
+    "    memoryBarrierBuffer();\n"
+    "  }\n"
+    "  float s = 0.0;\n"
+    "  for (int j = 0; j < 8; j++) {\n"
+    "    uvec4 v = glc_p[0] >= 2u ? q[j] : w[base + uint(j) * 32u];\n"
+    "    uint e = (lane + uint(j) * 32u) * 2u;\n"
+    "    vec4 a = x[e], b = x[e + 1u];\n"
+    "    s += dot(vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y)), a)\n"
+    "       + dot(vec4(unpackHalf2x16(v.z), unpackHalf2x16(v.w)), b);\n"
+    "  }\n"
+    "  part[t] = s;\n"
+    "  barrier();\n"
+    "  for (uint o = 16u; o > 0u; o >>= 1) { if (lane < o) part[t] += part[t + o]; barrier(); }\n"
+    "  if (lane == 0u) y[row] = part[t] * 0.0383;\n"
+    "  if (glc_p[0] != 0u) { memoryBarrierBuffer(); barrier(); if (t == 0u) atomicAdd(ctr[glc_p[1]], 1u); }\n"
+    "}\n";
+
+static void spin_chain(void)
+{
+    static const char *mode_name[] = {"a storage barrier between dispatches",
+                                      "no barrier, no wait (wrong results: the floor)",
+                                      "no barrier; each group waits on its producer's counter",
+                                      "the same, a lane's weights loaded before the wait",
+                                      "the same, polling with a volatile load, not an atomic"};
+    enum { MATS = 8, ROWS = SPIN_K, GROUPS = ROWS / 8 };
+    size_t wbytes = (size_t)ROWS * SPIN_K * 2;
+    glc_buffer *Wb = buffer(GLC_DTYPE_U8, (int64_t)wbytes * MATS), *P[2], *C;
+    glc_kernel *k = NULL;
+    glc_kernel_desc kd;
+    glc__glstate gs;
+    float *ref = malloc(ROWS * 4), *got = malloc(ROWS * 4), *x0 = malloc(SPIN_K * 4);
+    uint32_t *zero = calloc(SPIN_LEN, 4), sruns = 0;
+    int mode, i, m;
+    P[0] = buffer(GLC_DTYPE_F32, SPIN_K);
+    P[1] = buffer(GLC_DTYPE_F32, SPIN_K);
+    C = buffer(GLC_DTYPE_U32, SPIN_LEN);
+    glc_buffer_write(C, 0, SPIN_LEN * 4, zero);
+    for (m = 0; m < MATS; m++) {
+        size_t b;
+        unsigned char *h = weight_bytes(GLC_DTYPE_F16, (int64_t)ROWS * SPIN_K, 1.0f, &b);
+        for (i = 0; h && i < ROWS * SPIN_K / 2; i += 4099) /* matrices differ */
+            h[2 * i] ^= (unsigned char)(m + 1);
+        if (h)
+            glc_buffer_write(Wb, (size_t)m * wbytes, b, h);
+        free(h);
+    }
+    for (i = 0; i < SPIN_K; i++)
+        x0[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+    memset(&kd, 0, sizeof kd);
+    kd.name = "spin chain", kd.source = spin_src, kd.local_size_x = 256;
+    if (!ref || !got || !x0 || !zero || glc_kernel_create(dev, &kd, &k) != GLC_OK) {
+        printf("| spin chain | | failed: %s | | |\n", glc_device_errmsg(dev));
+        goto out;
+    }
+    for (mode = 0; mode < 5; mode++) {
+        int reps = 20, r, pass;
+        double t0, t = 0;
+        long bad = 0;
+        for (pass = 0; pass < 3; pass++) { /* 0: checked run; 1: settle; 2: timed */
+            int nrun = pass == 0 ? 1 : pass == 1 ? 200 : reps;
+            if (pass == 0)
+                glc_buffer_write(P[0], 0, SPIN_K * 4, x0);
+            if (glc__enter(dev, GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO, 5, &gs) != GLC_OK)
+                goto out;
+            t0 = now_s();
+            for (r = 0; r < nrun; r++, sruns += mode >= 2)
+                for (i = 0; i < SPIN_LEN; i++) {
+                    uint32_t pr[4];
+                    pr[0] = mode < 2 ? 0u : (uint32_t)mode - 1;
+                    pr[1] = (uint32_t)i;
+                    pr[2] = i ? (uint32_t)i - 1 : ~0u;
+                    pr[3] = (sruns + 1) * GROUPS;
+                    if (mode == 0 && i)
+                        dev->gl.glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+                    dev->gl.glUseProgram(k->program);
+                    dev->gl.glUniform1uiv(k->params_loc, 4, pr);
+                    dev->gl.glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, glc_buffer_gl_name(Wb),
+                                              (GLintptr)((size_t)(i % MATS) * wbytes), (GLsizeiptr)wbytes);
+                    dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, glc_buffer_gl_name(P[i & 1]));
+                    dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, glc_buffer_gl_name(P[(i + 1) & 1]));
+                    dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 3, glc_buffer_gl_name(C));
+                    dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 4, glc_buffer_gl_name(C));
+                    dev->gl.glDispatchCompute(GROUPS, 1, 1);
+                    if (i == 15)
+                        dev->gl.glFlush();
+                }
+            dev->gl.glMemoryBarrier(GL_ALL_BARRIER_BITS);
+            dev->gl.glFinish();
+            t = now_s() - t0;
+            glc__leave(dev, &gs);
+            if (pass == 0) {
+                glc_buffer_read(P[SPIN_LEN & 1], 0, ROWS * 4, mode ? got : ref);
+                for (i = 0; mode && i < ROWS; i++)
+                    bad += memcmp(&got[i], &ref[i], 4) != 0;
+            }
+        }
+        printf("| spin chain | %d dependent 2048 x 2048 f16 mat-vecs: %s | %.2f us a dispatch | "
+               "%.1f GB/s | %ld of %d results differ from the barrier mode's |\n",
+               SPIN_LEN, mode_name[mode], t * 1e6 / reps / SPIN_LEN,
+               (double)wbytes * SPIN_LEN * reps / t / 1e9, bad, ROWS);
+    }
+out:
+    last_busy = now_s();
+    glc_kernel_destroy(k);
+    glc_buffer_destroy(Wb);
+    glc_buffer_destroy(P[0]);
+    glc_buffer_destroy(P[1]);
+    glc_buffer_destroy(C);
+    free(ref), free(got), free(x0), free(zero);
+}
+
+/* ---- a plan run's fixed cost (issue 13): upload, one small dispatch,
+ * readback of 4 bytes, of a vocabulary's logits, or of both, synchronous
+ * (glc_plan_run_raw) as the decode's steps run: the median of 301 ---- */
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void run_latency(void)
+{
+    static const struct { int64_t n; int argmax; const char *what; } cs[] = {
+        {1, 0, "one add of 1 f32, 4 B out"},
+        {32000, 0, "one add of 32000 f32, 128000 B out"},
+        {32000, 1, "an add of 32000 f32 and its argmax, 128004 B out (the decode's outputs)"},
+        {32000, 2, "an add of 32000 f32, only its argmax out (4 B)"}};
+    size_t j;
+    for (j = 0; j < sizeof cs / sizeof cs[0]; j++) {
+        glc_graph *g;
+        glc_plan *p = NULL;
+        glc_compile_desc cd = {0};
+        glc_tensor x, y;
+        float *in = calloc((size_t)cs[j].n, 4);
+        const void *ins[1], *outs[2];
+        double t[301];
+        int r, ok = in && glc_graph_create(dev, &g) == GLC_OK;
+        if (ok) {
+            x = glc_graph_input(g, "x", GLC_DTYPE_F32, 1, &cs[j].n);
+            y = glc_add(g, x, x);
+            if (cs[j].argmax != 2)
+                glc_graph_output(g, "y", y);
+            if (cs[j].argmax)
+                glc_graph_output(g, "i", glc_argmax(g, y));
+            ok = glc_graph_compile(g, &cd, &p) == GLC_OK;
+            glc_graph_destroy(g);
+        }
+        ins[0] = in;
+        for (r = -50; ok && r < 301; r++) {
+            double t0 = now_s();
+            in[0] = (float)r;
+            ok = glc_plan_run_raw(p, ins, outs) == GLC_OK;
+            if (r >= 0)
+                t[r] = now_s() - t0;
+        }
+        if (ok) {
+            qsort(t, 301, sizeof t[0], cmp_dbl);
+            printf("| run latency | %s | %.1f us a run (median; 10%%: %.1f, 90%%: %.1f) | | |\n",
+                   cs[j].what, t[150] * 1e6, t[30] * 1e6, t[270] * 1e6);
+        } else {
+            printf("| run latency | %s | failed: %s | | |\n", cs[j].what, glc_device_errmsg(dev));
+        }
+        glc_plan_destroy(p);
+        free(in);
+    }
+    last_busy = now_s();
+}
+
+/* ---- llvmpipe's load paths (issue 17): z = x + y with x and y read as
+ * buffer textures (texelFetch of an RGBA32F samplerBuffer over the same
+ * buffer objects) against SSBO loads. Mesa 22's llvmpipe turns an SSBO
+ * load into a loop over the SIMD lanes with a bounds test and a branch a
+ * component; a texel fetch is one gather. Raw GL (dev->gl): the library
+ * binds no textures yet. ---- */
+static const char tex_src_ssbo[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(std430, binding = 0) readonly buffer A { vec4 a[]; };\n"
+    "layout(std430, binding = 1) readonly buffer B { vec4 b[]; };\n"
+    "layout(std430, binding = 2) writeonly buffer O { vec4 o[]; };\n"
+    "void main() { uint i = gl_GlobalInvocationID.x; if (i < glc_p[0]) o[i] = a[i] + b[i]; }\n";
+static const char tex_src_fetch[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(binding = 0) uniform highp samplerBuffer ta;\n"
+    "layout(binding = 1) uniform highp samplerBuffer tb;\n"
+    "layout(std430, binding = 2) writeonly buffer O { vec4 o[]; };\n"
+    "void main() { uint i = gl_GlobalInvocationID.x; if (i < glc_p[0])\n"
+    "  o[i] = texelFetch(ta, int(i)) + texelFetch(tb, int(i)); }\n";
+static const char tex_src_image[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(binding = 0) uniform highp samplerBuffer ta;\n"
+    "layout(binding = 1) uniform highp samplerBuffer tb;\n"
+    "layout(rgba32f, binding = 0) writeonly uniform highp imageBuffer io;\n"
+    "void main() { uint i = gl_GlobalInvocationID.x; if (i < glc_p[0])\n"
+    "  imageStore(io, int(i), texelFetch(ta, int(i)) + texelFetch(tb, int(i))); }\n";
+static const char tex_src_fetch4[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(binding = 0) uniform highp samplerBuffer ta;\n"
+    "layout(binding = 1) uniform highp samplerBuffer tb;\n"
+    "layout(std430, binding = 2) writeonly buffer O { vec4 o[]; };\n"
+    "void main() { uint i0 = gl_WorkGroupID.x * uint(GLC_LOCAL_SIZE_X) * 4u + gl_LocalInvocationID.x;\n"
+    "  for (uint k = 0u; k < 4u; k++) { uint i = i0 + k * uint(GLC_LOCAL_SIZE_X);\n"
+    "    if (i < glc_p[0]) o[i] = texelFetch(ta, int(i)) + texelFetch(tb, int(i)); } }\n";
+
+static void tex_probe(glc_buffer *X, glc_buffer *Y, glc_buffer *Z, int64_t n)
+{
+    static const struct { const char *name, *src; int per, tex, image; } pk[] = {
+        {"SSBO loads, SSBO store (a vec4 an invocation)", tex_src_ssbo, 1, 0, 0},
+        {"texel fetches, SSBO store", tex_src_fetch, 1, 1, 0},
+        {"texel fetches, image store", tex_src_image, 1, 1, 1},
+        {"texel fetches, SSBO store, 4 vec4 an invocation", tex_src_fetch4, 4, 1, 0}};
+    static const uint32_t locals[] = {64, 256};
+    GLuint tex[3] = {0, 0, 0};
+    glc__glstate gs;
+    size_t j, l;
+    uint32_t vecs = (uint32_t)(n / 4);
+    char size[160];
+    if (!dev->gl.glTexBufferRangeOES) {
+        printf("| tex probe | | no glTexBufferRangeOES | | |\n");
+        return;
+    }
+    for (j = 0; j < sizeof pk / sizeof pk[0]; j++)
+        for (l = 0; l < sizeof locals / sizeof locals[0]; l++) {
+            glc_kernel_desc kd;
+            glc_kernel *k = NULL;
+            double t0, t = 0;
+            int reps = 4, r, i;
+            memset(&kd, 0, sizeof kd);
+            kd.name = "tex probe", kd.source = pk[j].src, kd.local_size_x = locals[l];
+            kd.defines = "#extension GL_OES_texture_buffer : require";
+            if (glc_kernel_create(dev, &kd, &k) != GLC_OK) {
+                printf("| tex probe | %s | compile failed: %s | | |\n", pk[j].name, glc_device_errmsg(dev));
+                continue;
+            }
+            if (glc__enter(dev, GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_IMAGE, 3, &gs) != GLC_OK)
+                return;
+            if (!tex[0]) {
+                glc_buffer *bs[3];
+                bs[0] = X, bs[1] = Y, bs[2] = Z;
+                dev->gl.glGenTextures(3, tex);
+                for (i = 0; i < 3; i++) {
+                    dev->gl.glBindTexture(GL_TEXTURE_BUFFER_OES, tex[i]);
+                    dev->gl.glTexBufferRangeOES(GL_TEXTURE_BUFFER_OES, GL_RGBA32F, glc_buffer_gl_name(bs[i]),
+                                                0, (GLsizeiptr)n * 4);
+                }
+            }
+            dev->gl.glUseProgram(k->program);
+            dev->gl.glUniform1uiv(k->params_loc, 1, &vecs);
+            for (i = 0; i < 2; i++) {
+                dev->gl.glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+                dev->gl.glBindTexture(GL_TEXTURE_BUFFER_OES, tex[i]);
+            }
+            dev->gl.glActiveTexture(GL_TEXTURE0);
+            if (!pk[j].tex) {
+                dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, glc_buffer_gl_name(X));
+                dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, glc_buffer_gl_name(Y));
+            }
+            dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, glc_buffer_gl_name(Z));
+            if (pk[j].image)
+                dev->gl.glBindImageTexture(0, tex[2], 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+            for (;;) {
+                dev->gl.glDispatchCompute((GLuint)((vecs / (uint32_t)pk[j].per + locals[l] - 1) / locals[l]), 1, 1);
+                dev->gl.glFinish();
+                t0 = now_s();
+                for (r = 0; r < reps; r++)
+                    dev->gl.glDispatchCompute((GLuint)((vecs / (uint32_t)pk[j].per + locals[l] - 1) / locals[l]), 1, 1);
+                dev->gl.glFinish();
+                t = now_s() - t0;
+                if (t >= MIN_TIMED || reps >= 1 << 16)
+                    break;
+                reps *= 2;
+            }
+            if (pk[j].image)
+                dev->gl.glBindImageTexture(0, 0, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+            glc__leave(dev, &gs);
+            { /* checked: z = x + y at a few places */
+                float xs[4], ys[4], zs[4];
+                int64_t at[3] = {0, n / 2 + 4, n - 4};
+                int bad = 0;
+                for (i = 0; i < 3; i++) {
+                    glc_buffer_read(X, (size_t)at[i] * 4, 16, xs);
+                    glc_buffer_read(Y, (size_t)at[i] * 4, 16, ys);
+                    glc_buffer_read(Z, (size_t)at[i] * 4, 16, zs);
+                    bad += zs[0] != xs[0] + ys[0] || zs[3] != xs[3] + ys[3];
+                }
+                snprintf(size, sizeof size, "%lld f32 add: %s, local %u%s", (long long)n, pk[j].name,
+                         (unsigned)locals[l], bad ? " (WRONG RESULTS)" : "");
+            }
+            row_bw("tex probe", size, t / reps, 3.0 * n * 4);
+            glc_buffer_write(Z, 0, 16, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+            glc_kernel_destroy(k);
+        }
+    if (glc__enter(dev, 0, 0, &gs) == GLC_OK) {
+        dev->gl.glDeleteTextures(3, tex);
+        glc__leave(dev, &gs);
+    }
 }
 
 /* ---- cases ---- */
@@ -1387,6 +1725,8 @@ int main(int argc, char **argv)
                 glc_kernel_destroy(probe_k);
             }
     }
+    if (only && want("tex probe"))
+        tex_probe(X, Y, Z, n);
     if (want("dispatch chain")) {
         int64_t len = 2048;
         double t;
@@ -1625,6 +1965,10 @@ int main(int argc, char **argv)
         glc_buffer_destroy(slow_out);
         glc_buffer_destroy(Wm);
     }
+    if (only && want("spin chain"))
+        spin_chain();
+    if (only && want("run latency"))
+        run_latency();
     if (only && want("mv chain")) { /* the mat-vec variants in a decode-like chain */
         static const struct { const char *name; int64_t n, k; } mv[] = {
             {"wo", 2048, 2048}, {"w1+w3 / 2048 x 16384", 16384, 2048},

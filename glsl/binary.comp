@@ -9,6 +9,8 @@
 //           VEC4 (llvmpipe: f32 operands of one shape, n a multiple of 4:
 //           VEC4 consecutive vec4s an invocation, the form its JIT runs
 //           fastest: bench_ops --only probe)
+//           TEXEL (with VEC4: a and b read as RGBA32F texels, texture
+//           units 0 and 1, GLC_BIND_TEXEL; out is then SSBO 0)
 //           ACT_A: glc_act op applied to a first (the fused SwiGLU: silu(a) * b),
 //           its param 12; UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs)
 // local size: GLC_LOCAL_SIZE_X
@@ -33,9 +35,19 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 #endif
 
 #if defined(VEC4)
+#ifdef TEXEL
+layout(binding = 0) uniform highp samplerBuffer ta;
+layout(binding = 1) uniform highp samplerBuffer tb;
+layout(std430, binding = 0) writeonly buffer O { vec4 o[]; };
+#define A_AT(i) texelFetch(ta, int(i))
+#define B_AT(i) texelFetch(tb, int(i))
+#else
 layout(std430, binding = 0) readonly buffer A { vec4 a[]; };
 layout(std430, binding = 1) readonly buffer B { vec4 b[]; };
 layout(std430, binding = 2) writeonly buffer O { vec4 o[]; };
+#define A_AT(i) a[i]
+#define B_AT(i) b[i]
+#endif
 
 void main()
 {
@@ -46,13 +58,13 @@ void main()
         uint i = i0 + k;
         if (i >= n4)
             return;
-        vec4 x = a[i];
+        vec4 x = A_AT(i);
 #if ACT_A
         float p = glc_pf(P_ACT_PARAM);
         x = vec4(glc_act(x.x, ACT_A, p), glc_act(x.y, ACT_A, p), glc_act(x.z, ACT_A, p),
                  glc_act(x.w, ACT_A, p));
 #endif
-        o[i] = APPLY(x, b[i]);
+        o[i] = APPLY(x, B_AT(i));
     }
 }
 #else

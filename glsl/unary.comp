@@ -6,16 +6,22 @@
 //           scale op: x*a+b), TX, TO (GLC_T_*)
 //           UNROLL: pairs per invocation (a group covers LOCAL * UNROLL pairs);
 //           VEC4 (llvmpipe: f32 x and out, n a multiple of 4: VEC4
-//           consecutive vec4s an invocation, as binary.comp)
+//           consecutive vec4s an invocation, as binary.comp); TEXEL (with
+//           VEC4: x read as RGBA32F texels, texture unit 0; out is SSBO 0)
 // local size: GLC_LOCAL_SIZE_X
 
 #define GLC_KP_UNARY
 #include "kparams.glsl"
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
-#if defined(VEC4)
+#if defined(VEC4) && defined(TEXEL)
+layout(binding = 0) uniform highp samplerBuffer tx;
+layout(std430, binding = 0) writeonly buffer O { vec4 o[]; };
+#define X_AT(i) texelFetch(tx, int(i))
+#elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 1) writeonly buffer O { vec4 o[]; };
+#define X_AT(i) x[i]
 #else
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) buffer O { uint o[]; };
@@ -40,7 +46,7 @@ void main()
         uint i = i0 + k;
         if (i >= n4)
             return;
-        vec4 v = x[i];
+        vec4 v = X_AT(i);
         o[i] = vec4(f(v.x), f(v.y), f(v.z), f(v.w));
     }
 }

@@ -241,6 +241,10 @@ typedef struct glc_device_limits {
      * silently after 65535 iterations, so the kernels' planners keep every
      * invocation under this number. GLC_LIMITS=min sets it to 65535. */
     uint32_t max_loop_iterations;
+    /* Texels one GLC_BIND_TEXEL binding may span (GL_MAX_TEXTURE_BUFFER_SIZE;
+     * 0 without features.texel_buffers); its offset alignment is
+     * ssbo_offset_alignment (the feature is on only where that suffices). */
+    uint32_t max_texel_buffer_size;
 } glc_device_limits;
 
 typedef struct glc_device_features {
@@ -252,6 +256,9 @@ typedef struct glc_device_features {
     int program_binary_formats;   /* GL_NUM_PROGRAM_BINARY_FORMATS */
     int fp16_arithmetic;          /* GL_NV_gpu_shader5 or GL_AMD_gpu_shader_half_float */
     int robust_context;           /* the context loses itself on GPU reset */
+    /* buffer textures (GL_OES_texture_buffer): GLC_BIND_TEXEL bindings;
+     * off under GLC_LIMITS=min (ES 3.1 core has none) */
+    int texel_buffers;
 } glc_device_features;
 
 typedef struct glc_device_info {
@@ -408,10 +415,17 @@ typedef enum glc_access {
 
 /* How a binding reaches the shader. SSBO bindings take SSBO binding points
  * 0, 1, ... in the order they appear in the array; UNIFORM bindings (read
- * only) take uniform-block binding points 0, 1, ... the same way. */
+ * only) take uniform-block binding points 0, 1, ... the same way; TEXEL
+ * bindings (read only; devices with features.texel_buffers) take texture
+ * units 0, 1, ... the same way, as a buffer texture of RGBA32F texels over
+ * the range (the kernel declares `layout(binding = u) uniform highp
+ * samplerBuffer` and reads texelFetch(s, i), a vec4; its prelude enables
+ * GL_OES_texture_buffer). A TEXEL range is whole texels (size a multiple
+ * of 16), at most limits.max_texel_buffer_size of them. */
 typedef enum glc_binding_kind {
     GLC_BIND_STORAGE = 0,
-    GLC_BIND_UNIFORM = 1
+    GLC_BIND_UNIFORM = 1,
+    GLC_BIND_TEXEL = 2
 } glc_binding_kind;
 
 /* [offset, offset+size) of a buffer; size 0: to the end. */

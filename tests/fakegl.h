@@ -69,6 +69,10 @@ static GLenum GL_APIENTRY fg_ClientWaitSync(GLsync s, GLbitfield f, GLuint64 t)
     return GL_ALREADY_SIGNALED;
 }
 static void GL_APIENTRY fg_DeleteSync(GLsync s) { (void)s; }
+static GLuint fakegl_next_texture = 100; /* apart from the other names */
+static void GL_APIENTRY fg_GenTextures(GLsizei n, GLuint *t) { while (n--) *t++ = fakegl_next_texture++; }
+static void GL_APIENTRY fg_DeleteTextures(GLsizei n, const GLuint *t) { (void)n; (void)t; }
+static void GL_APIENTRY fg_ActiveTexture(GLenum u) { (void)u; }
 static void GL_APIENTRY fg_CopyBufferSubData(GLenum a, GLenum b, GLintptr c, GLintptr d,
                                               GLsizeiptr e)
 {
@@ -112,6 +116,10 @@ static void fakegl_fill(glc__gl *gl)
     gl->glClientWaitSync = fg_ClientWaitSync;
     gl->glDeleteSync = fg_DeleteSync;
     gl->glCopyBufferSubData = fg_CopyBufferSubData;
+    gl->glGenTextures = fg_GenTextures;
+    gl->glDeleteTextures = fg_DeleteTextures;
+    gl->glBindTexture = fg_BindBuffer; /* (the same shape: a target and a name) */
+    gl->glActiveTexture = fg_ActiveTexture;
 }
 
 #endif

@@ -2,7 +2,8 @@
  * Platform CURRENT: glcompute adopts a host application's EGL context and
  * every call leaves the host's GL state exactly as it found it (program,
  * generic and indexed SSBO/UBO bindings, copy and indirect bindings, the
- * VAO's element buffer). The snapshot here is taken with the host's own GL
+ * VAO's element buffer, the active texture unit and the buffer textures of
+ * units 0-3, which GLC_BIND_TEXEL reads take). The snapshot here is taken with the host's own GL
  * calls, independent of the library's save/restore code; one case turns the
  * restore off to show the snapshot catches a change.
  */
@@ -21,7 +22,7 @@
 typedef struct host {
     EGLDisplay dpy;
     EGLContext ctx;
-    GLuint buf[6], prog, vao;
+    GLuint buf[6], prog, vao, tex[4];
 } host;
 
 typedef struct snapshot {
@@ -56,6 +57,15 @@ static void take(snapshot *s)
         glGetIntegeri_v(GL_UNIFORM_BUFFER_BINDING, (GLuint)i, &s->v[n++]);
         glGetInteger64i_v(GL_UNIFORM_BUFFER_START, (GLuint)i, &s->w[m++]);
         glGetInteger64i_v(GL_UNIFORM_BUFFER_SIZE, (GLuint)i, &s->w[m++]);
+    }
+    if (strstr((const char *)glGetString(GL_EXTENSIONS), "GL_OES_texture_buffer")) {
+        GLint active = 0;
+        glGetIntegerv(GL_ACTIVE_TEXTURE, &active);
+        for (i = 0; i < 4; i++) {
+            glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+            glGetIntegerv(GL_TEXTURE_BINDING_BUFFER_OES, &s->v[n++]);
+        }
+        glActiveTexture((GLenum)active);
     }
     s->v[n++] = (GLint)glGetError();
 }
@@ -119,6 +129,15 @@ static void host_bind_everything(host *h)
     glBindBuffer(GL_COPY_READ_BUFFER, h->buf[2]);
     glBindBuffer(GL_COPY_WRITE_BUFFER, h->buf[3]);
     glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, h->buf[1]);
+    if (strstr((const char *)glGetString(GL_EXTENSIONS), "GL_OES_texture_buffer")) {
+        glGenTextures(4, h->tex);
+        for (i = 0; i < 4; i++) { /* unit 2 left empty */
+            glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+            if (i != 2)
+                glBindTexture(GL_TEXTURE_BUFFER_OES, h->tex[i]);
+        }
+        glActiveTexture(GL_TEXTURE2);
+    }
 }
 
 static void host_close(host *h)
@@ -200,6 +219,29 @@ static void test_host_state_preserved(void **state)
     assert_int_equal(glc_session_begin(dev, GLC_SESSION_RECORDED, &s), GLC_OK);
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
     SAME(ref);
+    { /* an f32 add: on llvmpipe its inputs are read through buffer textures */
+        int64_t m = 64;
+        float x[64], y[64], z[64];
+        glc_buffer *bx, *by, *bz;
+        assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &m, &bx), GLC_OK);
+        assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &m, &by), GLC_OK);
+        assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &m, &bz), GLC_OK);
+        for (i = 0; i < 64; i++)
+            x[i] = (float)i, y[i] = 0.5f * (float)i;
+        assert_int_equal(glc_buffer_write(bx, 0, sizeof x, x), GLC_OK);
+        assert_int_equal(glc_buffer_write(by, 0, sizeof y, y), GLC_OK);
+        assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+        assert_int_equal(glc_op_add(s, glc_view_of(bx), glc_view_of(by), glc_view_of(bz)), GLC_OK);
+        assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+        SAME(ref);
+        assert_int_equal(glc_buffer_read(bz, 0, sizeof z, z), GLC_OK);
+        for (i = 0; i < 64; i++)
+            assert_true(z[i] == 1.5f * (float)i);
+        glc_buffer_destroy(bx);
+        glc_buffer_destroy(by);
+        glc_buffer_destroy(bz);
+        SAME(ref);
+    }
     glc_buffer_destroy(wrapped);
     glc_buffer_destroy(b);
     SAME(ref);

@@ -4,7 +4,8 @@
  * asserted without a GPU. Shows: reads issue GL_BUFFER_UPDATE_BARRIER_BIT
  * only after a shader write; dependent dispatches get one
  * GL_SHADER_STORAGE_BARRIER_BIT, independent ones none; GLC_BARRIERS=always
- * puts one between every two.
+ * puts one between every two; a texel binding's read of a shader's write
+ * gets GL_TEXTURE_FETCH_BARRIER_BIT with the storage bit.
  */
 #include "testutil.h"
 
@@ -62,9 +63,17 @@ static void GL_APIENTRY f_MemoryBarrier(GLbitfield b)
         strcat(bits, "|command");
     if (b & GL_BUFFER_UPDATE_BARRIER_BIT)
         strcat(bits, "|update");
+    if (b & GL_TEXTURE_FETCH_BARRIER_BIT)
+        strcat(bits, "|fetch");
     rec("BARRIER(%s)", bits + 1);
 }
 static void GL_APIENTRY f_Flush(void) { rec("flush"); }
+static void GL_APIENTRY f_ActiveTexture(GLenum u) { rec("unit%u", u - GL_TEXTURE0); }
+static void GL_APIENTRY f_TexBufferRange(GLenum t, GLenum f, GLuint b, GLintptr o, GLsizeiptr s)
+{
+    (void)t;
+    rec("tex%s(%u,%ld,%ld)", f == GL_RGBA32F ? "" : "?", b, (long)o, (long)s);
+}
 static GLsync GL_APIENTRY f_FenceSync(GLenum c, GLbitfield f)
 {
     (void)c; (void)f;
@@ -94,6 +103,8 @@ static glc_device *fake_device(void)
     gl.glDispatchComputeIndirect = f_DispatchIndirect;
     gl.glMemoryBarrier = f_MemoryBarrier;
     gl.glFlush = f_Flush;
+    gl.glActiveTexture = f_ActiveTexture;
+    gl.glTexBufferRangeOES = f_TexBufferRange;
     gl.glFenceSync = f_FenceSync;
     gl.glClientWaitSync = f_ClientWaitSync;
     memset(&lim, 0, sizeof lim);
@@ -393,6 +404,36 @@ static void test_uniform_and_command_bits(void **state)
     fixture_close(&f);
 }
 
+/* A buffer a shader wrote, read through a buffer texture (GLC_BIND_TEXEL):
+ * the storage barrier carries GL_TEXTURE_FETCH_BARRIER_BIT; the unit gets
+ * the range as RGBA32F texels once, and the next dispatch of the same
+ * range binds the unit's texture again (a call's bindings are forgotten
+ * at the next call) but gives it no range. */
+static void test_texel_fetch_bit(void **state)
+{
+    fixture f;
+    glc_session *s;
+    (void)state;
+    fixture_open(&f);
+    f.dev->info.features.texel_buffers = 1; /* (the fake's limits have none) */
+    f.dev->info.limits.max_texel_buffer_size = 1u << 20;
+    assert_int_equal(glc_session_begin(f.dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    {
+        access_spec wx[1] = {W(f.x)}, tx[2] = {{f.x, 0, 256, GLC_READ, GLC_BIND_TEXEL}, W(f.y)};
+        run1(s, f.k, wx, 1, "write x");
+        run1(s, f.k, tx, 2, "x as texels");
+        assert_string_equal(calls, "use(6) bind0(1,0,1024) dispatch(1,1,1) "
+                                   "BARRIER(ssbo|fetch) use(6) unit0 tex(1,0,256) "
+                                   "bind0(2,0,1024) unit0 dispatch(1,1,1) ");
+        calls[0] = '\0';
+        run1(s, f.k, tx, 2, "again"); /* y WAW: a barrier; the texture as it was */
+        assert_string_equal(calls, "BARRIER(ssbo|fetch) use(6) unit0 bind0(2,0,1024) unit0 "
+                                   "dispatch(1,1,1) ");
+    }
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    fixture_close(&f);
+}
+
 static void test_manual_barriers(void **state)
 {
     fixture f;
@@ -494,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_dispatch_barriers),
         cmocka_unit_test(test_barrier_counts),
         cmocka_unit_test(test_uniform_and_command_bits),
+        cmocka_unit_test(test_texel_fetch_bit),
         cmocka_unit_test(test_manual_barriers),
         cmocka_unit_test(test_recorded_reorder),
         cmocka_unit_test(test_fence_timeout),

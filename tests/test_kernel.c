@@ -2,8 +2,8 @@
  * Kernels and dispatch on llvmpipe: the built-in fill kernel over odd sizes
  * and local sizes with sentinels, grids past 65535 groups (2-D and, with
  * narrowed limits, 3-D folding), user GLSL, compile errors with the info
- * log, dispatch validation, and the on-disk program cache surviving
- * corrupt entries.
+ * log, dispatch validation, texel bindings (buffer textures), and the
+ * on-disk program cache surviving corrupt entries.
  */
 #include "testutil.h"
 
@@ -132,6 +132,152 @@ static void test_user_kernel(void **state)
     }
     glc_buffer_destroy(b);
     glc_kernel_destroy(k);
+    glc_device_destroy(dev);
+}
+
+static const char *texel_src =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(binding = 0) uniform highp samplerBuffer t0;\n"
+    "layout(binding = 1) uniform highp samplerBuffer t1;\n"
+    "layout(std430, binding = 0) writeonly buffer O { vec4 o[]; };\n"
+    "void main() {\n"
+    "    uint i = glc_global_index();\n"
+    "    if (glc_group_out_of_range() || i >= glc_p[0]) return;\n"
+    "    o[i] = texelFetch(t0, int(i)) * 2.0 + texelFetch(t1, int(i));\n"
+    "}\n";
+
+/* o = 2 t0 + t1 (vec4s), t0 and t1 texel bindings of [off, off + 16 n) of
+ * a and of b (whole), after the user kernel made a what it reads (RAW
+ * through a texel binding); checked against the host's arithmetic. */
+static void texel_run(glc_device *dev, glc_kernel *tk, glc_kernel *uk, glc_buffer *a,
+                      size_t off, glc_buffer *b, glc_buffer *o, uint32_t n)
+{
+    glc_binding bt[3] = {{NULL, 0, 0, GLC_READ, GLC_BIND_TEXEL},
+                         {NULL, 0, 0, GLC_READ, GLC_BIND_TEXEL},
+                         {NULL, 0, 0, GLC_WRITE, GLC_BIND_STORAGE}};
+    glc_binding bu = {NULL, 0, 0, GLC_READ_WRITE, GLC_BIND_STORAGE};
+    glc_dispatch_desc dd;
+    glc_session *s;
+    uint32_t pu[2], total = (uint32_t)(glc_buffer_size(a) / 4), i;
+    float scale = 0.5f, *ha = malloc((size_t)total * 4), *hb = malloc((size_t)n * 16),
+          *got = malloc((size_t)n * 16);
+    assert_int_equal(glc_buffer_read(a, 0, (size_t)total * 4, ha), GLC_OK);
+    assert_int_equal(glc_buffer_read(b, 0, (size_t)n * 16, hb), GLC_OK);
+    bu.buffer = a;
+    pu[0] = total;
+    memcpy(&pu[1], &scale, 4);
+    memset(&dd, 0, sizeof dd);
+    dd.kernel = uk, dd.groups = (total + 31) / 32, dd.bindings = &bu, dd.binding_count = 1;
+    dd.params = pu, dd.param_count = 2;
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    assert_int_equal(glc_session_dispatch(s, &dd), GLC_OK);
+    bt[0].buffer = a, bt[0].offset = off, bt[0].size = (size_t)n * 16;
+    bt[1].buffer = b, bt[2].buffer = o;
+    dd.kernel = tk, dd.groups = (n + 31) / 32, dd.bindings = bt, dd.binding_count = 3;
+    dd.params = &n, dd.param_count = 1;
+    assert_int_equal(glc_session_dispatch(s, &dd), GLC_OK);
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    assert_int_equal(glc_buffer_read(o, 0, (size_t)n * 16, got), GLC_OK);
+    for (i = 0; i < 4 * n; i++) {
+        uint32_t j = (uint32_t)(off / 4) + i;
+        float want = (ha[j] * scale + (float)j) * 2.0f + hb[i];
+        if (got[i] != want)
+            fail_msg("texel read %u: %g, want %g", i, (double)got[i], (double)want);
+    }
+    free(ha), free(hb), free(got);
+}
+
+static glc_buffer *f32_buffer(glc_device *dev, int64_t n, float base)
+{
+    glc_buffer *b;
+    float *h = malloc((size_t)n * 4);
+    int64_t i;
+    for (i = 0; i < n; i++)
+        h[i] = base + (float)(i % 97) * 0.25f;
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &n, &b), GLC_OK);
+    assert_int_equal(glc_buffer_write(b, 0, (size_t)n * 4, h), GLC_OK);
+    free(h);
+    return b;
+}
+
+/* GLC_BIND_TEXEL: user GLSL reading buffer textures (two units, a range at
+ * an offset) equal to the host's sums; a buffer destroyed and another made
+ * (GL may give it the same name) read as the new one; the refusals: a
+ * writable texel binding, a range of part of a texel, a device without
+ * buffer textures (GLC_LIMITS=min). */
+static void test_texel_bindings(void **state)
+{
+    glc_device *dev = tu_device(NULL), *min_dev;
+    glc_device_desc md = tu_desc(NULL);
+    glc_device_info in;
+    glc_kernel_desc kd;
+    glc_kernel *tk, *uk, *mk;
+    glc_buffer *a, *b, *o, *c;
+    glc_binding bt[3] = {{NULL, 0, 0, GLC_READ, GLC_BIND_TEXEL},
+                         {NULL, 0, 0, GLC_READ, GLC_BIND_TEXEL},
+                         {NULL, 0, 0, GLC_WRITE, GLC_BIND_STORAGE}};
+    glc_dispatch_desc dd;
+    glc_session *s;
+    uint32_t n = 1000, off;
+    (void)state;
+    glc_device_get_info(dev, &in);
+    if (!in.features.texel_buffers) {
+        glc_device_destroy(dev);
+        skip();
+    }
+    memset(&kd, 0, sizeof kd);
+    kd.name = "texel", kd.source = texel_src, kd.local_size_x = 32;
+    assert_int_equal(glc_kernel_create(dev, &kd, &tk), GLC_OK);
+    kd.name = "axpi", kd.source = user_src;
+    assert_int_equal(glc_kernel_create(dev, &kd, &uk), GLC_OK);
+    off = in.limits.ssbo_offset_alignment * 3;
+    a = f32_buffer(dev, 4 * n + off / 4 + 8, 1.0f);
+    b = f32_buffer(dev, 4 * n, -2.0f);
+    o = f32_buffer(dev, 4 * n, 0.0f);
+    texel_run(dev, tk, uk, a, off, b, o, n);
+    texel_run(dev, tk, uk, a, 0, b, o, n); /* the same unit, another range */
+    glc_buffer_destroy(a);
+    c = f32_buffer(dev, 4 * n + 8, 5.0f);
+    texel_run(dev, tk, uk, c, 0, b, o, n);
+
+    memset(&dd, 0, sizeof dd);
+    bt[0].buffer = c, bt[1].buffer = b, bt[2].buffer = o;
+    dd.kernel = tk, dd.groups = 1, dd.bindings = bt, dd.binding_count = 3;
+    dd.params = &n, dd.param_count = 1;
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    bt[0].access = GLC_READ_WRITE;
+    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(glc_device_errmsg(dev), "texel binding is read only"));
+    bt[0].access = GLC_READ, bt[0].size = 20;
+    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_BOUNDS);
+    assert_non_null(strstr(glc_device_errmsg(dev), "whole 16-byte texels"));
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+
+    md.flags |= GLC_DEVICE_LIMITS_MIN;
+    min_dev = tu_device_desc(&md);
+    glc_device_get_info(min_dev, &in);
+    assert_int_equal(in.features.texel_buffers, 0);
+    assert_int_equal(in.limits.max_texel_buffer_size, 0);
+    kd.name = "plain", kd.source = user_src;
+    assert_int_equal(glc_kernel_create(min_dev, &kd, &mk), GLC_OK);
+    {
+        glc_buffer *m = f32_buffer(min_dev, 64, 0.0f);
+        glc_binding bm = {NULL, 0, 0, GLC_READ, GLC_BIND_TEXEL};
+        bm.buffer = m;
+        dd.kernel = mk, dd.bindings = &bm, dd.binding_count = 1;
+        assert_int_equal(glc_session_begin(min_dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+        assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_INVALID_ARG);
+        assert_non_null(strstr(glc_device_errmsg(min_dev), "no buffer textures"));
+        assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+        glc_buffer_destroy(m);
+    }
+    glc_kernel_destroy(mk);
+    glc_device_destroy(min_dev);
+    glc_buffer_destroy(b);
+    glc_buffer_destroy(c);
+    glc_buffer_destroy(o);
+    glc_kernel_destroy(tk);
+    glc_kernel_destroy(uk);
     glc_device_destroy(dev);
 }
 
@@ -350,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_fill_odd_sizes),
         cmocka_unit_test(test_grid_beyond_65535),
         cmocka_unit_test(test_user_kernel),
+        cmocka_unit_test(test_texel_bindings),
         cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_dispatch_validation),
         cmocka_unit_test(test_program_cache),

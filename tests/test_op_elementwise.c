@@ -1,8 +1,9 @@
 /*
  * Elementwise ops beyond the case table of test_ops.c (which runs the
  * random shapes, broadcasting, dtype mixes and the grid past 65535 groups):
- * grids folded past narrowed group limits, and the errors for bad shapes
- * and dtypes.
+ * grids folded past narrowed group limits, llvmpipe's vec4 form read from
+ * SSBOs and through buffer textures on each side of the texel limit, and
+ * the errors for bad shapes and dtypes.
  */
 #include "testutil.h"
 
@@ -35,6 +36,36 @@ static void test_grid_folding(void **state)
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         oc_run_eager(dev, &cases[i], 303 + i, "folded grid");
         oc_run_graph(dev, &cases[i], 303 + i, "folded grid");
+    }
+    glc_device_destroy(dev);
+}
+
+/* The vec4 form's two reads (llvmpipe): buffer textures up to the device's
+ * texel limit (narrowed here to 100 texels: 400 values read as texels, 404
+ * from SSBOs), and SSBOs on a device without them. */
+static void test_vec4_reads(void **state)
+{
+    static const oc_case cases[] = {
+        {OC_ADD, {GLC_DTYPE_F32, GLC_DTYPE_F32}, GLC_DTYPE_F32, {S1(400), S1(400)}, {0}, {0},
+         OT_NMSE_DEFAULT, 0},
+        {OC_SUB, {GLC_DTYPE_F32, GLC_DTYPE_F32}, GLC_DTYPE_F32, {S2(4, 101), S2(4, 101)}, {0},
+         {0}, OT_NMSE_DEFAULT, 0},
+        {OC_UNARY, {GLC_DTYPE_F32}, GLC_DTYPE_F32, {S1(400)}, {0}, {GLC_UNARY_SILU},
+         OT_NMSE_DEFAULT, 0},
+        {OC_SCALE, {GLC_DTYPE_F32}, GLC_DTYPE_F32, {S1(404)}, {2.0f, 1.0f}, {0},
+         OT_NMSE_DEFAULT, 0},
+    };
+    glc_device *dev = tu_device(NULL);
+    int have = dev->info.features.texel_buffers, texel;
+    size_t i;
+    (void)state;
+    for (texel = 0; texel <= have; texel++) {
+        dev->info.features.texel_buffers = texel;
+        dev->info.limits.max_texel_buffer_size = texel ? 100 : 0;
+        for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            oc_run_eager(dev, &cases[i], 404 + i, texel ? "texel limit" : "no texels");
+            oc_run_graph(dev, &cases[i], 404 + i, texel ? "texel limit" : "no texels");
+        }
     }
     glc_device_destroy(dev);
 }
@@ -89,6 +120,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid_folding),
+        cmocka_unit_test(test_vec4_reads),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

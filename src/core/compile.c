@@ -497,6 +497,7 @@ static glc_status build_commands(glc__program *p, char *err, size_t len)
                 c->bind[k].size = (b->size ? b->size : whole - b->offset);
                 c->bind[k].size = (c->bind[k].size + 3) & ~(size_t)3;
                 c->bind[k].access = b->access;
+                c->bind[k].kind = b->kind;
             }
         }
     }

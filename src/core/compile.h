@@ -50,6 +50,7 @@ typedef struct glc__cbind {
     int buffer;
     size_t offset, size;
     glc_access access;
+    glc_binding_kind kind;
 } glc__cbind;
 
 /* One dispatch of the program. */

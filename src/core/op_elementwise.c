@@ -18,6 +18,7 @@
 #define LOCAL 128 /* the ES 3.1 minimum of invocations: fits every device */
 #define UNROLL 4  /* pairs per invocation: amortises per-invocation cost (llvmpipe) */
 #define VEC4 4    /* llvmpipe, f32 of one shape: consecutive vec4s per invocation */
+#define VEC4_TEXEL 1 /* the same read through buffer textures: a vec4 an invocation */
 
 /* llvmpipe's fast form (bench_ops --only probe: twice the pairs' speed):
  * f32 in and out, no broadcast, whole vec4s */
@@ -26,19 +27,31 @@ static int vec4_form(const glc__target *tg, int all_f32, int broadcast, uint64_t
     return tg->is_llvmpipe && all_f32 && !broadcast && n % 4 == 0;
 }
 
-/* The dispatch of n elements: vec4 groups, or pairs */
-static glc__dispatch_plan *elementwise_dispatch(glc__op_plan *p, const char *kernel, int vec4,
-                                                uint64_t n)
+/* The vec4 form's inputs read through buffer textures: llvmpipe's texel
+ * fetches are gathers, its SSBO loads a loop over the lanes with a branch
+ * a component (`glc-bench-ops --only "tex probe"`, 2 cores: an f32 add at
+ * 24.6 GB/s against 10.3) */
+static int texel_form(const glc__target *tg, int vec4, uint64_t n)
 {
-    uint64_t per = vec4 ? 4u * VEC4 : 2u * UNROLL, items = vec4 ? n / 4 : (n + 1) / 2;
+    return vec4 && glc__texel_ok(tg, n * 4);
+}
+
+/* The dispatch of n elements: vec4 groups (texel: read as texels), or pairs */
+static glc__dispatch_plan *elementwise_dispatch(glc__op_plan *p, const char *kernel, int vec4,
+                                                int texel, uint64_t n)
+{
+    uint64_t v4 = texel ? VEC4_TEXEL : VEC4;
+    uint64_t per = vec4 ? 4u * v4 : 2u * UNROLL, items = vec4 ? n / 4 : (n + 1) / 2;
     glc__dispatch_plan *d = glc__plan_dispatch(p, kernel, LOCAL, items);
     d->groups = (n + (uint64_t)LOCAL * per - 1) / ((uint64_t)LOCAL * per);
     if (d->groups == 0)
         d->groups = 1;
     if (vec4)
-        glc__define_int(d, "VEC4", VEC4);
+        glc__define_int(d, "VEC4", (int64_t)v4);
     else
         glc__define_int(d, "UNROLL", UNROLL);
+    if (texel)
+        glc__define(d, "TEXEL", "1");
     return d;
 }
 
@@ -92,7 +105,8 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
     int broadcast = !glc__same_shape(x, o) || !glc__same_shape(y, o);
     uint64_t n = (uint64_t)glc__numel(o);
     int all_f32 = x->dtype == GLC_DTYPE_F32 && y->dtype == GLC_DTYPE_F32 && o->dtype == GLC_DTYPE_F32;
-    glc__dispatch_plan *d = elementwise_dispatch(p, "binary", vec4_form(tg, all_f32, broadcast, n), n);
+    int vec4 = vec4_form(tg, all_f32, broadcast, n), texel = texel_form(tg, vec4, n);
+    glc__dispatch_plan *d = elementwise_dispatch(p, "binary", vec4, texel, n);
     (void)err;
     (void)len;
     glc__define_int(d, "OP", a->op);
@@ -100,8 +114,13 @@ static glc_status binary_plan(const glc__op_args *a, const glc__target *tg, glc_
     glc__define_t(d, "TB", y->dtype);
     glc__define_t(d, "TO", o->dtype);
     glc__define_int(d, "BROADCAST", broadcast);
-    glc__plan_bind(d, 0, GLC_READ);
-    glc__plan_bind(d, 1, GLC_READ);
+    if (texel) {
+        glc__plan_bind_texel(d, 0);
+        glc__plan_bind_texel(d, 1);
+    } else {
+        glc__plan_bind(d, 0, GLC_READ);
+        glc__plan_bind(d, 1, GLC_READ);
+    }
     glc__plan_bind(d, 2, GLC_WRITE);
     glc__plan_param_at(d, GLC__KP_BINARY_N, (uint32_t)n);
     {
@@ -151,13 +170,17 @@ static glc_status unary_plan(const glc__op_args *a, const glc__target *tg, glc__
 {
     uint64_t n = (uint64_t)glc__numel(&a->t[0]);
     int all_f32 = a->t[0].dtype == GLC_DTYPE_F32 && a->t[1].dtype == GLC_DTYPE_F32;
-    glc__dispatch_plan *d = elementwise_dispatch(p, "unary", vec4_form(tg, all_f32, 0, n), n);
+    int vec4 = vec4_form(tg, all_f32, 0, n), texel = texel_form(tg, vec4, n);
+    glc__dispatch_plan *d = elementwise_dispatch(p, "unary", vec4, texel, n);
     (void)err;
     (void)len;
     glc__define_int(d, "OP", a->op == GLC__OP_SCALE ? GLC__UNARY_AFFINE : a->unary.op);
     glc__define_t(d, "TX", a->t[0].dtype);
     glc__define_t(d, "TO", a->t[1].dtype);
-    glc__plan_bind(d, 0, GLC_READ);
+    if (texel)
+        glc__plan_bind_texel(d, 0);
+    else
+        glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_WRITE);
     glc__plan_param_at(d, GLC__KP_UNARY_N, (uint32_t)n);
     glc__plan_paramf_at(d, GLC__KP_UNARY_A, a->scale.mul);

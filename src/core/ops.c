@@ -217,6 +217,19 @@ void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access)
     b->access = access;
     b->offset = 0;
     b->size = 0;
+    b->kind = GLC_BIND_STORAGE;
+}
+
+void glc__plan_bind_texel(glc__dispatch_plan *d, int tensor)
+{
+    glc__plan_bind(d, tensor, GLC_READ);
+    d->bind[d->nbind - 1].kind = GLC_BIND_TEXEL;
+}
+
+int glc__texel_ok(const glc__target *tg, uint64_t bytes)
+{
+    return tg->features.texel_buffers && bytes > 0 && bytes % 16 == 0 &&
+           bytes / 16 <= tg->limits.max_texel_buffer_size;
 }
 
 void glc__plan_param_at(glc__dispatch_plan *d, int slot, uint32_t v)

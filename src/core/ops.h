@@ -202,6 +202,7 @@ typedef struct glc__bind_plan {
     int tensor;          /* index into t[], or GLC__SCRATCH */
     glc_access access;
     size_t offset, size; /* bytes from the tensor's start; size 0: to its end */
+    glc_binding_kind kind; /* STORAGE, or TEXEL (read through a buffer texture) */
 } glc__bind_plan;
 
 typedef struct glc__dispatch_plan {
@@ -331,6 +332,12 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
                           uint32_t parts, int bias, int out, const glc__target *tg, char *err,
                           size_t len);
 void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
+/* A read of the tensor as RGBA32F texels through the next texture unit
+ * (GLC_BIND_TEXEL): the planner has checked the target has buffer textures
+ * (glc__texel_ok) and the bytes are whole texels. */
+void glc__plan_bind_texel(glc__dispatch_plan *d, int tensor);
+/* Whether `bytes` of f32 may be read through a buffer texture on tg */
+int glc__texel_ok(const glc__target *tg, uint64_t bytes);
 /* The fused Q/K/V projection of a dense or GGML matmul (a->mm.seg, see
  * op_matmul.c), when a->mm.seg[0] is set: the SEG define and the params S1,
  * S12, SEG1, SEG2 from slot s1 on (GLC__KP_SEGS). */

@@ -281,8 +281,10 @@ void glc_buffer_destroy(glc_buffer *buf)
         return;
     }
     dev = buf->dev;
-    if (!buf->wrapped && glc__enter(dev, 0, 0, &gs) == GLC_OK) {
-        dev->gl.glDeleteBuffers(1, &buf->name);
+    if (glc__enter(dev, 0, 0, &gs) == GLC_OK) {
+        glc__enc_drop_texel(dev, buf->id); /* (a wrapped one's too: the texture holds its storage) */
+        if (!buf->wrapped)
+            dev->gl.glDeleteBuffers(1, &buf->name);
         glc__leave(dev, &gs);
     }
     dev->live_objects--;

@@ -324,7 +324,19 @@ static void query_limits(glc_device *dev)
                          glc__has_ext(dev->extensions, "GL_AMD_gpu_shader_half_float") ||
                          glc__has_ext(dev->extensions,
                                       "GL_EXT_shader_explicit_arithmetic_types_float16");
+    /* buffer textures, where a storage binding's offset is a legal texel
+     * offset (so a planner may choose either for any range) */
+    if (glc__has_ext(dev->extensions, "GL_OES_texture_buffer") && dev->gl.glTexBufferRangeOES) {
+        uint32_t align = get_u32(dev, GL_TEXTURE_BUFFER_OFFSET_ALIGNMENT_OES);
+        uint32_t texels = get_u32(dev, GL_MAX_TEXTURE_BUFFER_SIZE_OES);
+        if (align && l->ssbo_offset_alignment % align == 0 && texels) {
+            f->texel_buffers = 1;
+            l->max_texel_buffer_size = texels;
+        }
+    }
     if (dev->flags & GLC_DEVICE_LIMITS_MIN) {
+        f->texel_buffers = 0; /* ES 3.1 core has no buffer textures */
+        l->max_texel_buffer_size = 0;
         clamp_to_minimums(l);
         dev->info.limits_clamped = 1;
     }
@@ -587,7 +599,11 @@ void glc_device_destroy(glc_device *dev)
     {
         glc__glstate st;
         if (glc__enter(dev, GLC__TOUCH_PROGRAM, 0, &st) == GLC_OK) {
+            int u;
             glc__kcache_destroy(dev, 1);
+            for (u = 0; u < GLC__TEXEL_UNITS; u++)
+                if (dev->texel_tex[u])
+                    dev->gl.glDeleteTextures(1, &dev->texel_tex[u]);
             glc__leave(dev, &st);
         } else {
             if (dev->kcache)

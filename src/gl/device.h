@@ -40,6 +40,15 @@ struct glc_device {
 
     char *cache_dir;             /* program-binary cache, or NULL */
     struct glc__kcache *kcache;  /* built-in kernels by (name, defines) */
+    /* the buffer textures of GLC_BIND_TEXEL bindings (one a texture unit,
+     * made on first use) and the range each shows (by buffer id: a GL name
+     * can be reused, an id never is) */
+    GLuint texel_tex[GLC__TEXEL_UNITS];
+    struct {
+        uint32_t id;
+        GLintptr offset;
+        GLsizeiptr size;
+    } texel_shows[GLC__TEXEL_UNITS];
     uint32_t next_buffer_id;     /* ids for the hazard tracker, never reused */
     glc__encoder enc;            /* the ordering state of the context's work (encode.h) */
     int barrier_policy;           /* GLC__BARRIERS_*, from GLC_BARRIERS at create */
@@ -63,6 +72,9 @@ enum { GLC__BARRIERS_TRACKED = 0, GLC__BARRIERS_ALWAYS, GLC__BARRIERS_NEVER /* r
  * this thread (an owned one is made current when no context is), else
  * GLC_ERR_STATE with a message. No GL call is made. */
 glc_status glc__check_context(struct glc_device *dev);
+
+/* GLC__TOUCH_TEXEL where the device's dispatches may bind buffer textures */
+#define glc__touch_texel(dev) ((dev)->info.features.texel_buffers ? (unsigned)GLC__TOUCH_TEXEL : 0u)
 
 /* Brackets a public call that touches GL. `touch` is a glc__glstate mask
  * of what the call changes; for an adopted context that state is saved in

@@ -6,7 +6,9 @@
  * wrote: GL_SHADER_STORAGE_BARRIER_BIT between storage accesses (it orders
  * RAW, WAR and WAW), GL_UNIFORM_BARRIER_BIT before a written buffer is read
  * as a uniform block, GL_COMMAND_BARRIER_BIT before it supplies indirect
- * group counts. Storage conflicts are found per byte range by the device's
+ * group counts; on a device with buffer textures every storage barrier
+ * also carries GL_TEXTURE_FETCH_BARRIER_BIT (GLC_BIND_TEXEL reads are
+ * tracked as storage reads). Storage conflicts are found per byte range by the device's
  * hazard tracker; uniform and command use is rarer and tracked per buffer
  * (the buffer's last write against the last barrier of that bit). Callers
  * name barriers by kind (glc__barrier_kind); glc__gl_barrier_bits is the
@@ -129,10 +131,19 @@ GLbitfield glc__gl_barrier_bits(unsigned kinds)
            (kinds & GLC__BARRIER_COMMAND ? GL_COMMAND_BARRIER_BIT : 0u);
 }
 
+/* The bits for dev: texel reads see shader writes only after FETCH */
+static GLbitfield device_bits(const glc_device *dev, unsigned kinds)
+{
+    return glc__gl_barrier_bits(kinds) |
+           (kinds & GLC__BARRIER_STORAGE && dev->info.features.texel_buffers
+                ? (GLbitfield)GL_TEXTURE_FETCH_BARRIER_BIT
+                : 0u);
+}
+
 void glc__enc_barrier(glc_device *dev, unsigned kinds, glc_dispatch_stats *stats)
 {
     glc__encoder *e = &dev->enc;
-    dev->gl.glMemoryBarrier(glc__gl_barrier_bits(kinds));
+    dev->gl.glMemoryBarrier(device_bits(dev, kinds));
     if (kinds & GLC__BARRIER_STORAGE) {
         glc__hazard_clear(&e->haz);
         e->since_barrier = 0;
@@ -165,7 +176,7 @@ void glc__enc_host_access(glc_device *dev, uint64_t write_seq)
 
 void glc__enc_raw_barrier(glc_device *dev, unsigned kinds)
 {
-    dev->gl.glMemoryBarrier(glc__gl_barrier_bits(kinds));
+    dev->gl.glMemoryBarrier(device_bits(dev, kinds));
 }
 
 /* Spans into the tracker (and the oracle under GLC_VALIDATE) as dispatch id. */
@@ -274,6 +285,44 @@ static glc_status validate_emitted(glc_device *dev, const glc__cmd *c, const glc
                         : glc__fail(dev, st, "GLC_VALIDATE: out of memory in the oracle");
 }
 
+/* Texture unit u shows bytes [off, off + size) of buf as RGBA32F texels
+ * through the device's buffer texture of the unit; 1 when the active unit
+ * was changed. */
+static int bind_texel(glc_device *dev, GLuint u, const glc_buffer *buf, GLintptr off,
+                      GLsizeiptr size)
+{
+    struct glc__bound *b = &dev->enc.bound;
+    int moved = 0, same = dev->texel_tex[u] && dev->texel_shows[u].id == buf->id &&
+                          dev->texel_shows[u].offset == off && dev->texel_shows[u].size == size;
+    if (!dev->texel_tex[u])
+        dev->gl.glGenTextures(1, &dev->texel_tex[u]);
+    if (!(b->texel_units & (1u << u)) || !same) {
+        dev->gl.glActiveTexture(GL_TEXTURE0 + u);
+        dev->gl.glBindTexture(GL_TEXTURE_BUFFER_OES, dev->texel_tex[u]);
+        b->texel_units |= 1u << u;
+        moved = 1;
+    }
+    if (!same) {
+        dev->gl.glTexBufferRangeOES(GL_TEXTURE_BUFFER_OES, GL_RGBA32F, buf->name, off, size);
+        dev->texel_shows[u].id = buf->id;
+        dev->texel_shows[u].offset = off;
+        dev->texel_shows[u].size = size;
+    }
+    return moved;
+}
+
+void glc__enc_drop_texel(glc_device *dev, uint32_t id)
+{
+    GLuint u;
+    for (u = 0; u < GLC__TEXEL_UNITS; u++)
+        if (dev->texel_tex[u] && dev->texel_shows[u].id == id) {
+            dev->gl.glDeleteTextures(1, &dev->texel_tex[u]); /* (unbinds it) */
+            dev->texel_tex[u] = 0;
+            dev->texel_shows[u].id = 0;
+            dev->enc.bound.texel_units &= ~(1u << u);
+        }
+}
+
 /* Sets what differs from what the last dispatch of this API call set
  * (dev->bound) and from the uniforms the program already holds: a plan's
  * replay of consecutive dispatches skips most GL calls. */
@@ -281,8 +330,8 @@ static void bind_and_dispatch(glc_device *dev, const glc__cmd *c)
 {
     struct glc__bound *b = &dev->enc.bound;
     glc_kernel *k = c->kernel;
-    GLuint ssbo = 0, ubo = 0;
-    int i;
+    GLuint ssbo = 0, ubo = 0, texel = 0;
+    int i, unit_moved = 0;
     if (!b->valid) {
         memset(b, 0, sizeof *b);
         b->valid = 1;
@@ -299,6 +348,10 @@ static void bind_and_dispatch(glc_device *dev, const glc__cmd *c)
             dev->gl.glBindBufferRange(GL_UNIFORM_BUFFER, ubo++, name, off, size);
             continue;
         }
+        if (c->bind[i].kind == GLC_BIND_TEXEL) { /* (session.c checked: a unit, whole texels) */
+            unit_moved |= bind_texel(dev, texel++, c->bind[i].buffer, off, size);
+            continue;
+        }
         if (ssbo < 16 && b->ssbo[ssbo].name == name && b->ssbo[ssbo].offset == off &&
             b->ssbo[ssbo].size == size) {
             ssbo++;
@@ -311,6 +364,8 @@ static void bind_and_dispatch(glc_device *dev, const glc__cmd *c)
         }
         dev->gl.glBindBufferRange(GL_SHADER_STORAGE_BUFFER, ssbo++, name, off, size);
     }
+    if (unit_moved) /* (adopted contexts get theirs back from glstate) */
+        dev->gl.glActiveTexture(GL_TEXTURE0);
     if (k->params_loc >= 0 && c->nparams &&
         (k->last_nparams != c->nparams ||
          memcmp(k->last_params, c->params, (size_t)c->nparams * sizeof c->params[0]))) {

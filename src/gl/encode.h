@@ -19,6 +19,7 @@
 #define GLC_ENCODE_H
 
 #include "gl.h"
+#include "glstate.h"
 #include "glcompute.h"
 #include "hazard.h"
 
@@ -67,6 +68,7 @@ typedef struct glc__encoder {
             GLintptr offset;
             GLsizeiptr size;
         } ssbo[16];
+        unsigned texel_units; /* the units that hold the device's buffer textures */
     } bound;
 } glc__encoder;
 
@@ -75,6 +77,9 @@ struct glc_device;
 void glc__enc_init(glc__encoder *e);
 void glc__enc_finish(glc__encoder *e);
 void glc__enc_forget_bindings(glc__encoder *e);
+/* Deletes the device's buffer textures that show buffer `id` (before the
+ * buffer is deleted: a texture would keep its storage alive). */
+void glc__enc_drop_texel(struct glc_device *dev, uint32_t id);
 
 /* The GL bits of barrier kinds (glc__barrier_kind): the one mapping. */
 GLbitfield glc__gl_barrier_bits(unsigned kinds);

@@ -77,6 +77,9 @@
                                  GLint layer, GLenum access, GLenum format))                \
     X(GLboolean, glIsTexture, (GLuint texture))                                             \
     X(void, glBindTexture, (GLenum target, GLuint texture))                                 \
+    X(void, glGenTextures, (GLsizei n, GLuint *textures))                                   \
+    X(void, glDeleteTextures, (GLsizei n, const GLuint *textures))                          \
+    X(void, glActiveTexture, (GLenum texture))                                              \
     X(void, glGetTexParameteriv, (GLenum target, GLenum pname, GLint *params))              \
     X(void, glGetTexLevelParameteriv, (GLenum target, GLint level, GLenum pname,            \
                                        GLint *params))
@@ -85,6 +88,8 @@
     X(void, glBufferStorageEXT, (GLenum target, GLsizeiptr size, const void *data,          \
                                  GLbitfield flags))                                         \
     X(GLenum, glGetGraphicsResetStatusEXT, (void))                                          \
+    X(void, glTexBufferRangeOES, (GLenum target, GLenum internalformat, GLuint buffer,       \
+                                  GLintptr offset, GLsizeiptr size))                        \
     X(void, glGenQueriesEXT, (GLsizei n, GLuint *ids))                                      \
     X(void, glDeleteQueriesEXT, (GLsizei n, const GLuint *ids))                             \
     X(void, glBeginQueryEXT, (GLenum target, GLuint id))                                    \

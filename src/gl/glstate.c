@@ -62,6 +62,14 @@ void glc__glstate_save(const glc__gl *gl, glc__glstate *st, unsigned mask, int n
     }
     if (mask & GLC__TOUCH_TEXTURE)
         gl->glGetIntegerv(GL_TEXTURE_BINDING_2D, &st->texture_2d);
+    if (mask & GLC__TOUCH_TEXEL) {
+        gl->glGetIntegerv(GL_ACTIVE_TEXTURE, &st->active_unit);
+        for (i = 0; i < GLC__TEXEL_UNITS; i++) {
+            gl->glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+            gl->glGetIntegerv(GL_TEXTURE_BINDING_BUFFER_OES, &st->texel_at[i]);
+        }
+        gl->glActiveTexture((GLenum)st->active_unit);
+    }
     if (mask & GLC__TOUCH_UBO) {
         gl->glGetIntegerv(GL_UNIFORM_BUFFER_BINDING, &st->ubo);
         for (i = 0; i < st->n; i++)
@@ -102,6 +110,13 @@ int glc__glstate_restore(const glc__gl *gl, const glc__glstate *st)
                                (GLenum)st->image[4], (GLenum)st->image[5]);
     if (st->mask & GLC__TOUCH_TEXTURE)
         gl->glBindTexture(GL_TEXTURE_2D, (GLuint)st->texture_2d);
+    if (st->mask & GLC__TOUCH_TEXEL) {
+        for (i = 0; i < GLC__TEXEL_UNITS; i++) {
+            gl->glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+            gl->glBindTexture(GL_TEXTURE_BUFFER_OES, (GLuint)st->texel_at[i]);
+        }
+        gl->glActiveTexture((GLenum)st->active_unit);
+    }
     if (st->mask & GLC__TOUCH_UBO) {
         for (i = 0; i < st->n; i++)
             restore_indexed(gl, GL_UNIFORM_BUFFER, (GLuint)i, st->ubo_at[i].buffer,

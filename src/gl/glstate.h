@@ -19,8 +19,11 @@ enum {
     GLC__TOUCH_INDIRECT = 1u << 3, /* GL_DISPATCH_INDIRECT_BUFFER */
     GLC__TOUCH_UBO = 1u << 4,      /* generic + indexed UBO 0..n-1 */
     GLC__TOUCH_IMAGE = 1u << 5,    /* image unit 0 */
-    GLC__TOUCH_TEXTURE = 1u << 6   /* GL_TEXTURE_2D of the active texture unit */
+    GLC__TOUCH_TEXTURE = 1u << 6,  /* GL_TEXTURE_2D of the active texture unit */
+    GLC__TOUCH_TEXEL = 1u << 7     /* the active unit; buffer textures of units 0..TEXEL_UNITS-1 */
 };
+
+#define GLC__TEXEL_UNITS 4 /* texture units a dispatch's GLC_BIND_TEXEL bindings may take */
 
 #define GLC__MAX_SAVED_SSBO 16
 
@@ -31,6 +34,7 @@ typedef struct glc__glstate {
     int program_deleted; /* the host deleted its current program: it dies when unbound */
     GLint image[6];      /* unit 0: name, level, layered, layer, access, format */
     GLint texture_2d;
+    GLint active_unit, texel_at[GLC__TEXEL_UNITS];
     struct {
         GLint buffer;
         GLint64 start, size;

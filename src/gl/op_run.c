@@ -214,7 +214,7 @@ glc_status glc__op_run(glc_session *s, glc__op_args *a, const glc_view *views,
             /* whole words: a 16-bit tensor of odd length ends mid-word */
             b[i].size = (b[i].size + 3) & ~(size_t)3;
             b[i].access = dp->bind[i].access;
-            b[i].kind = GLC_BIND_STORAGE;
+            b[i].kind = dp->bind[i].kind;
         }
         memset(&d, 0, sizeof d);
         d.kernel = kernels[j];

@@ -45,7 +45,8 @@
 
 #define TOUCH_RUN (GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_COPY)
 /* a run's state: image unit 0 too when a texture is bound */
-#define TOUCH_OF(p) (TOUCH_RUN | (glc__plan_has_textures(p) ? GLC__TOUCH_IMAGE : 0u))
+#define TOUCH_OF(p)                                                                         \
+    (TOUCH_RUN | (glc__plan_has_textures(p) ? GLC__TOUCH_IMAGE : 0u) | glc__touch_texel((p)->dev))
 #define EARLY_FLUSH_AT 16
 
 glc_status glc__plan_refuse_pending(glc_plan *p, const char *fn)

@@ -120,11 +120,15 @@ static glc_status check_binding(glc_device *dev, const char *kname, int i, const
         return bad_binding(dev, kname, i, "buffer of another device");
     if (b->access < GLC_READ || b->access > GLC_READ_WRITE)
         return bad_binding(dev, kname, i, "access is not READ/WRITE/READ_WRITE");
-    if (b->kind != GLC_BIND_STORAGE && b->kind != GLC_BIND_UNIFORM)
-        return bad_binding(dev, kname, i, "kind is not STORAGE/UNIFORM");
+    if (b->kind != GLC_BIND_STORAGE && b->kind != GLC_BIND_UNIFORM && b->kind != GLC_BIND_TEXEL)
+        return bad_binding(dev, kname, i, "kind is not STORAGE/UNIFORM/TEXEL");
     uniform = b->kind == GLC_BIND_UNIFORM;
     if (uniform && b->access != GLC_READ)
         return bad_binding(dev, kname, i, "a uniform block is read only");
+    if (b->kind == GLC_BIND_TEXEL && !dev->info.features.texel_buffers)
+        return bad_binding(dev, kname, i, "TEXEL, and the device has no buffer textures");
+    if (b->kind == GLC_BIND_TEXEL && b->access != GLC_READ)
+        return bad_binding(dev, kname, i, "a texel binding is read only");
     if (b->offset >= b->buffer->capacity ||
         (b->size ? b->size : b->buffer->bytes - b->offset) > b->buffer->capacity - b->offset)
         return glc__fail(dev, GLC_ERR_BOUNDS,
@@ -142,6 +146,11 @@ static glc_status check_binding(glc_device *dev, const char *kname, int i, const
                          "glc_session_dispatch(%s): binding %d: uniform offset %zu is not a "
                          "multiple of 256",
                          kname, i, b->offset);
+    if (b->kind == GLC_BIND_TEXEL && (size % 16 || size / 16 > lim->max_texel_buffer_size))
+        return glc__fail(dev, GLC_ERR_BOUNDS,
+                         "glc_session_dispatch(%s): binding %d: a texel binding of %zu bytes is "
+                         "not whole 16-byte texels up to the device's %u",
+                         kname, i, size, lim->max_texel_buffer_size);
     limit = uniform ? lim->max_uniform_block_size : (size_t)lim->max_ssbo_size;
     if (size > limit)
         return glc__fail(dev, GLC_ERR_BOUNDS,
@@ -216,8 +225,9 @@ static glc_status validate(glc_session *s, const glc_dispatch_desc *d, glc__cmd 
 static glc_status enter(glc_session *s, int nbind, glc__glstate *gs)
 {
     return glc__enter_hot(s->dev,
-                      GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_UBO | GLC__TOUCH_INDIRECT,
-                      nbind, gs);
+                          GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_UBO |
+                              GLC__TOUCH_INDIRECT | glc__touch_texel(s->dev),
+                          nbind, gs);
 }
 
 glc_status glc_session_dispatch(glc_session *s, const glc_dispatch_desc *d)
