@@ -44,6 +44,11 @@ struct glc_device {
      * made on first use) and the range each shows (by buffer id: a GL name
      * can be reused, an id never is) */
     GLuint texel_tex[GLC__TEXEL_UNITS];
+    /* a texel binding was validated (a dispatch or a plan): from then on
+     * storage barriers carry the fetch bit and calls save the texture
+     * units, so a device that never reads texels (NVIDIA: no planner picks
+     * them there) pays for neither */
+    int texel_used;
     struct {
         uint32_t id;
         GLintptr offset;
@@ -73,8 +78,8 @@ enum { GLC__BARRIERS_TRACKED = 0, GLC__BARRIERS_ALWAYS, GLC__BARRIERS_NEVER /* r
  * GLC_ERR_STATE with a message. No GL call is made. */
 glc_status glc__check_context(struct glc_device *dev);
 
-/* GLC__TOUCH_TEXEL where the device's dispatches may bind buffer textures */
-#define glc__touch_texel(dev) ((dev)->info.features.texel_buffers ? (unsigned)GLC__TOUCH_TEXEL : 0u)
+/* GLC__TOUCH_TEXEL once the device's dispatches may bind buffer textures */
+#define glc__touch_texel(dev) ((dev)->texel_used ? (unsigned)GLC__TOUCH_TEXEL : 0u)
 
 /* Brackets a public call that touches GL. `touch` is a glc__glstate mask
  * of what the call changes; for an adopted context that state is saved in

@@ -6,7 +6,7 @@
  * wrote: GL_SHADER_STORAGE_BARRIER_BIT between storage accesses (it orders
  * RAW, WAR and WAW), GL_UNIFORM_BARRIER_BIT before a written buffer is read
  * as a uniform block, GL_COMMAND_BARRIER_BIT before it supplies indirect
- * group counts; on a device with buffer textures every storage barrier
+ * group counts; once a device has a texel binding every storage barrier
  * also carries GL_TEXTURE_FETCH_BARRIER_BIT (GLC_BIND_TEXEL reads are
  * tracked as storage reads). Storage conflicts are found per byte range by the device's
  * hazard tracker; uniform and command use is rarer and tracked per buffer
@@ -135,7 +135,7 @@ GLbitfield glc__gl_barrier_bits(unsigned kinds)
 static GLbitfield device_bits(const glc_device *dev, unsigned kinds)
 {
     return glc__gl_barrier_bits(kinds) |
-           (kinds & GLC__BARRIER_STORAGE && dev->info.features.texel_buffers
+           (kinds & GLC__BARRIER_STORAGE && dev->texel_used
                 ? (GLbitfield)GL_TEXTURE_FETCH_BARRIER_BIT
                 : 0u);
 }

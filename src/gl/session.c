@@ -162,6 +162,7 @@ static glc_status check_binding(glc_device *dev, const char *kname, int i, const
     c->bind[i].size = size;
     c->bind[i].access = b->access;
     c->bind[i].kind = b->kind;
+    dev->texel_used |= b->kind == GLC_BIND_TEXEL;
     return GLC_OK;
 }
 
