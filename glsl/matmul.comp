@@ -26,7 +26,8 @@
 //   segments 1 and 2 start in out (elements); GLU: 15 the up half's offset
 //   from the gate half (elements, signed; a's binding starts at the first)
 // defines: TB (GLC_T_* of b), NT, TILED, AVEC (K % 4 == 0 for a, and b's
-//   vector dim % 4 == 0), BVEC (b readable as 4-element vectors); TILED:
+//   vector dim % 4 == 0), BVEC (b readable as 4-element vectors), BTEX
+//   (f32 BVEC b read as texels too: GLC_BIND_TEXEL, texture unit 0); TILED:
 //   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_act op
 //   applied after the bias, param 10; 0 none); SEG (the fused Q/K/V
 //   projection: one batch, out is three row-major matrices); RES (a
@@ -64,7 +65,12 @@ layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
 #else
 layout(std430, binding = 0) readonly buffer A { float a1[]; };
 #endif
-#if TB == GLC_T_F32 && BVEC
+#if TB == GLC_T_F32 && BVEC && defined(BTEX)
+// f32 b as RGBA32F texels (texture unit 0, GLC_BIND_TEXEL; its SSBO binding
+// 1 stays bound, unread): llvmpipe's fetch is a gather, its SSBO load a
+// loop over the lanes
+layout(binding = 0) uniform highp samplerBuffer tb4;
+#elif TB == GLC_T_F32 && BVEC
 // f32 b read four at a time as vec4s (one load, not four: llvmpipe gathers)
 layout(std430, binding = 1) readonly buffer B { vec4 b4[]; };
 #else
@@ -114,7 +120,9 @@ float b_at(uint i)
 // b elements i .. i + 3, i a multiple of 4 (BVEC)
 vec4 b_vec(uint i)
 {
-#if TB == GLC_T_F32 && BVEC
+#if TB == GLC_T_F32 && BVEC && defined(BTEX)
+    return texelFetch(tb4, int(i >> 2));
+#elif TB == GLC_T_F32 && BVEC
     return b4[i >> 2];
 #elif TB == GLC_T_F32
     return vec4(uintBitsToFloat(bw[i]), uintBitsToFloat(bw[i + 1u]), uintBitsToFloat(bw[i + 2u]),

@@ -6,7 +6,9 @@
  * on GPUs with subgroups the mat-vec path: the device's own choice runs in
  * the case table of test_ops.c, eagerly and through plans), on the default
  * device and on one clamped to the ES 3.1 minimums, a grid past 65535
- * groups, the loop cap, sentinels on every output; then the errors.
+ * groups, the loop cap, sentinels on every output; the direct kernel's f32
+ * b read from SSBOs and through buffer textures on each side of the texel
+ * limit; then the errors.
  */
 #include "testutil.h"
 
@@ -141,6 +143,42 @@ static void test_matmul_shapes(void **state)
             }
         glc_device_destroy(dev);
     }
+}
+
+/* The direct kernel's f32 b^T (llvmpipe reads it through a buffer texture
+ * where it fits the device's texel limit, here narrowed to 1024 texels:
+ * b of 4096 values is read as texels, of 4100 from its SSBO), and from its
+ * SSBO on a device without buffer textures: the decode's one row, llvmpipe's
+ * 16- and 32-row invocations, batched b, a bias, odd N. */
+static void test_matmul_direct_reads(void **state)
+{
+    static const int64_t shp[][3] = {{1, 64, 64},   {1, 41, 100}, {16, 32, 128},
+                                      {70, 33, 124}, {3, 1025, 4}, {2, 32, 64}};
+    glc_device *dev = open_dev(0);
+    int have = dev->info.features.texel_buffers, texel, i;
+    uint64_t seed = 0xd1ec7;
+    (void)state;
+    for (texel = 0; texel <= have; texel++) {
+        dev->info.features.texel_buffers = texel;
+        dev->info.limits.max_texel_buffer_size = texel ? 1024 : 0;
+        for (i = 0; i < 6; i++) {
+            mm_case c;
+            memset(&c, 0, sizeof c);
+            c.ab[0] = c.ab[1] = c.bb[0] = c.bb[1] = 1;
+            c.brank = 2;
+            if (i == 5) /* b per batch: the texel view spans both */
+                c.ab[1] = c.bb[1] = 2, c.brank = 3;
+            c.m = shp[i][0];
+            c.n = shp[i][1];
+            c.k = shp[i][2];
+            c.nt = 1;
+            c.tb = GLC_DTYPE_F32;
+            c.bias = i % 2;
+            c.variant = "direct";
+            run_mm(dev, &seed, &c);
+        }
+    }
+    glc_device_destroy(dev);
 }
 
 /* batch dims: shared b, b per batch, b broadcast in the outer or inner dim */
@@ -590,6 +628,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_shapes),
+        cmocka_unit_test(test_matmul_direct_reads),
         cmocka_unit_test(test_matmul_batched),
         cmocka_unit_test(test_matmul_big_grid),
         cmocka_unit_test(test_matmul_loop_cap),

@@ -633,6 +633,14 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__plan_param_at(d, GLC__KP_MATMUL_FLAGS, a->t[2].present ? 1u : 0u);
     glc__plan_paramf_at(d, GLC__KP_MATMUL_ACT_PARAM, a->mm.act_param);
     bind_dense(d, a, m, n, GLC__KP_MATMUL_S1);
+    /* llvmpipe: f32 b read through a buffer texture (its SSBO loads are a
+     * loop over the SIMD lanes; texel fetches one gather). b keeps its SSBO
+     * binding (unread), so the kernel's binding points stay. */
+    if (v == V_DIRECT && tg->is_llvmpipe && nt && b->dtype == GLC_DTYPE_F32 && k % 4 == 0 &&
+        glc__texel_ok(tg, (uint64_t)glc__numel(b) * 4)) {
+        glc__define(d, "BTEX", "1");
+        glc__plan_bind_texel(d, 1);
+    }
     glu_params(d, a, GLC__KP_MATMUL_GLU_DELTA, m, k);
     if (nout != n)
         return GLC_OK; /* the epilogue: K whole (k_parts) */
