@@ -7,17 +7,30 @@
 // others 0; rms_norm x * inversesqrt(mean(x^2) + eps) (* weight).
 // bindings: 0 x (read), 1 out (written), BW the weight (rms_norm, read)
 // params:   reduce.comp's: 0 rows, 1 n, 2 Tq, 3 offp, 4 offn, 5 scale / eps
-// defines:  OP (GLC_R_SOFTMAX or GLC_R_RMS_NORM), BW (the weight's binding)
+// defines:  OP (GLC_R_SOFTMAX or GLC_R_RMS_NORM), BW (the weight's binding),
+//           TEXEL (x read as RGBA32F texels, texture unit 0; its SSBO stays
+//           bound, unread), TEXEL_W (the weight too, unit 1): llvmpipe's
+//           texel fetch is a gather, its SSBO load a loop over the lanes
 // local size: GLC_LOCAL_SIZE_X
 
 #define GLC_KP_REDUCE
 #include "kparams.glsl"
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;
+#ifdef TEXEL
+layout(binding = 0) uniform highp samplerBuffer tx;
+#define X_AT(i) texelFetch(tx, int(i))
+#else
 layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
+#define X_AT(i) x[i]
+#endif
 layout(std430, binding = 1) writeonly buffer O { vec4 o[]; };
-#ifdef BW
+#if defined(BW) && defined(TEXEL_W)
+layout(binding = 1) uniform highp samplerBuffer tw;
+#define W_AT(i) texelFetch(tw, int(i))
+#elif defined(BW)
 layout(std430, binding = BW) readonly buffer W { vec4 w[]; };
+#define W_AT(i) w[i]
 #endif
 
 #define NEG_BIG (-3.402823e38)
@@ -41,7 +54,7 @@ void main()
         vec4 bm = m4;
         for (uint u = 0u; u < 4u; u++) {
             bvec4 ok = lessThan(uvec4(4u * (i + u)) + uvec4(0u, 1u, 2u, 3u), uvec4(lim));
-            v[u] = i + u < n4 ? mix(vec4(NEG_BIG), x[b + i + u] * scale, ok) : vec4(NEG_BIG);
+            v[u] = i + u < n4 ? mix(vec4(NEG_BIG), X_AT(b + i + u) * scale, ok) : vec4(NEG_BIG);
             bm = max(bm, v[u]);
         }
         s4 *= exp(m4 - bm);
@@ -55,20 +68,20 @@ void main()
     float inv = total > 0.0 ? 1.0 / total : 0.0;
     for (uint i = 0u; i < n4; i++) {
         bvec4 ok = lessThan(uvec4(4u * i) + uvec4(0u, 1u, 2u, 3u), uvec4(lim));
-        o[b + i] = mix(vec4(0.0), exp(x[b + i] * scale - mx) * inv, ok);
+        o[b + i] = mix(vec4(0.0), exp(X_AT(b + i) * scale - mx) * inv, ok);
     }
 #else
     vec4 s4 = vec4(0.0);
     for (uint i = 0u; i < n4; i++) {
-        vec4 v = x[b + i];
+        vec4 v = X_AT(b + i);
         s4 += v * v;
     }
     float r = inversesqrt((s4.x + s4.y + s4.z + s4.w) / float(glc_p[P_N]) + glc_pf(P_EPS));
     for (uint i = 0u; i < n4; i++) {
 #ifdef BW
-        o[b + i] = x[b + i] * r * w[i];
+        o[b + i] = X_AT(b + i) * r * W_AT(i);
 #else
-        o[b + i] = x[b + i] * r;
+        o[b + i] = X_AT(b + i) * r;
 #endif
     }
 #endif

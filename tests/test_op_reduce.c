@@ -5,7 +5,8 @@
  * and through plans): the variants a GPU gets forced on llvmpipe, grids
  * folded past the group limit and one real grid past 65535 groups, the
  * loop cap, each on the default device and on one clamped to the ES 3.1
- * minimums; then the errors.
+ * minimums; llvmpipe's vec4 rows read from SSBOs and through buffer
+ * textures on each side of the texel limit; then the errors.
  */
 #include "testutil.h"
 
@@ -221,6 +222,43 @@ static void test_grid_folding(void **state)
         }
         glc_device_destroy(dev);
     }
+}
+
+/* llvmpipe's rows of whole vec4s (reduce_row4): x (and an f32 weight) read
+ * through buffer textures up to the texel limit, narrowed to 256 texels
+ * (1024 values: 8 rows of 128 as texels, 9 from SSBOs; one row of 1024
+ * and its weight as texels, two from SSBOs: the weight goes with its rows),
+ * and from SSBOs on a device without them; softmax causal and not, rms_norm with and without a
+ * weight. */
+static void test_row4_reads(void **state)
+{
+    static const struct { int op; int64_t rows, n; int causal; glc_dtype tw; } cs[] = {
+        {R_SOFTMAX, 8, 128, 1, 0},  {R_SOFTMAX, 9, 128, 0, 0},
+        {R_RMS, 8, 128, 0, GLC_DTYPE_F32}, {R_RMS, 9, 128, 0, 0},
+        {R_RMS, 2, 1024, 0, GLC_DTYPE_F32}, {R_RMS, 1, 1024, 0, GLC_DTYPE_F32}};
+    glc_device *dev = open_dev(0);
+    int have = dev->info.features.texel_buffers, texel;
+    uint64_t seed = 0x40e;
+    size_t i;
+    (void)state;
+    for (texel = 0; texel <= have; texel++) {
+        dev->info.features.texel_buffers = texel;
+        dev->info.limits.max_texel_buffer_size = texel ? 256 : 0;
+        for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            rcase c;
+            memset(&c, 0, sizeof c);
+            c.op = cs[i].op;
+            c.rank = 2;
+            c.shape[0] = cs[i].rows;
+            c.shape[1] = cs[i].n;
+            c.tx = c.to = GLC_DTYPE_F32;
+            c.tw = cs[i].tw;
+            c.causal = cs[i].causal;
+            c.scale = 0.7f;
+            run_case(dev, &seed, &c);
+        }
+    }
+    glc_device_destroy(dev);
 }
 
 /* A real grid past 65535 groups: rows of 2 elements, 64-128 rows a group. */
@@ -442,6 +480,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_variants),
         cmocka_unit_test(test_grid_folding),
+        cmocka_unit_test(test_row4_reads),
         cmocka_unit_test(test_big_grid),
         cmocka_unit_test(test_loop_cap_long_rows),
         cmocka_unit_test(test_loop_cap_forced),

@@ -179,6 +179,7 @@ static uint32_t pow2_at_most(uint64_t v)
 typedef struct row_cfg {
     uint32_t local, ts, per;
     int row4; /* glsl/reduce_row4.comp: a row an invocation in vec4s (llvmpipe) */
+    int texel, texel_w; /* row4 reads the rows, the weight through buffer textures */
 } row_cfg;
 
 /* Team size, group size and registers for rows of n elements. Few
@@ -289,6 +290,16 @@ static glc__dispatch_plan *reduce_dispatch(glc__op_plan *p, const glc__op_args *
             glc__define_int(d, "BW", 2);
             glc__plan_bind(d, wi, GLC_READ);
         }
+        /* llvmpipe: the rows (and an f32 weight) read through buffer
+         * textures as well, their SSBO bindings kept (the kernel's points) */
+        if (c->texel) {
+            glc__define(d, "TEXEL", "1");
+            glc__plan_bind_texel(d, 0);
+        }
+        if (c->texel_w) {
+            glc__define(d, "TEXEL_W", "1");
+            glc__plan_bind_texel(d, wi);
+        }
         glc__plan_param_at(d, GLC__KP_REDUCE_ROWS, (uint32_t)rows);
         glc__plan_param_at(d, GLC__KP_REDUCE_N, (uint32_t)n);
         row_params(d, a, x, kop, n);
@@ -367,6 +378,9 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
              (a->op == GLC__OP_SOFTMAX || a->op == GLC__OP_RMS_NORM) &&
              x->dtype == GLC_DTYPE_F32 && a->t[a->nin].dtype == GLC_DTYPE_F32 &&
              (a->op != GLC__OP_RMS_NORM || !a->t[1].present || a->t[1].dtype == GLC_DTYPE_F32);
+    c.texel = c.row4 && glc__texel_ok(tg, (uint64_t)rows * (uint64_t)n * 4);
+    c.texel_w = c.texel && a->op == GLC__OP_RMS_NORM && a->t[1].present &&
+                glc__texel_ok(tg, (uint64_t)n * 4);
     if (!budget || c.per ||
         loops * ((pairs + c.ts - 1) / c.ts) + LOOP_OVERHEAD <= budget) {
         reduce_dispatch(p, a, kop, &c, (uint64_t)rows, 0, 0, 0, 0);
