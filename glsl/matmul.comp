@@ -27,7 +27,9 @@
 //   from the gate half (elements, signed; a's binding starts at the first)
 // defines: TB (GLC_T_* of b), NT, TILED, AVEC (K % 4 == 0 for a, and b's
 //   vector dim % 4 == 0), BVEC (b readable as 4-element vectors), BTEX
-//   (f32 BVEC b read as texels too: GLC_BIND_TEXEL, texture unit 0); TILED:
+//   (f32 BVEC b read as texels too: GLC_BIND_TEXEL, texture unit 0), ATEX,
+//   NTEX (a, the norm's weight read as texels: their texture units);
+//   TILED:
 //   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_act op
 //   applied after the bias, param 10; 0 none); SEG (the fused Q/K/V
 //   projection: one batch, out is three row-major matrices); RES (a
@@ -60,8 +62,13 @@ layout(local_size_x = GLC_LOCAL_SIZE_X) in;
 #define ACT 0
 #endif
 
-#if AVEC
+#if AVEC && defined(ATEX)
+// a as RGBA32F texels (texture unit ATEX; its SSBO binding 0 stays, unread)
+layout(binding = ATEX) uniform highp samplerBuffer ta4;
+#define A4(i) texelFetch(ta4, int(i))
+#elif AVEC
 layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
+#define A4(i) a4[i]
 #else
 layout(std430, binding = 0) readonly buffer A { float a1[]; };
 #endif
@@ -85,7 +92,13 @@ layout(std430, binding = 4) readonly buffer RESIDUAL { float res[]; };
 #if TILED || !NT || !AVEC
 #error "NORM: the direct kernel, transposed b, K % 4 == 0"
 #endif
+#ifdef NTEX // the norm's weight as texels (unit NTEX; its SSBO binding stays, unread)
+layout(binding = NTEX) uniform highp samplerBuffer tnw4;
+#define NW4(i) texelFetch(tnw4, int(i))
+#else
 layout(std430, binding = NORM) readonly buffer NORMW { vec4 nw4[]; };
+#define NW4(i) nw4[i]
+#endif
 
 // a's values av at k, read as the norm's input times its weight; ss sums
 // their squares (with KC the rows' sums were taken whole beforehand)
@@ -94,7 +107,7 @@ vec4 norm_load(inout float ss, vec4 av, uint k)
 #ifndef KC
     ss += dot(av, av);
 #endif
-    return av * nw4[k >> 2];
+    return av * NW4(k >> 2);
 }
 #endif
 
@@ -153,10 +166,10 @@ vec4 a_vec(uint a0, uint row, uint k)
     uint K = glc_p[P_K];
 #if defined(GLU)
     uint i = (a0 + row * K + k) >> 2; // AVEC: the plan asks it of GLU
-    return k < K ? glc_glu4(a4[i + glc_glu_gate_shift(glc_p[P_GLU_DELTA])], a4[i + glc_glu_up_shift(glc_p[P_GLU_DELTA])])
+    return k < K ? glc_glu4(A4(i + glc_glu_gate_shift(glc_p[P_GLU_DELTA])), A4(i + glc_glu_up_shift(glc_p[P_GLU_DELTA])))
                  : vec4(0.0);
 #elif AVEC
-    return k < K ? a4[(a0 + row * K + k) >> 2] : vec4(0.0);
+    return k < K ? A4((a0 + row * K + k) >> 2) : vec4(0.0);
 #else
     uint i = a0 + row * K + k;
     return vec4(k < K ? a1[i] : 0.0, k + 1u < K ? a1[i + 1u] : 0.0, k + 2u < K ? a1[i + 2u] : 0.0,
@@ -423,7 +436,7 @@ void main()
         nss[r] = 0.0;
 #ifdef KC
         for (uint k = 0u; k < K; k += 4u) {
-            vec4 x = a4[(a0 + rows[r] * K + k) >> 2];
+            vec4 x = A4((a0 + rows[r] * K + k) >> 2);
             nss[r] += dot(x, x);
         }
 #endif
@@ -446,10 +459,10 @@ void main()
 #endif
             for (int r = 0; r < RM; r++) {
 #ifdef GLU
-                vec4 av = glc_glu4(a4[ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[P_GLU_DELTA])],
-                                   a4[ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[P_GLU_DELTA])]);
+                vec4 av = glc_glu4(A4(ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[P_GLU_DELTA])),
+                                   A4(ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[P_GLU_DELTA])));
 #else
-                vec4 av = a4[ar[r] + (k >> 2)];
+                vec4 av = A4(ar[r] + (k >> 2));
 #endif
 #ifdef NORM
                 av = norm_load(nss[r], av, k);
@@ -465,10 +478,10 @@ void main()
                  bk3 = b_vec(bi + 3u * N);
             for (int r = 0; r < RM; r++) {
 #ifdef GLU
-                vec4 av = glc_glu4(a4[ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[P_GLU_DELTA])],
-                                   a4[ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[P_GLU_DELTA])]);
+                vec4 av = glc_glu4(A4(ar[r] + (k >> 2) + glc_glu_gate_shift(glc_p[P_GLU_DELTA])),
+                                   A4(ar[r] + (k >> 2) + glc_glu_up_shift(glc_p[P_GLU_DELTA])));
 #else
-                vec4 av = a4[ar[r] + (k >> 2)];
+                vec4 av = A4(ar[r] + (k >> 2));
 #endif
                 acc[r] += av.x * bk0 + av.y * bk1 + av.z * bk2 + av.w * bk3;
             }

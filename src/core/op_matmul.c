@@ -352,6 +352,37 @@ static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at, int
     d->bind[0].size = (size_t)((g0 < u0 ? u0 - g0 : g0 - u0) + m * k) * 4;
 }
 
+/* llvmpipe's direct kernel reads f32 b^T, a and the norm's weight through
+ * buffer textures where they are whole texels within the device's limit
+ * (its SSBO loads are a loop over the SIMD lanes, a texel fetch one
+ * gather: the tiny decode 2.6 -> 1.6-1.9 ms/token with b alone). Each keeps
+ * its SSBO binding (unread), so the kernel's binding points stay; the
+ * texture units go in order: BTEX 0, then ATEX, NTEX (their defines). */
+static void direct_texels(glc__dispatch_plan *d, const glc__op_args *a, const glc__target *tg,
+                          int nt, int64_t k)
+{
+    const glc__tensor *b = &a->t[1];
+    size_t abytes = d->bind[0].size ? d->bind[0].size : (size_t)glc__numel(&a->t[0]) * 4;
+    int unit = 0;
+    if (k % 4)
+        return;
+    if (nt && b->dtype == GLC_DTYPE_F32 && glc__texel_ok(tg, (uint64_t)glc__numel(b) * 4)) {
+        glc__define(d, "BTEX", "1");
+        glc__plan_bind_texel(d, 1);
+        unit++;
+    }
+    if (d->bind[0].offset % 16 == 0 && glc__texel_ok(tg, abytes)) { /* (GLU: both halves) */
+        glc__define_int(d, "ATEX", unit++);
+        glc__plan_bind_texel(d, 0);
+        d->bind[d->nbind - 1].offset = d->bind[0].offset;
+        d->bind[d->nbind - 1].size = d->bind[0].size;
+    }
+    if (has_norm(a) && glc__texel_ok(tg, (uint64_t)glc__numel(&a->t[4]) * 4)) {
+        glc__define_int(d, "NTEX", unit++);
+        glc__plan_bind_texel(d, 4);
+    }
+}
+
 /* The subgroup size matvec's subgroup sums may use; 0: none (no subgroup
  * arithmetic, or subgroups of fewer than 4) */
 static uint32_t subgroup_size(const glc__target *tg)
@@ -633,15 +664,9 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     glc__plan_param_at(d, GLC__KP_MATMUL_FLAGS, a->t[2].present ? 1u : 0u);
     glc__plan_paramf_at(d, GLC__KP_MATMUL_ACT_PARAM, a->mm.act_param);
     bind_dense(d, a, m, n, GLC__KP_MATMUL_S1);
-    /* llvmpipe: f32 b read through a buffer texture (its SSBO loads are a
-     * loop over the SIMD lanes; texel fetches one gather). b keeps its SSBO
-     * binding (unread), so the kernel's binding points stay. */
-    if (v == V_DIRECT && tg->is_llvmpipe && nt && b->dtype == GLC_DTYPE_F32 && k % 4 == 0 &&
-        glc__texel_ok(tg, (uint64_t)glc__numel(b) * 4)) {
-        glc__define(d, "BTEX", "1");
-        glc__plan_bind_texel(d, 1);
-    }
     glu_params(d, a, GLC__KP_MATMUL_GLU_DELTA, m, k);
+    if (v == V_DIRECT && tg->is_llvmpipe)
+        direct_texels(d, a, tg, nt, k);
     if (nout != n)
         return GLC_OK; /* the epilogue: K whole (k_parts) */
     return k_split(a, tg, p, v == V_DIRECT ? 4 : 16, kcost, tm * tn * (uint64_t)batches,
