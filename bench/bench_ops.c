@@ -467,14 +467,25 @@ static const char tex_src_fetch4[] =
     "  for (uint k = 0u; k < 4u; k++) { uint i = i0 + k * uint(GLC_LOCAL_SIZE_X);\n"
     "    if (i < glc_p[0]) o[i] = texelFetch(ta, int(i)) + texelFetch(tb, int(i)); } }\n";
 
+static const char tex_src_lib[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(binding = 0) uniform highp samplerBuffer ta;\n"
+    "layout(binding = 1) uniform highp samplerBuffer tb;\n"
+    "layout(std430, binding = 2) writeonly buffer O { vec4 o[]; };\n"
+    "void main() { uint n4 = glc_p[0], i0 = glc_global_index();\n"
+    "  if (glc_group_out_of_range()) return;\n"
+    "  for (uint k = 0u; k < 1u; k++) { uint i = i0 + k; if (i >= n4) return;\n"
+    "    o[i] = texelFetch(ta, int(i)) + texelFetch(tb, int(i)); } }\n";
+
 static void tex_probe(glc_buffer *X, glc_buffer *Y, glc_buffer *Z, int64_t n)
 {
     static const struct { const char *name, *src; int per, tex, image; } pk[] = {
         {"SSBO loads, SSBO store (a vec4 an invocation)", tex_src_ssbo, 1, 0, 0},
         {"texel fetches, SSBO store", tex_src_fetch, 1, 1, 0},
         {"texel fetches, image store", tex_src_image, 1, 1, 1},
-        {"texel fetches, SSBO store, 4 vec4 an invocation", tex_src_fetch4, 4, 1, 0}};
-    static const uint32_t locals[] = {64, 256};
+        {"texel fetches, SSBO store, 4 vec4 an invocation", tex_src_fetch4, 4, 1, 0},
+        {"texel fetches, SSBO store, binary.comp's shape", tex_src_lib, 1, 1, 0}};
+    static const uint32_t locals[] = {128, 256};
     GLuint tex[3] = {0, 0, 0};
     glc__glstate gs;
     size_t j, l;
@@ -511,6 +522,9 @@ static void tex_probe(glc_buffer *X, glc_buffer *Y, glc_buffer *Z, int64_t n)
             }
             dev->gl.glUseProgram(k->program);
             dev->gl.glUniform1uiv(k->params_loc, 1, &vecs);
+            if (k->total_loc >= 0) /* glc_group_out_of_range's count */
+                dev->gl.glUniform1ui(k->total_loc,
+                                     (vecs / (uint32_t)pk[j].per + locals[l] - 1) / locals[l]);
             for (i = 0; i < 2; i++) {
                 dev->gl.glActiveTexture(GL_TEXTURE0 + (GLenum)i);
                 dev->gl.glBindTexture(GL_TEXTURE_BUFFER_OES, tex[i]);
