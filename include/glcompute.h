@@ -419,9 +419,11 @@ typedef enum glc_access {
  * bindings (read only; devices with features.texel_buffers) take texture
  * units 0, 1, ... the same way, as a buffer texture of RGBA32F texels over
  * the range (the kernel declares `layout(binding = u) uniform highp
- * samplerBuffer` and reads texelFetch(s, i), a vec4; its prelude enables
- * GL_OES_texture_buffer). A TEXEL range is whole texels (size a multiple
- * of 16), at most limits.max_texel_buffer_size of them. */
+ * samplerBuffer` and reads texelFetch(s, i), a vec4, and puts
+ * `#define GLC_TEXEL 1` in its desc.defines, for which the prelude enables
+ * GL_OES_texture_buffer: enabling it in every kernel would double Mesa's
+ * compile time). A TEXEL range is whole texels (size a multiple of 16), at
+ * most limits.max_texel_buffer_size of them. */
 typedef enum glc_binding_kind {
     GLC_BIND_STORAGE = 0,
     GLC_BIND_UNIFORM = 1,

@@ -227,8 +227,9 @@ static void test_texel_bindings(void **state)
     }
     memset(&kd, 0, sizeof kd);
     kd.name = "texel", kd.source = texel_src, kd.local_size_x = 32;
+    kd.defines = "#define GLC_TEXEL 1"; /* (the prelude enables buffer textures) */
     assert_int_equal(glc_kernel_create(dev, &kd, &tk), GLC_OK);
-    kd.name = "axpi", kd.source = user_src;
+    kd.name = "axpi", kd.source = user_src, kd.defines = NULL;
     assert_int_equal(glc_kernel_create(dev, &kd, &uk), GLC_OK);
     off = in.limits.ssbo_offset_alignment * 3;
     a = f32_buffer(dev, 4 * n + off / 4 + 8, 1.0f);

@@ -33,7 +33,7 @@ static int vec4_form(const glc__target *tg, int all_f32, int broadcast, uint64_t
  * 24.6 GB/s against 10.3) */
 static int texel_form(const glc__target *tg, int vec4, uint64_t n)
 {
-    return vec4 && glc__texel_ok(tg, n * 4);
+    return vec4 && glc__texel_ok(tg, n * 4) && glc__texel_worth(tg, n * 4);
 }
 
 /* The dispatch of n elements: vec4 groups (texel: read as texels), or pairs */

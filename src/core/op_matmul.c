@@ -364,7 +364,8 @@ static void direct_texels(glc__dispatch_plan *d, const glc__op_args *a, const gl
     const glc__tensor *b = &a->t[1];
     size_t abytes = d->bind[0].size ? d->bind[0].size : (size_t)glc__numel(&a->t[0]) * 4;
     int unit = 0;
-    if (k % 4)
+    /* (b's values the measure of what the product streams, whatever its dtype) */
+    if (k % 4 || !glc__texel_worth(tg, (uint64_t)glc__numel(b) * 4))
         return;
     if (nt && b->dtype == GLC_DTYPE_F32 && glc__texel_ok(tg, (uint64_t)glc__numel(b) * 4)) {
         glc__define(d, "BTEX", "1");

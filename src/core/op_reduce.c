@@ -378,7 +378,8 @@ static glc_status reduce_plan(const glc__op_args *a, const glc__target *tg, glc_
              (a->op == GLC__OP_SOFTMAX || a->op == GLC__OP_RMS_NORM) &&
              x->dtype == GLC_DTYPE_F32 && a->t[a->nin].dtype == GLC_DTYPE_F32 &&
              (a->op != GLC__OP_RMS_NORM || !a->t[1].present || a->t[1].dtype == GLC_DTYPE_F32);
-    c.texel = c.row4 && glc__texel_ok(tg, (uint64_t)rows * (uint64_t)n * 4);
+    c.texel = c.row4 && glc__texel_ok(tg, (uint64_t)rows * (uint64_t)n * 4) &&
+              glc__texel_worth(tg, (uint64_t)rows * (uint64_t)n * 4);
     c.texel_w = c.texel && a->op == GLC__OP_RMS_NORM && a->t[1].present &&
                 glc__texel_ok(tg, (uint64_t)n * 4);
     if (!budget || c.per ||

@@ -224,6 +224,13 @@ void glc__plan_bind_texel(glc__dispatch_plan *d, int tensor)
 {
     glc__plan_bind(d, tensor, GLC_READ);
     d->bind[d->nbind - 1].kind = GLC_BIND_TEXEL;
+    if (!strstr(d->defines, "GLC_TEXEL")) /* the prelude enables buffer textures (kernel.c) */
+        glc__define(d, "GLC_TEXEL", "1");
+}
+
+int glc__texel_worth(const glc__target *tg, uint64_t bytes)
+{
+    return bytes >= tg->texel_min;
 }
 
 int glc__texel_ok(const glc__target *tg, uint64_t bytes)

@@ -240,6 +240,7 @@ typedef struct glc__target {
     glc_device_features features;
     int is_llvmpipe;     /* some variants are chosen by measurement per driver */
     int matmul;          /* GLC__MATMUL_* (env.h): a dense matmul variant forced by GLC_MATMUL */
+    uint64_t texel_min;  /* the least bytes a dispatch streams for its texel form (glc__texel_worth) */
     glc__tune tune;
 } glc__target;
 
@@ -338,6 +339,13 @@ void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
 void glc__plan_bind_texel(glc__dispatch_plan *d, int tensor);
 /* Whether `bytes` of f32 may be read through a buffer texture on tg */
 int glc__texel_ok(const glc__target *tg, uint64_t bytes);
+/* Whether a dispatch streaming `bytes` takes its texel form: only where
+ * there are bytes to stream (GLC__TEXEL_MIN_BYTES; tests lower it): a
+ * small dispatch gains nothing, and each texel variant is one more
+ * program to compile (a cold `make check` 93 s with the bound, 100 s with
+ * every eligible read as texels, all tests passing either way) */
+int glc__texel_worth(const glc__target *tg, uint64_t bytes);
+#define GLC__TEXEL_MIN_BYTES (256u << 10)
 /* The fused Q/K/V projection of a dense or GGML matmul (a->mm.seg, see
  * op_matmul.c), when a->mm.seg[0] is set: the SEG define and the params S1,
  * S12, SEG1, SEG2 from slot s1 on (GLC__KP_SEGS). */

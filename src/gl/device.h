@@ -49,6 +49,7 @@ struct glc_device {
      * units, so a device that never reads texels (NVIDIA: no planner picks
      * them there) pays for neither */
     int texel_used;
+    uint64_t texel_min_bytes;    /* planners' texel threshold (GLC__TEXEL_MIN_BYTES; tests lower it) */
     struct {
         uint32_t id;
         GLintptr offset;

@@ -95,6 +95,7 @@ void glc__target_of(glc_device *dev, glc__target *tg)
     tg->features = dev->info.features;
     tg->is_llvmpipe = strstr(dev->renderer, "llvmpipe") != NULL;
     tg->matmul = dev->env.matmul;
+    tg->texel_min = dev->texel_min_bytes;
     tg->tune = dev->tune;
 }
 
