@@ -158,10 +158,8 @@ static void test_matmul_direct_reads(void **state)
     int have = dev->info.features.texel_buffers, texel, i;
     uint64_t seed = 0xd1ec7;
     (void)state;
-    dev->texel_min_bytes = 0; /* (the texel form for these small cases) */
     for (texel = 0; texel <= have; texel++) {
-        dev->info.features.texel_buffers = texel;
-        dev->info.limits.max_texel_buffer_size = texel ? 1024 : 0;
+        TU_TEXEL_ROUND(dev, texel, 1024);
         for (i = 0; i < 6; i++) {
             mm_case c;
             memset(&c, 0, sizeof c);

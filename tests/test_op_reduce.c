@@ -241,10 +241,8 @@ static void test_row4_reads(void **state)
     uint64_t seed = 0x40e;
     size_t i;
     (void)state;
-    dev->texel_min_bytes = 0; /* (the texel form for these small cases) */
     for (texel = 0; texel <= have; texel++) {
-        dev->info.features.texel_buffers = texel;
-        dev->info.limits.max_texel_buffer_size = texel ? 256 : 0;
+        TU_TEXEL_ROUND(dev, texel, 256);
         for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
             rcase c;
             memset(&c, 0, sizeof c);

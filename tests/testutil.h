@@ -96,6 +96,17 @@ static inline uint32_t tu_ssbo_blocks(glc_device *dev)
     return in.limits.max_ssbo_blocks;
 }
 
+/* Round `texel` (0 or 1) of a test of llvmpipe's texel forms on dev (the
+ * caller includes device.h): 0 without buffer textures, 1 with them at
+ * any size and at most `limit` texels a binding. Set before any plan: the
+ * kernels' prelude follows the feature. */
+#define TU_TEXEL_ROUND(dev, texel, limit)                                               \
+    do {                                                                                 \
+        (dev)->texel_min_bytes = 0;                                                      \
+        (dev)->info.features.texel_buffers = (texel);                                    \
+        (dev)->info.limits.max_texel_buffer_size = (texel) ? (limit) : 0;                \
+    } while (0)
+
 #define tu_assert_contains(hay, needle)                                                  \
     do {                                                                                 \
         if (!strstr((hay), (needle)))                                                    \
