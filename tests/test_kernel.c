@@ -201,8 +201,9 @@ static glc_buffer *f32_buffer(glc_device *dev, int64_t n, float base)
 }
 
 /* GLC_BIND_TEXEL: user GLSL reading buffer textures (two units, a range at
- * an offset) equal to the host's sums; a buffer destroyed and another made
- * (GL may give it the same name) read as the new one; the refusals: a
+ * an offset) equal to the host's sums; a buffer destroyed takes the
+ * texture that showed it along, and another made (GL may give it the same
+ * name) reads as the new one; the refusals: a
  * writable texel binding, a range of part of a texel, a device without
  * buffer textures (GLC_LIMITS=min). */
 static void test_texel_bindings(void **state)
@@ -237,7 +238,11 @@ static void test_texel_bindings(void **state)
     o = f32_buffer(dev, 4 * n, 0.0f);
     texel_run(dev, tk, uk, a, off, b, o, n);
     texel_run(dev, tk, uk, a, 0, b, o, n); /* the same unit, another range */
+    assert_true(dev->texel_tex[0] != 0 && dev->texel_tex[1] != 0);
     glc_buffer_destroy(a);
+    /* the texture that showed a is gone with it (it would keep a's storage
+     * alive); the one that shows b stays */
+    assert_true(dev->texel_tex[0] == 0 && dev->texel_tex[1] != 0);
     c = f32_buffer(dev, 4 * n + 8, 5.0f);
     texel_run(dev, tk, uk, c, 0, b, o, n);
 

@@ -274,6 +274,7 @@ void glc_buffer_destroy(glc_buffer *buf)
 {
     glc__glstate gs;
     glc_device *dev;
+    int shows;
     if (!buf)
         return;
     if (buf->binds > 0) { /* a plan reads or writes it: freed at its unbinding */
@@ -281,8 +282,10 @@ void glc_buffer_destroy(glc_buffer *buf)
         return;
     }
     dev = buf->dev;
-    if (glc__enter(dev, 0, 0, &gs) == GLC_OK) {
-        glc__enc_drop_texel(dev, buf->id); /* (a wrapped one's too: the texture holds its storage) */
+    shows = glc__enc_shows_texel(dev, buf->id); /* (a wrapped one's too: it holds the storage) */
+    if ((!buf->wrapped || shows) && glc__enter(dev, 0, 0, &gs) == GLC_OK) {
+        if (shows)
+            glc__enc_drop_texel(dev, buf->id);
         if (!buf->wrapped)
             dev->gl.glDeleteBuffers(1, &buf->name);
         glc__leave(dev, &gs);

@@ -8,8 +8,8 @@
  * as a uniform block, GL_COMMAND_BARRIER_BIT before it supplies indirect
  * group counts; once a device has a texel binding every storage barrier
  * also carries GL_TEXTURE_FETCH_BARRIER_BIT (GLC_BIND_TEXEL reads are
- * tracked as storage reads). Storage conflicts are found per byte range by the device's
- * hazard tracker; uniform and command use is rarer and tracked per buffer
+ * tracked as storage reads). Storage conflicts are found per byte range
+ * by the device's hazard tracker; uniform and command use is rarer and tracked per buffer
  * (the buffer's last write against the last barrier of that bit). Callers
  * name barriers by kind (glc__barrier_kind); glc__gl_barrier_bits is the
  * one place kinds become GL bits.
@@ -309,6 +309,15 @@ static int bind_texel(glc_device *dev, GLuint u, const glc_buffer *buf, GLintptr
         dev->texel_shows[u].size = size;
     }
     return moved;
+}
+
+int glc__enc_shows_texel(const glc_device *dev, uint32_t id)
+{
+    GLuint u;
+    for (u = 0; u < GLC__TEXEL_UNITS; u++)
+        if (dev->texel_tex[u] && dev->texel_shows[u].id == id)
+            return 1;
+    return 0;
 }
 
 void glc__enc_drop_texel(glc_device *dev, uint32_t id)

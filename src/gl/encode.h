@@ -77,8 +77,10 @@ struct glc_device;
 void glc__enc_init(glc__encoder *e);
 void glc__enc_finish(glc__encoder *e);
 void glc__enc_forget_bindings(glc__encoder *e);
-/* Deletes the device's buffer textures that show buffer `id` (before the
- * buffer is deleted: a texture would keep its storage alive). */
+/* Whether one of the device's buffer textures shows buffer `id` (no GL
+ * call); glc__enc_drop_texel deletes those (before the buffer is deleted:
+ * a texture would keep its storage alive). */
+int glc__enc_shows_texel(const struct glc_device *dev, uint32_t id);
 void glc__enc_drop_texel(struct glc_device *dev, uint32_t id);
 
 /* The GL bits of barrier kinds (glc__barrier_kind): the one mapping. */
