@@ -203,9 +203,9 @@ static glc_buffer *f32_buffer(glc_device *dev, int64_t n, float base)
 /* GLC_BIND_TEXEL: user GLSL reading buffer textures (two units, a range at
  * an offset) equal to the host's sums; a buffer destroyed takes the
  * texture that showed it along, and another made (GL may give it the same
- * name) reads as the new one; the refusals: a
- * writable texel binding, a range of part of a texel, a device without
- * buffer textures (GLC_LIMITS=min). */
+ * name) reads as the new one; the refusals: a writable texel binding, a
+ * range of part of a texel, more texel bindings than texture units, a
+ * device without buffer textures (GLC_LIMITS=min). */
 static void test_texel_bindings(void **state)
 {
     glc_device *dev = tu_device(NULL), *min_dev;
@@ -257,6 +257,19 @@ static void test_texel_bindings(void **state)
     bt[0].access = GLC_READ, bt[0].size = 20;
     assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_BOUNDS);
     assert_non_null(strstr(glc_device_errmsg(dev), "whole 16-byte texels"));
+    { /* more texel bindings than the device's units for them */
+        glc_binding many[6];
+        int u;
+        for (u = 0; u < 5; u++) {
+            memset(&many[u], 0, sizeof many[u]);
+            many[u].buffer = b, many[u].access = GLC_READ, many[u].kind = GLC_BIND_TEXEL;
+        }
+        many[5] = bt[2];
+        dd.bindings = many, dd.binding_count = 6;
+        assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_BOUNDS);
+        assert_non_null(strstr(glc_device_errmsg(dev), "5 texel bindings (at most 4)"));
+        dd.bindings = bt, dd.binding_count = 3;
+    }
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
 
     md.flags |= GLC_DEVICE_LIMITS_MIN;

@@ -42,7 +42,9 @@ static void test_grid_folding(void **state)
 
 /* The vec4 form's two reads (llvmpipe): buffer textures up to the device's
  * texel limit (narrowed here to 100 texels: 400 values read as texels, 404
- * from SSBOs), and SSBOs on a device without them. */
+ * from SSBOs), and SSBOs on a device without them; then 24 generated cases
+ * (op, length, dims, a limit within 2 texels of the operands' size) against
+ * the C reference, eagerly and through plans. */
 static void test_vec4_reads(void **state)
 {
     static const oc_case cases[] = {
@@ -57,6 +59,7 @@ static void test_vec4_reads(void **state)
     };
     glc_device *dev = tu_device(NULL);
     int have = dev->info.features.texel_buffers, texel;
+    uint64_t seed = 0x7e4e1;
     size_t i;
     (void)state;
     for (texel = 0; texel <= have; texel++) {
@@ -65,6 +68,28 @@ static void test_vec4_reads(void **state)
             oc_run_eager(dev, &cases[i], 404 + i, texel ? "texel limit" : "no texels");
             oc_run_graph(dev, &cases[i], 404 + i, texel ? "texel limit" : "no texels");
         }
+    }
+    /* generated: an op, a length (a multiple of 4 or not), one or two dims,
+     * and a texel limit within 2 texels of what its operands need */
+    for (i = 0; have && i < 24; i++) {
+        static const int ops[6] = {OC_ADD, OC_SUB, OC_MUL, OC_DIV, OC_UNARY, OC_SCALE};
+        uint64_t r = tu_rand(&seed);
+        int op = ops[r % 6];
+        int64_t n = 4 * (int64_t)(1 + (r >> 8) % 700) + (int64_t)((r >> 20) % 5 == 0 ? (r >> 24) % 4 : 0);
+        int64_t rows = (r >> 28) % 2 && n % 4 == 0 && (n / 4) % 3 == 0 ? 3 : 1;
+        oc_case c;
+        memset(&c, 0, sizeof c);
+        c.op = op;
+        c.dt[0] = c.dt[1] = c.odt = GLC_DTYPE_F32;
+        c.s[0][0] = c.s[1][0] = rows > 1 ? 2 : 1;
+        c.s[0][1] = c.s[1][1] = rows > 1 ? rows : n;
+        c.s[0][2] = c.s[1][2] = n / rows;
+        c.i[0] = op == OC_UNARY ? (int64_t)GLC_UNARY_SILU : 0;
+        c.f[0] = 1.5f, c.f[1] = -0.25f;
+        c.nmse = OT_NMSE_DEFAULT;
+        TU_TEXEL_ROUND(dev, 1, tu_texel_limit_near(r >> 40, n));
+        oc_run_eager(dev, &c, 500 + i, "generated");
+        oc_run_graph(dev, &c, 500 + i, "generated");
     }
     glc_device_destroy(dev);
 }

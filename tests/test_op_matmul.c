@@ -149,7 +149,8 @@ static void test_matmul_shapes(void **state)
  * where it fits the device's texel limit, here narrowed to 1024 texels:
  * b of 4096 values is read as texels, of 4100 from its SSBO), and from its
  * SSBO on a device without buffer textures: the decode's one row, llvmpipe's
- * 16- and 32-row invocations, batched b, a bias, odd N. */
+ * 16- and 32-row invocations, batched b, a bias, odd N; then 24 generated
+ * shapes with a limit within 2 texels of b's size. */
 static void test_matmul_direct_reads(void **state)
 {
     static const int64_t shp[][3] = {{1, 64, 64},   {1, 41, 100}, {16, 32, 128},
@@ -176,6 +177,28 @@ static void test_matmul_direct_reads(void **state)
             c.variant = "direct";
             run_mm(dev, &seed, &c);
         }
+    }
+    /* generated: rows of a 1-70, N 1-90, K mostly a multiple of 4, b shared
+     * or per batch, a bias or none, a texel limit within 2 texels of b's */
+    for (i = 0; have && i < 24; i++) {
+        uint64_t r = tu_rand(&seed);
+        mm_case c;
+        int64_t nb;
+        memset(&c, 0, sizeof c);
+        c.ab[0] = c.ab[1] = c.bb[0] = c.bb[1] = 1;
+        c.brank = 2;
+        if (r % 4 == 0)
+            c.ab[1] = c.bb[1] = 2, c.brank = 3;
+        c.m = 1 + (int64_t)((r >> 4) % 70);
+        c.n = 1 + (int64_t)((r >> 12) % 90);
+        c.k = 4 * (1 + (int64_t)((r >> 20) % 64)) + ((r >> 28) % 6 == 0 ? 1 + (int64_t)((r >> 32) % 3) : 0);
+        c.nt = 1;
+        c.tb = GLC_DTYPE_F32;
+        c.bias = (r >> 36) % 2;
+        c.variant = "direct";
+        nb = c.bb[1] * c.n * c.k;
+        TU_TEXEL_ROUND(dev, 1, tu_texel_limit_near(r >> 40, nb));
+        run_mm(dev, &seed, &c);
     }
     glc_device_destroy(dev);
 }

@@ -228,8 +228,9 @@ static void test_grid_folding(void **state)
  * through buffer textures up to the texel limit, narrowed to 256 texels
  * (1024 values: 8 rows of 128 as texels, 9 from SSBOs; one row of 1024
  * and its weight as texels, two from SSBOs: the weight goes with its rows),
- * and from SSBOs on a device without them; softmax causal and not, rms_norm with and without a
- * weight. */
+ * and from SSBOs on a device without them; softmax causal and not,
+ * rms_norm with and without a weight; then 24 generated cases (op, rows,
+ * length, weight, a limit within 2 texels of the rows' size). */
 static void test_row4_reads(void **state)
 {
     static const struct { int op; int64_t rows, n; int causal; glc_dtype tw; } cs[] = {
@@ -256,6 +257,26 @@ static void test_row4_reads(void **state)
             c.scale = 0.7f;
             run_case(dev, &seed, &c);
         }
+    }
+    /* generated: softmax (causal or not) or rms_norm (a weight or none),
+     * 1-40 rows of 4-512 values (now and then not whole vec4s), a texel
+     * limit within 2 texels of the rows' size */
+    for (i = 0; have && i < 24; i++) {
+        uint64_t r = tu_rand(&seed);
+        rcase c;
+        int64_t total;
+        memset(&c, 0, sizeof c);
+        c.op = r % 2 ? R_RMS : R_SOFTMAX;
+        c.rank = 2;
+        c.shape[0] = 1 + (int64_t)((r >> 4) % 40);
+        c.shape[1] = 4 * (1 + (int64_t)((r >> 12) % 128)) + ((r >> 20) % 7 == 0 ? 2 : 0);
+        c.tx = c.to = GLC_DTYPE_F32;
+        c.tw = c.op == R_RMS && (r >> 24) % 2 ? GLC_DTYPE_F32 : 0;
+        c.causal = c.op == R_SOFTMAX && (r >> 25) % 2;
+        c.scale = 0.5f;
+        total = c.shape[0] * c.shape[1];
+        TU_TEXEL_ROUND(dev, 1, tu_texel_limit_near(r >> 40, total));
+        run_case(dev, &seed, &c);
     }
     glc_device_destroy(dev);
 }

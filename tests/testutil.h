@@ -107,6 +107,14 @@ static inline uint32_t tu_ssbo_blocks(glc_device *dev)
         (dev)->info.limits.max_texel_buffer_size = (texel) ? (limit) : 0;                \
     } while (0)
 
+/* A texel limit within 2 texels of what `values` f32 need (r picks the
+ * offset), at least 1: generated texel cases land on both sides of it. */
+static inline uint32_t tu_texel_limit_near(uint64_t r, int64_t values)
+{
+    int64_t l = values / 4 + (int64_t)(r % 5) - 2;
+    return (uint32_t)(l > 0 ? l : 1);
+}
+
 #define tu_assert_contains(hay, needle)                                                  \
     do {                                                                                 \
         if (!strstr((hay), (needle)))                                                    \

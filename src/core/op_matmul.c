@@ -372,7 +372,9 @@ static void direct_texels(glc__dispatch_plan *d, const glc__op_args *a, const gl
         glc__plan_bind_texel(d, 1);
         unit++;
     }
-    if (d->bind[0].offset % 16 == 0 && glc__texel_ok(tg, abytes)) { /* (GLU: both halves) */
+    /* (GLU: both halves; an offset legal for a's SSBO binding is one for
+     * its texels: texel_buffers says so) */
+    if (glc__texel_ok(tg, abytes)) {
         glc__define_int(d, "ATEX", unit++);
         glc__plan_bind_texel(d, 0);
         d->bind[d->nbind - 1].offset = d->bind[0].offset;

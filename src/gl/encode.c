@@ -311,6 +311,14 @@ static int bind_texel(glc_device *dev, GLuint u, const glc_buffer *buf, GLintptr
     return moved;
 }
 
+void glc__enc_texel_make(glc_device *dev)
+{
+    GLuint u;
+    for (u = 0; u < GLC__TEXEL_UNITS; u++)
+        if (!dev->texel_tex[u])
+            dev->gl.glGenTextures(1, &dev->texel_tex[u]);
+}
+
 int glc__enc_shows_texel(const glc_device *dev, uint32_t id)
 {
     GLuint u;

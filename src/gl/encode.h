@@ -81,6 +81,9 @@ void glc__enc_forget_bindings(glc__encoder *e);
  * call); glc__enc_drop_texel deletes those (before the buffer is deleted:
  * a texture would keep its storage alive). */
 int glc__enc_shows_texel(const struct glc_device *dev, uint32_t id);
+/* Makes the device's missing buffer textures (a plan's compile, so that
+ * its runs make none; a dispatch makes its own on first use). */
+void glc__enc_texel_make(struct glc_device *dev);
 void glc__enc_drop_texel(struct glc_device *dev, uint32_t id);
 
 /* The GL bits of barrier kinds (glc__barrier_kind): the one mapping. */

@@ -370,6 +370,8 @@ static glc_status compile_entered(const glc_graph *g, uint32_t flags, const glc_
     if ((st = glc__enter(g->dev, 0, 0, &gs)) != GLC_OK)
         return st;
     st = compile_plan(g, flags, from, out);
+    if (st == GLC_OK && g->dev->texel_used) /* (its runs make no GL objects) */
+        glc__enc_texel_make(g->dev);
     glc__leave(g->dev, &gs);
     return st;
 }

@@ -171,7 +171,7 @@ static glc_status validate(glc_session *s, const glc_dispatch_desc *d, glc__cmd 
     glc_device *dev = s->dev;
     const glc_device_limits *lim = &dev->info.limits;
     const char *kname;
-    int i, nssbo = 0;
+    int i, nssbo = 0, ntexel = 0;
     glc_status st;
     if (!d || !d->kernel)
         return glc__fail(dev, GLC_ERR_INVALID_ARG, "glc_session_dispatch: no kernel");
@@ -184,8 +184,14 @@ static glc_status validate(glc_session *s, const glc_dispatch_desc *d, glc__cmd 
         return glc__fail(dev, GLC_ERR_INVALID_ARG,
                          "glc_session_dispatch(%s): %d bindings, %d params (at most %d)", kname,
                          d->binding_count, d->param_count, GLC_MAX_PARAMS);
-    for (i = 0; i < d->binding_count; i++)
+    for (i = 0; i < d->binding_count; i++) {
         nssbo += d->bindings[i].kind == GLC_BIND_STORAGE;
+        ntexel += d->bindings[i].kind == GLC_BIND_TEXEL;
+    }
+    if (ntexel > GLC__TEXEL_UNITS)
+        return glc__fail(dev, GLC_ERR_BOUNDS,
+                         "glc_session_dispatch(%s): %d texel bindings (at most %d)", kname, ntexel,
+                         GLC__TEXEL_UNITS);
     if ((uint32_t)nssbo > lim->max_ssbo_blocks || d->binding_count > GLC__MAX_BINDINGS)
         return glc__fail(dev, GLC_ERR_BOUNDS,
                          "glc_session_dispatch(%s): %d bindings, the device allows %u SSBO "
