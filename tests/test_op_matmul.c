@@ -161,6 +161,7 @@ static void test_matmul_direct_reads(void **state)
     (void)state;
     for (texel = 0; texel <= have; texel++) {
         TU_TEXEL_ROUND(dev, texel, 1024);
+        dev->rows_min_macs = 0; /* 16 and 32 rows at these sizes too */
         for (i = 0; i < 6; i++) {
             mm_case c;
             memset(&c, 0, sizeof c);
@@ -178,6 +179,7 @@ static void test_matmul_direct_reads(void **state)
             run_mm(dev, &seed, &c);
         }
     }
+    dev->rows_min_macs = GLC__ROWS_MIN_MACS;
     /* generated: rows of a 1-70, N 1-90, K mostly a multiple of 4, b shared
      * or per batch, a bias or none, a texel limit within 2 texels of b's */
     for (i = 0; have && i < 24; i++) {
@@ -583,6 +585,68 @@ static void test_rope_epilogue_rule(void **state)
     assert_non_null(strstr(p.disp[0].defines, "QKV_ROPE"));
 }
 
+/* llvmpipe's direct matmul takes 32 rows of a an invocation from 64 rows
+ * and GLC__ROWS_MIN_MACS multiply-adds, 16 from 16 rows and a 16th of
+ * that, else 4 (and 4 on other drivers), at every edge of the rule; with
+ * the threshold at 0, by rows alone. */
+static void test_direct_rows_rule(void **state)
+{
+    static const struct {
+        int64_t m, n, k;
+        int llvmpipe;
+        uint64_t min;
+        int rm;
+    } cases[] = {
+        {64, 512, 512, 1, GLC__ROWS_MIN_MACS, 32},     /* 2^24 */
+        {64, 512, 511, 1, GLC__ROWS_MIN_MACS, 16},     /* one column of K short */
+        {63, 1024, 1024, 1, GLC__ROWS_MIN_MACS, 16},   /* one row short */
+        {16, 256, 256, 1, GLC__ROWS_MIN_MACS, 16},     /* 2^20 */
+        {16, 256, 255, 1, GLC__ROWS_MIN_MACS, 4},
+        {15, 4096, 4096, 1, GLC__ROWS_MIN_MACS, 4},
+        {64, 512, 512, 0, GLC__ROWS_MIN_MACS, 4},      /* not llvmpipe */
+        {97, 101, 103, 1, 0, 32},
+        {16, 3, 5, 1, 0, 16},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        glc__op_args a;
+        glc__target tg;
+        glc__op_plan p;
+        char err[256], want[16];
+        int j;
+        glc__op_args_init(&a, GLC__OP_MATMUL, 3, 1);
+        memset(a.t, 0, sizeof a.t);
+        a.t[0].present = a.t[1].present = 1;
+        a.mm.transpose_b = 1;
+        for (j = 0; j < 2; j++) {
+            a.t[j].dtype = GLC_DTYPE_F32;
+            a.t[j].rank = 2;
+            a.t[j].shape[0] = j ? cases[i].n : cases[i].m;
+            a.t[j].shape[1] = cases[i].k;
+        }
+        if (glc__ops[GLC__OP_MATMUL]->infer(&a, err, sizeof err) != GLC_OK)
+            fail_msg("infer: %s", err);
+        memset(&tg, 0, sizeof tg);
+        tg.limits.max_invocations = 128;
+        tg.limits.max_group_size[0] = 128;
+        tg.limits.max_group_count[0] = 65535;
+        tg.limits.max_shared_bytes = 16384;
+        tg.is_llvmpipe = cases[i].llvmpipe;
+        tg.matmul = GLC__MATMUL_DIRECT;
+        tg.rows_min = cases[i].min;
+        memset(&p, 0, sizeof p);
+        if (glc__op_make_plan(&a, &tg, &p, err, sizeof err) != GLC_OK)
+            fail_msg("plan: %s", err);
+        snprintf(want, sizeof want, "RM %d\n", cases[i].rm);
+        if (!strstr(p.disp[0].defines, want))
+            fail_msg("%lld x %lld x %lld, llvmpipe %d, threshold %llu: want %s in %s",
+                     (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k,
+                     cases[i].llvmpipe, (unsigned long long)cases[i].min, want,
+                     p.disp[0].defines);
+    }
+}
+
 /* The K split's summing pass applies what the compiler's fusions put in a
  * matmul: a fused activation (relu) and the Q/K/V segments (columns [0, 5),
  * [5, 9), [9, 12) as three row-major matrices), with bias, under a small
@@ -660,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_plan_local_size_checked),
         cmocka_unit_test(test_plan_defines_checked),
         cmocka_unit_test(test_rope_epilogue_rule),
+        cmocka_unit_test(test_direct_rows_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

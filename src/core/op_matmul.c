@@ -75,6 +75,7 @@
 #define DIRECT_RM_LLVMPIPE 16 /* the direct kernel's rows an invocation on llvmpipe */
 #define DIRECT_RM_LLVMPIPE_BIG 32 /* ... from DIRECT_RM_BIG_FROM rows of a */
 #define DIRECT_RM_BIG_FROM 64
+#define DIRECT_RM_SMALL 4 /* elsewhere, and on llvmpipe for small products */
 #define DIRECT_LOCAL 64
 #define KSUM_LOCAL 64
 #define MM_LOOP_OVERHEAD 64 /* loop iterations besides the K loop, with room */
@@ -547,7 +548,7 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
     int64_t n = nt ? b->shape[b->rank - 2] : b->shape[b->rank - 1], nout = n;
     int64_t m, batches = 1, inner = 1, kcost, rm;
     uint32_t s_hi = 0, s_lo = 0;
-    uint64_t tm, tn;
+    uint64_t tm, tn, macs;
     glc__dispatch_plan *d;
     int subgroups = subgroup_size(tg) != 0;
     for (i = 0; i < b->rank - 2; i++)
@@ -606,12 +607,15 @@ static glc_status mm_plan(const glc__op_args *a, const glc__target *tg, glc__op_
         v = V_DIRECT;
 
     /* direct: RM rows of a an invocation; on llvmpipe 16 from 16 rows (its
-     * JIT keeps them in registers: 512^3 15 -> 22 GFLOP/s on 2 cores) and 32
-     * from 64 (256^3 21.7 -> 23.7-24.0, 512^3 20.0-23.0 -> 24.7-25.0) */
-    rm = m == 1                                      ? 1
-         : tg->is_llvmpipe && m >= DIRECT_RM_BIG_FROM ? DIRECT_RM_LLVMPIPE_BIG
-         : tg->is_llvmpipe && m >= 16                 ? DIRECT_RM_LLVMPIPE
-                                                      : 4;
+     * JIT keeps them in registers: 512^3 20.5 -> 40.7 GFLOP/s on 2 cores)
+     * and 32 from 64 (-> 47), each only for a product with the work to
+     * repay its compile (GLC__ROWS_MIN_MACS) */
+    macs = (uint64_t)m * (uint64_t)n * (uint64_t)k * (uint64_t)batches;
+    rm = m == 1 ? 1
+         : tg->is_llvmpipe && m >= DIRECT_RM_BIG_FROM && macs >= tg->rows_min
+             ? DIRECT_RM_LLVMPIPE_BIG
+         : tg->is_llvmpipe && m >= 16 && macs >= tg->rows_min / 16 ? DIRECT_RM_LLVMPIPE
+                                                                   : DIRECT_RM_SMALL;
     /* the K loop's cost a step: the SwiGLU epilogue's 8 columns twice the
      * 4; 16 rows four times 4 rows' (llvmpipe unrolls the row loop, and the
      * tests pass at a cost of 1; this stays safe where it would not) */

@@ -241,6 +241,7 @@ typedef struct glc__target {
     int is_llvmpipe;     /* some variants are chosen by measurement per driver */
     int matmul;          /* GLC__MATMUL_* (env.h): a dense matmul variant forced by GLC_MATMUL */
     uint64_t texel_min;  /* the least bytes a dispatch streams for its texel form (glc__texel_worth) */
+    uint64_t rows_min;   /* the least multiply-adds for llvmpipe's 32-row direct matmul (op_matmul.c) */
     glc__tune tune;
 } glc__target;
 
@@ -346,6 +347,11 @@ int glc__texel_ok(const glc__target *tg, uint64_t bytes);
  * every eligible read as texels, all tests passing either way) */
 int glc__texel_worth(const glc__target *tg, uint64_t bytes);
 #define GLC__TEXEL_MIN_BYTES (256u << 10)
+/* llvmpipe's direct matmul computes 32 rows of a an invocation (+15% speed
+ * over 16 at 512^3) only for products of this many multiply-adds or more,
+ * and 16 rows (2x over 4) from a 16th of it: its JIT takes 1.2 s for 32
+ * rows, 0.24 s for 16, 0.04 s for 4 (bench/RESULTS.md); tests lower it. */
+#define GLC__ROWS_MIN_MACS (1ull << 24)
 /* The fused Q/K/V projection of a dense or GGML matmul (a->mm.seg, see
  * op_matmul.c), when a->mm.seg[0] is set: the SEG define and the params S1,
  * S12, SEG1, SEG2 from slot s1 on (GLC__KP_SEGS). */

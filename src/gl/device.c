@@ -367,6 +367,7 @@ static glc_status device_alloc(const glc_device_desc *desc, glc_device **out)
     dev->next_buffer_id = 1;
     glc__enc_init(&dev->enc);
     dev->texel_min_bytes = GLC__TEXEL_MIN_BYTES;
+    dev->rows_min_macs = GLC__ROWS_MIN_MACS;
     *out = dev;
     return GLC_OK;
 }

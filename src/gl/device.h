@@ -50,6 +50,7 @@ struct glc_device {
      * them there) pays for neither */
     int texel_used;
     uint64_t texel_min_bytes;    /* planners' texel threshold (GLC__TEXEL_MIN_BYTES; tests lower it) */
+    uint64_t rows_min_macs;      /* the direct matmul's (GLC__ROWS_MIN_MACS; tests lower it) */
     struct {
         uint32_t id;
         GLintptr offset;

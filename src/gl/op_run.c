@@ -96,6 +96,7 @@ void glc__target_of(glc_device *dev, glc__target *tg)
     tg->is_llvmpipe = strstr(dev->renderer, "llvmpipe") != NULL;
     tg->matmul = dev->env.matmul;
     tg->texel_min = dev->texel_min_bytes;
+    tg->rows_min = dev->rows_min_macs;
     tg->tune = dev->tune;
 }
 
