@@ -2001,7 +2001,7 @@ int main(int argc, char **argv)
     if (only && want("mv chain")) { /* the mat-vec variants in a decode-like chain */
         static const struct { const char *name; int64_t n, k; } mv[] = {
             {"wo", 2048, 2048}, {"w1+w3 / 2048 x 16384", 16384, 2048},
-            {"w1 / w2", 8192, 2048}, {"qkv / 2048 x 3072", 3072, 2048}};
+            {"w1 / w2", 8192, 2048}, {"qkv / 2048 x 3072", 3072, 2048}, {"w2", 2048, 8192}};
         static const glc_dtype wt[] = {GLC_DTYPE_F16, GLC_DTYPE_Q4_0, GLC_DTYPE_Q8_0,
                                        GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K};
         /* rn, unroll, slots, ks, lanes (glc__tune; lanes 1: matvec's
