@@ -590,6 +590,116 @@ static void tex_probe(glc_buffer *X, glc_buffer *Y, glc_buffer *Z, int64_t n)
     }
 }
 
+/* ---- What the GPU streams through GL (issue 13): reads of a weight-sized
+ * buffer by a plain kernel (UNROLL 16-byte loads a lane, all issued before
+ * any is used, one store a group that never fires), dispatches back to
+ * back and with a storage barrier between them (the decode's chain), and
+ * the driver's own glCopyBufferSubData: the ceiling a mat-vec can reach,
+ * in the same process as its rows. Raw GL (dev->gl). ---- */
+static const char read_src[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(std430, binding = 0) readonly buffer W { uvec4 w[]; };\n"
+    "layout(std430, binding = 1) writeonly buffer O { uint o[]; };\n"
+    "void main() { uint b = gl_WorkGroupID.x * uint(GLC_LOCAL_SIZE_X * UNROLL) + gl_LocalInvocationID.x;\n"
+    "  uvec4 v[UNROLL]; for (int k = 0; k < UNROLL; k++) v[k] = w[b + uint(k * GLC_LOCAL_SIZE_X)];\n"
+    "  uvec4 x = uvec4(0u); for (int k = 0; k < UNROLL; k++) x ^= v[k];\n"
+    "  if ((x.x ^ x.y ^ x.z ^ x.w) == glc_p[0]) o[gl_WorkGroupID.x] = 1u; }\n";
+
+static void read_probe(void)
+{
+    static const uint32_t locals[] = {256, 512}, unrolls[] = {1, 4, 8, 16};
+    const size_t bytes = (size_t)192 << 20; /* past the 50 MB of L2; 49152 groups of 256 at most */
+    glc_buffer *W = NULL, *O = NULL, *C = NULL;
+    glc__glstate gs;
+    size_t l, u;
+    int bar;
+    char size[160];
+    int64_t words = (int64_t)(bytes / 4), few = 1 << 18;
+    if (glc_buffer_create(dev, GLC_DTYPE_U32, 1, &words, &W) != GLC_OK ||
+        glc_buffer_create(dev, GLC_DTYPE_U32, 1, &words, &C) != GLC_OK ||
+        glc_buffer_create(dev, GLC_DTYPE_U32, 1, &few, &O) != GLC_OK) {
+        printf("| read probe | | failed: %s | | |\n", glc_device_errmsg(dev));
+        goto done;
+    }
+    for (l = 0; l < sizeof locals / sizeof locals[0]; l++)
+        for (u = 0; u < sizeof unrolls / sizeof unrolls[0]; u++)
+            for (bar = 0; bar < 2; bar++) {
+                glc_kernel_desc kd;
+                glc_kernel *k = NULL;
+                char defs[64];
+                uint32_t groups = (uint32_t)(bytes / 16 / (locals[l] * unrolls[u])), magic = 0x9e3779b9u;
+                double t0, t = 0;
+                int reps = 4, r, i;
+                memset(&kd, 0, sizeof kd);
+                snprintf(defs, sizeof defs, "#define UNROLL %u", (unsigned)unrolls[u]);
+                kd.name = "read probe", kd.source = read_src, kd.local_size_x = locals[l];
+                kd.defines = defs;
+                if (glc_kernel_create(dev, &kd, &k) != GLC_OK) {
+                    printf("| read probe | | compile failed: %s | | |\n", glc_device_errmsg(dev));
+                    continue;
+                }
+                if (glc__enter(dev, GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO, 2, &gs) != GLC_OK) {
+                    glc_kernel_destroy(k);
+                    goto done;
+                }
+                dev->gl.glUseProgram(k->program);
+                dev->gl.glUniform1uiv(k->params_loc, 1, &magic);
+                dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, glc_buffer_gl_name(W));
+                dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, glc_buffer_gl_name(O));
+                for (;;) {
+                    for (i = 0; i < 3; i++)
+                        dev->gl.glDispatchCompute(groups, 1, 1);
+                    dev->gl.glFinish();
+                    t0 = now_s();
+                    for (r = 0; r < reps; r++) {
+                        dev->gl.glDispatchCompute(groups, 1, 1);
+                        if (bar)
+                            dev->gl.glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+                    }
+                    dev->gl.glFinish();
+                    t = now_s() - t0;
+                    if (t >= MIN_TIMED || reps >= 1 << 14)
+                        break;
+                    reps *= 2;
+                }
+                glc__leave(dev, &gs);
+                snprintf(size, sizeof size, "%zu MB read: local %u, %u loads a lane in flight, %s",
+                         bytes >> 20, (unsigned)locals[l], (unsigned)unrolls[u],
+                         bar ? "a barrier between dispatches" : "back to back");
+                row_bw("read probe", size, t / reps, (double)bytes);
+                glc_kernel_destroy(k);
+            }
+    if (glc__enter(dev, GLC__TOUCH_COPY, 0, &gs) == GLC_OK) { /* the driver's copy: read + write */
+        double t0, t;
+        int reps = 4, r;
+        GLuint src = glc_buffer_gl_name(W), dst = glc_buffer_gl_name(C);
+        dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, src);
+        dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+        for (;;) {
+            dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)bytes);
+            dev->gl.glFinish();
+            t0 = now_s();
+            for (r = 0; r < reps; r++)
+                dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0,
+                                            (GLsizeiptr)bytes);
+            dev->gl.glFinish();
+            t = now_s() - t0;
+            if (t >= MIN_TIMED || reps >= 1 << 14)
+                break;
+            reps *= 2;
+        }
+        dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        glc__leave(dev, &gs);
+        snprintf(size, sizeof size, "%zu MB glCopyBufferSubData (read + write)", bytes >> 20);
+        row_bw("read probe", size, t / reps, 2.0 * (double)bytes);
+    }
+done:
+    glc_buffer_destroy(W);
+    glc_buffer_destroy(C);
+    glc_buffer_destroy(O);
+}
+
 /* ---- cases ---- */
 
 typedef struct ctx {
@@ -1756,6 +1866,8 @@ int main(int argc, char **argv)
     }
     if (only && want("tex probe"))
         tex_probe(X, Y, Z, n);
+    if (only && want("read probe"))
+        read_probe();
     if (want("dispatch chain")) {
         int64_t len = 2048;
         double t;
