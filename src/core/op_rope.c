@@ -1,6 +1,7 @@
 /*
  * Rotary position embedding (rope): rules and plan here (GL-free), the
- * kernel in glsl/rope.comp (rope_qkv, a fusion's: glsl/rope_qkv.comp).
+ * kernel in glsl/rope.comp (llvmpipe's f32 form: glsl/rope4.comp; rope_qkv,
+ * a fusion's: glsl/rope_qkv.comp).
  *
  * x and out are [T, H, D] or [B, T, H, D]; a row is one head of one token,
  * D elements. Its first rope_dim elements rotate in pairs by
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #define LOCAL 128 /* the ES 3.1 minimum of invocations: fits every device */
+#define ROPE4_LOOP_OVERHEAD 16 /* rope4's loop iterations besides the heads' */
 
 static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
 {
@@ -64,6 +66,54 @@ static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
     return GLC_OK;
 }
 
+/* llvmpipe's form (glsl/rope4.comp): f32 x and out in whole quads, an
+ * invocation looping over a token's heads (its cosines and sines taken
+ * once a token), x read as texels when they are worth it. 2 cores, 4096
+ * tokens x 32 heads x 128 NEOX: rope.comp 3.3 GB/s (7% of memcpy), this
+ * (bench/RESULTS.md). Not past the loop budget, not for rope_rows. */
+static int rope4_form(const glc__op_args *a, const glc__target *tg, int out)
+{
+    const glc__tensor *x = &a->t[0];
+    int64_t d = x->shape[x->rank - 1], h = x->shape[x->rank - 2];
+    int64_t rd = a->rope.dim ? a->rope.dim : d;
+    uint64_t budget = glc__loop_budget(tg);
+    return tg->is_llvmpipe && x->dtype == GLC_DTYPE_F32 && a->t[out].dtype == GLC_DTYPE_F32 &&
+           d % 4 == 0 && rd % (a->rope.mode == GLC_ROPE_NEOX ? 8 : 4) == 0 &&
+           (!budget || (uint64_t)h + ROPE4_LOOP_OVERHEAD <= budget);
+}
+
+static void plan_rope4(const glc__op_args *a, const glc__target *tg, glc__op_plan *p)
+{
+    const glc__tensor *x = &a->t[0];
+    int64_t d = x->shape[x->rank - 1], h = x->shape[x->rank - 2], t = x->shape[x->rank - 3];
+    int64_t rd = a->rope.dim ? a->rope.dim : d, tokens = glc__numel(x) / d / h;
+    int neox = a->rope.mode == GLC_ROPE_NEOX;
+    int64_t rot = neox ? rd / 8 : rd / 4, units = rot + (d - rd) / 4;
+    uint64_t bytes = (uint64_t)glc__numel(x) * 4;
+    double base = a->rope.base != 0 ? a->rope.base : 10000.0;
+    glc__dispatch_plan *dp = glc__plan_dispatch(p, "rope4", LOCAL, (uint64_t)(tokens * units));
+    glc__define_int(dp, "NEOX", neox);
+    glc__define_int(dp, "HAS_FF", a->t[2].present);
+    glc__plan_bind(dp, 0, GLC_READ);
+    glc__plan_bind(dp, 1, GLC_READ);
+    if (a->t[2].present)
+        glc__plan_bind(dp, 2, GLC_READ);
+    glc__plan_bind(dp, 3, GLC_WRITE);
+    /* x through a buffer texture as well, its SSBO binding kept */
+    if (glc__texel_ok(tg, bytes) && glc__texel_worth(tg, bytes)) {
+        glc__define(dp, "TEXEL", "1");
+        glc__plan_bind_texel(dp, 0);
+    }
+    glc__plan_param_at(dp, GLC__KP_ROPE_UNITS, (uint32_t)(tokens * units));
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROW_UNITS, (uint32_t)units);
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROT, (uint32_t)rot);
+    glc__plan_param_at(dp, GLC__KP_ROPE_H, (uint32_t)h);
+    glc__plan_param_at(dp, GLC__KP_ROPE_T, (uint32_t)t);
+    glc__plan_param_at(dp, GLC__KP_ROPE_D, (uint32_t)d);
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROPE_DIM, (uint32_t)rd);
+    glc__plan_paramf_at(dp, GLC__KP_ROPE_THETA_STEP, (float)(-2.0 * log2(base) / (double)rd));
+}
+
 /* out: the output's tensor index; cache_rows: rows of the cache the rows
  * go to (rope_rows), 0 for plain rope. */
 static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t cache_rows)
@@ -105,10 +155,12 @@ static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t c
 static glc_status rope_plan(const glc__op_args *a, const glc__target *tg, glc__op_plan *p,
                             char *err, size_t len)
 {
-    (void)tg;
     (void)err;
     (void)len;
-    plan_rope(a, p, 3, 0);
+    if (rope4_form(a, tg, 3))
+        plan_rope4(a, tg, p);
+    else
+        plan_rope(a, p, 3, 0);
     return GLC_OK;
 }
 
