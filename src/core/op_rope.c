@@ -70,7 +70,8 @@ static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
  * invocation looping over a token's heads (its cosines and sines taken
  * once a token), x read as texels when they are worth it. 2 cores, 4096
  * tokens x 32 heads x 128 NEOX: rope.comp 3.3 GB/s (7% of memcpy), this
- * (bench/RESULTS.md). Not past the loop budget, not for rope_rows. */
+ * 10-12 GB/s (22-32%; bench/RESULTS.md). Not past the loop budget, not
+ * for rope_rows. */
 static int rope4_form(const glc__op_args *a, const glc__target *tg, int out)
 {
     const glc__tensor *x = &a->t[0];
