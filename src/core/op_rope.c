@@ -66,6 +66,25 @@ static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
     return GLC_OK;
 }
 
+/* The params rope.comp and rope4.comp share: `total` units, `units` a row
+ * (rope4: a token), `rot` of them rotating; the shape, rope_dim and theta
+ * step from a. */
+static void rope_params(glc__dispatch_plan *dp, const glc__op_args *a, uint64_t total,
+                        int64_t units, int64_t rot)
+{
+    const glc__tensor *x = &a->t[0];
+    int64_t d = x->shape[x->rank - 1], rd = a->rope.dim ? a->rope.dim : d;
+    double base = a->rope.base != 0 ? a->rope.base : 10000.0;
+    glc__plan_param_at(dp, GLC__KP_ROPE_UNITS, (uint32_t)total);
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROW_UNITS, (uint32_t)units);
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROT, (uint32_t)rot);
+    glc__plan_param_at(dp, GLC__KP_ROPE_H, (uint32_t)x->shape[x->rank - 2]);
+    glc__plan_param_at(dp, GLC__KP_ROPE_T, (uint32_t)x->shape[x->rank - 3]);
+    glc__plan_param_at(dp, GLC__KP_ROPE_D, (uint32_t)d);
+    glc__plan_param_at(dp, GLC__KP_ROPE_ROPE_DIM, (uint32_t)rd);
+    glc__plan_paramf_at(dp, GLC__KP_ROPE_THETA_STEP, (float)(-2.0 * log2(base) / (double)rd));
+}
+
 /* llvmpipe's form (glsl/rope4.comp): f32 x and out in whole quads, an
  * invocation looping over a token's heads (its cosines and sines taken
  * once a token), x read as texels when they are worth it. 2 cores, 4096
@@ -86,12 +105,11 @@ static int rope4_form(const glc__op_args *a, const glc__target *tg, int out)
 static void plan_rope4(const glc__op_args *a, const glc__target *tg, glc__op_plan *p)
 {
     const glc__tensor *x = &a->t[0];
-    int64_t d = x->shape[x->rank - 1], h = x->shape[x->rank - 2], t = x->shape[x->rank - 3];
+    int64_t d = x->shape[x->rank - 1], h = x->shape[x->rank - 2];
     int64_t rd = a->rope.dim ? a->rope.dim : d, tokens = glc__numel(x) / d / h;
     int neox = a->rope.mode == GLC_ROPE_NEOX;
     int64_t rot = neox ? rd / 8 : rd / 4, units = rot + (d - rd) / 4;
     uint64_t bytes = (uint64_t)glc__numel(x) * 4;
-    double base = a->rope.base != 0 ? a->rope.base : 10000.0;
     glc__dispatch_plan *dp = glc__plan_dispatch(p, "rope4", LOCAL, (uint64_t)(tokens * units));
     glc__define_int(dp, "NEOX", neox);
     glc__define_int(dp, "HAS_FF", a->t[2].present);
@@ -105,14 +123,7 @@ static void plan_rope4(const glc__op_args *a, const glc__target *tg, glc__op_pla
         glc__define(dp, "TEXEL", "1");
         glc__plan_bind_texel(dp, 0);
     }
-    glc__plan_param_at(dp, GLC__KP_ROPE_UNITS, (uint32_t)(tokens * units));
-    glc__plan_param_at(dp, GLC__KP_ROPE_ROW_UNITS, (uint32_t)units);
-    glc__plan_param_at(dp, GLC__KP_ROPE_ROT, (uint32_t)rot);
-    glc__plan_param_at(dp, GLC__KP_ROPE_H, (uint32_t)h);
-    glc__plan_param_at(dp, GLC__KP_ROPE_T, (uint32_t)t);
-    glc__plan_param_at(dp, GLC__KP_ROPE_D, (uint32_t)d);
-    glc__plan_param_at(dp, GLC__KP_ROPE_ROPE_DIM, (uint32_t)rd);
-    glc__plan_paramf_at(dp, GLC__KP_ROPE_THETA_STEP, (float)(-2.0 * log2(base) / (double)rd));
+    rope_params(dp, a, (uint64_t)(tokens * units), units, rot);
 }
 
 /* out: the output's tensor index; cache_rows: rows of the cache the rows
@@ -120,13 +131,12 @@ static void plan_rope4(const glc__op_args *a, const glc__target *tg, glc__op_pla
 static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t cache_rows)
 {
     const glc__tensor *x = &a->t[0];
-    int64_t d = x->shape[x->rank - 1], h = x->shape[x->rank - 2], t = x->shape[x->rank - 3];
+    int64_t d = x->shape[x->rank - 1];
     int64_t rd = a->rope.dim ? a->rope.dim : d, half = rd / 2, rows = glc__numel(x) / d;
     int neox = a->rope.mode == GLC_ROPE_NEOX;
     int aligned = d % 2 == 0 && (!neox || half % 2 == 0);
     int rw = aligned && neox ? 2 : 1, tw = aligned ? 2 : 1;
     int64_t rot = half / rw, units = rot + (d - rd) / tw;
-    double base = a->rope.base != 0 ? a->rope.base : 10000.0;
     glc__dispatch_plan *dp;
     dp = glc__plan_dispatch(p, "rope", LOCAL, (uint64_t)(rows * units));
     glc__define_t(dp, "TX", x->dtype);
@@ -141,14 +151,7 @@ static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t c
     if (a->t[2].present)
         glc__plan_bind(dp, 2, GLC_READ);
     glc__plan_bind(dp, out, GLC_WRITE);
-    glc__plan_param_at(dp, GLC__KP_ROPE_UNITS, (uint32_t)(rows * units));
-    glc__plan_param_at(dp, GLC__KP_ROPE_ROW_UNITS, (uint32_t)units);
-    glc__plan_param_at(dp, GLC__KP_ROPE_ROT, (uint32_t)rot);
-    glc__plan_param_at(dp, GLC__KP_ROPE_H, (uint32_t)h);
-    glc__plan_param_at(dp, GLC__KP_ROPE_T, (uint32_t)t);
-    glc__plan_param_at(dp, GLC__KP_ROPE_D, (uint32_t)d);
-    glc__plan_param_at(dp, GLC__KP_ROPE_ROPE_DIM, (uint32_t)rd);
-    glc__plan_paramf_at(dp, GLC__KP_ROPE_THETA_STEP, (float)(-2.0 * log2(base) / (double)rd));
+    rope_params(dp, a, (uint64_t)(rows * units), units, rot);
     if (cache_rows)
         glc__plan_param_at(dp, GLC__KP_ROPE_CACHE_ROWS, (uint32_t)cache_rows);
 }
