@@ -79,6 +79,13 @@ bool tile_live = true;
 
 #if AVEC
 layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };
+#ifdef ATEX
+// a read as RGBA32F texels (texture unit ATEX; its SSBO binding 0 stays)
+layout(binding = ATEX) uniform highp samplerBuffer tat;
+#define A4(i) texelFetch(tat, int(i))
+#else
+#define A4(i) a4[i]
+#endif
 #else
 layout(std430, binding = 0) readonly buffer A { float a1[]; };
 #endif
@@ -107,7 +114,7 @@ void norm_full(uint lane, uint step)
     for (int m = 0; m < CM; m++) {
         float s = 0.0;
         for (uint i = lane; i < k4; i += step) {
-            vec4 x = a4[arow[m] * k4 + i];
+            vec4 x = A4(arow[m] * k4 + i);
             s += dot(x, x);
         }
         nss[m] = s;
@@ -181,7 +188,7 @@ vec4 load_a(uint row, uint k)
 #ifdef ASH
     return ash[ash_at(k >> 2)]; // row 0: the only one
 #elif AVEC
-    return a4[row * (glc_p[P_K] >> 2) + (k >> 2)];
+    return A4(row * (glc_p[P_K] >> 2) + (k >> 2));
 #else
     uint K = glc_p[P_K], i = row * K + k;
     return vec4(a1[i], k + 1u < K ? a1[i + 1u] : 0.0, k + 2u < K ? a1[i + 2u] : 0.0,

@@ -42,13 +42,34 @@ layout(std430, binding = 1) readonly buffer W { uvec2 w2[]; };
 #else
 layout(std430, binding = 1) readonly buffer W { uint w1[]; };
 #endif
+#ifdef WTEX
+// W read as RGBA32UI texels (texture unit WTEX, GLC_BIND_TEXEL_UINT; its
+// SSBO binding 1 stays bound, unread): llvmpipe's texel fetch is a gather,
+// its SSBO load a loop over the lanes (the row variant there)
+layout(binding = WTEX) uniform highp usamplerBuffer twt;
+uint w_pick(uvec4 t, uint s)
+{
+    return s == 0u ? t.x : s == 1u ? t.y : s == 2u ? t.z : t.w;
+}
+#define W1(i) w_pick(texelFetch(twt, int((i) >> 2u)), (i) & 3u)
+#define W2(i) w2_of(texelFetch(twt, int((i) >> 1u)), (i) & 1u)
+#define W4(i) uintBitsToFloat(texelFetch(twt, int(i)))
+uvec2 w2_of(uvec4 t, uint h)
+{
+    return h == 0u ? t.xy : t.zw;
+}
+#else
+#define W1(i) w1[i]
+#define W2(i) w2[i]
+#define W4(i) w4[i]
+#endif
 
 #include "matmul_q.glsl"
 
 #if QUANT
 uint glc_qw(uint i)
 {
-    return w1[i];
+    return W1(i);
 }
 #include "quant.glsl"
 
@@ -64,8 +85,24 @@ void load_chunk(int r, uint w, uint c)
     uint i0 = o8 >> 2;
     bool odd = (o8 & 2u) != 0u;
     uint wd[NW + 1];
+#ifdef WTEX
+    // the NW + 1 words from the 2 (Q4_0) or 3 (Q8_0) texels that hold them
+    uvec4 t0 = texelFetch(twt, int(i0 >> 2u)), t1 = texelFetch(twt, int(i0 >> 2u) + 1);
+#if NW > 4
+    uvec4 t2 = texelFetch(twt, int(i0 >> 2u) + 2);
+#endif
+    for (int j = 0; j <= NW; j++) {
+        uint q = (i0 & 3u) + uint(j);
+#if NW > 4
+        wd[j] = q < 4u ? w_pick(t0, q) : q < 8u ? w_pick(t1, q - 4u) : w_pick(t2, q - 8u);
+#else
+        wd[j] = q < 4u ? w_pick(t0, q) : w_pick(t1, q - 4u);
+#endif
+    }
+#else
     for (int j = 0; j <= NW; j++)
         wd[j] = w1[i0 + uint(j)];
+#endif
     wsc[r] = glc_q_scale(wd[0], odd);
     for (int j = 0; j < NW; j++)
         raw[r][j] = odd ? wd[j + 1] : glc_q_word(wd[j], wd[j + 1], true);
@@ -102,9 +139,9 @@ vec4 weights(int r, int q, uint k)
 float w_at(uint i)
 {
 #if WF == GLC_T_F32
-    return uintBitsToFloat(w1[i]);
+    return uintBitsToFloat(W1(i));
 #else
-    return glc_half_of(w1[i >> 1], i);
+    return glc_half_of(W1(i >> 1), i);
 #endif
 }
 #endif
@@ -112,9 +149,9 @@ float w_at(uint i)
 vec4 weights(int r, int q, uint k)
 {
 #if AVEC && WF == GLC_T_F32
-    return w4[wrow[r] * glc_p[P_WSTRIDE] + (k >> 2)];
+    return W4(wrow[r] * glc_p[P_WSTRIDE] + (k >> 2));
 #elif AVEC
-    uvec2 u = w2[wrow[r] * glc_p[P_WSTRIDE] + (k >> 2)];
+    uvec2 u = W2(wrow[r] * glc_p[P_WSTRIDE] + (k >> 2));
     return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
 #else
     uint K = glc_p[P_K], i = wrow[r] * K + k;

@@ -422,12 +422,15 @@ typedef enum glc_access {
  * samplerBuffer` and reads texelFetch(s, i), a vec4, and puts
  * `#define GLC_TEXEL 1` in its desc.defines, for which the prelude enables
  * GL_OES_texture_buffer: enabling it in every kernel would double Mesa's
- * compile time). A TEXEL range is whole texels (size a multiple of 16), at
- * most limits.max_texel_buffer_size of them. */
+ * compile time); TEXEL_UINT bindings the same as RGBA32UI texels (`uniform
+ * highp usamplerBuffer`, a uvec4 a texel: the raw words of any data), the
+ * two kinds sharing the units in array order. A texel range is whole texels
+ * (size a multiple of 16), at most limits.max_texel_buffer_size of them. */
 typedef enum glc_binding_kind {
     GLC_BIND_STORAGE = 0,
     GLC_BIND_UNIFORM = 1,
-    GLC_BIND_TEXEL = 2
+    GLC_BIND_TEXEL = 2,
+    GLC_BIND_TEXEL_UINT = 3
 } glc_binding_kind;
 
 /* [offset, offset+size) of a buffer; size 0: to the end. */

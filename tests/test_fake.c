@@ -72,7 +72,8 @@ static void GL_APIENTRY f_ActiveTexture(GLenum u) { rec("unit%u", u - GL_TEXTURE
 static void GL_APIENTRY f_TexBufferRange(GLenum t, GLenum f, GLuint b, GLintptr o, GLsizeiptr s)
 {
     (void)t;
-    rec("tex%s(%u,%ld,%ld)", f == GL_RGBA32F ? "" : "?", b, (long)o, (long)s);
+    rec("tex%s(%u,%ld,%ld)", f == GL_RGBA32F ? "" : f == GL_RGBA32UI ? "u" : "?", b, (long)o,
+        (long)s);
 }
 static GLsync GL_APIENTRY f_FenceSync(GLenum c, GLbitfield f)
 {
@@ -429,6 +430,13 @@ static void test_texel_fetch_bit(void **state)
         run1(s, f.k, tx, 2, "again"); /* y WAW: a barrier; the texture as it was */
         assert_string_equal(calls, "BARRIER(ssbo|fetch) use(6) unit0 bind0(2,0,1024) unit0 "
                                    "dispatch(1,1,1) ");
+        /* the same range as RGBA32UI texels: the unit's texture takes the
+         * format (a texture keyed by range alone would keep RGBA32F) */
+        calls[0] = '\0';
+        tx[0].kind = GLC_BIND_TEXEL_UINT;
+        run1(s, f.k, tx, 2, "x as words");
+        assert_string_equal(calls, "BARRIER(ssbo|fetch) use(6) unit0 texu(1,0,256) "
+                                   "bind0(2,0,1024) unit0 dispatch(1,1,1) ");
     }
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
     fixture_close(&f);

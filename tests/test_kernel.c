@@ -300,6 +300,117 @@ static void test_texel_bindings(void **state)
     glc_device_destroy(dev);
 }
 
+/* GLC_BIND_TEXEL_UINT: user GLSL reading the raw words of a buffer as
+ * RGBA32UI texels beside RGBA32F ones (the kinds share the units in
+ * binding order), words a float fetch may not keep (NaN payloads,
+ * denormals) included; then the same range on the same unit as floats and
+ * as words in turn (that the unit's texture takes each format shows in
+ * test_fake's recorded calls: llvmpipe reads either format's bits alike);
+ * the refusals as TEXEL's. */
+static const char texel_uint_src[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(binding = 0) uniform highp usamplerBuffer tu;\n"
+    "layout(binding = 1) uniform highp samplerBuffer tf;\n"
+    "layout(std430, binding = 0) writeonly buffer O { uvec4 o[]; };\n"
+    "void main() { uint i = gl_GlobalInvocationID.x; if (i < glc_p[0])\n"
+    "  o[i] = texelFetch(tu, int(i)) ^ floatBitsToUint(texelFetch(tf, int(i))); }\n";
+static const char texel_float_src[] =
+    "layout(local_size_x = GLC_LOCAL_SIZE_X) in;\n"
+    "layout(binding = 0) uniform highp samplerBuffer tf;\n"
+    "layout(std430, binding = 0) writeonly buffer O { vec4 o[]; };\n"
+    "void main() { uint i = gl_GlobalInvocationID.x; if (i < glc_p[0])\n"
+    "  o[i] = texelFetch(tf, int(i)) * 2.0; }\n";
+
+static void test_texel_uint_bindings(void **state)
+{
+    enum { N = 300 };
+    glc_device *dev = tu_device(NULL);
+    glc_device_info in;
+    glc_kernel_desc kd;
+    glc_kernel *ku, *kf;
+    glc_buffer *w, *f, *o;
+    glc_binding bu[3] = {{NULL, 0, 0, GLC_READ, GLC_BIND_TEXEL_UINT},
+                         {NULL, 0, 0, GLC_READ, GLC_BIND_TEXEL},
+                         {NULL, 0, 0, GLC_WRITE, GLC_BIND_STORAGE}};
+    glc_binding bf[2] = {{NULL, 0, 0, GLC_READ, GLC_BIND_TEXEL},
+                         {NULL, 0, 0, GLC_WRITE, GLC_BIND_STORAGE}};
+    glc_dispatch_desc dd;
+    glc_session *s;
+    int64_t words = 4 * N;
+    uint32_t *hw = malloc(N * 16), *got = malloc(N * 16), n = N, i, round;
+    float *hf = malloc(N * 16), *gotf = malloc(N * 16);
+    (void)state;
+    glc_device_get_info(dev, &in);
+    if (!in.features.texel_buffers) {
+        free(hw), free(got), free(hf), free(gotf);
+        glc_device_destroy(dev);
+        skip();
+    }
+    for (i = 0; i < 4 * N; i++) {
+        static const uint32_t odd[4] = {0x7fc00001u, 0x00000001u, 0xffffffffu, 0x7f800001u};
+        hw[i] = i % 5 == 0 ? odd[(i / 5) % 4] : (uint32_t)(i * 2654435761u);
+        hf[i] = (float)(i % 37) - 18.5f;
+    }
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &words, &w), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_F32, 1, &words, &f), GLC_OK);
+    assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &words, &o), GLC_OK);
+    assert_int_equal(glc_buffer_write(w, 0, N * 16, hw), GLC_OK);
+    assert_int_equal(glc_buffer_write(f, 0, N * 16, hf), GLC_OK);
+    memset(&kd, 0, sizeof kd);
+    kd.name = "texel_uint", kd.source = texel_uint_src, kd.local_size_x = 32;
+    kd.defines = "#define GLC_TEXEL 1";
+    assert_int_equal(glc_kernel_create(dev, &kd, &ku), GLC_OK);
+    kd.name = "texel_float", kd.source = texel_float_src;
+    assert_int_equal(glc_kernel_create(dev, &kd, &kf), GLC_OK);
+    memset(&dd, 0, sizeof dd);
+    dd.groups = (N + 31) / 32, dd.params = &n, dd.param_count = 1;
+    for (round = 0; round < 2; round++) {
+        /* unit 0: f's range as floats, then as words, then w's words */
+        bf[0].buffer = f, bf[1].buffer = o;
+        dd.kernel = kf, dd.bindings = bf, dd.binding_count = 2;
+        assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+        assert_int_equal(glc_session_dispatch(s, &dd), GLC_OK);
+        assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+        assert_int_equal(glc_buffer_read(o, 0, N * 16, gotf), GLC_OK);
+        for (i = 0; i < 4 * N; i++)
+            if (gotf[i] != 2.0f * hf[i])
+                fail_msg("round %u: float texel %u: %g, want %g", round, i, (double)gotf[i],
+                         (double)(2.0f * hf[i]));
+        bu[0].buffer = round ? w : f, bu[1].buffer = f, bu[2].buffer = o;
+        dd.kernel = ku, dd.bindings = bu, dd.binding_count = 3;
+        assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+        assert_int_equal(glc_session_dispatch(s, &dd), GLC_OK);
+        assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+        assert_int_equal(glc_buffer_read(o, 0, N * 16, got), GLC_OK);
+        for (i = 0; i < 4 * N; i++) {
+            uint32_t fb, want;
+            memcpy(&fb, &hf[i], 4);
+            want = (round ? hw[i] : fb) ^ fb;
+            if (got[i] != want)
+                fail_msg("round %u: word %u: %08x, want %08x", round, i, got[i], want);
+        }
+    }
+    /* the refusals, as TEXEL's */
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    bu[0].access = GLC_READ_WRITE;
+    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(glc_device_errmsg(dev), "texel binding is read only"));
+    bu[0].access = GLC_READ, bu[0].size = 40;
+    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_BOUNDS);
+    assert_non_null(strstr(glc_device_errmsg(dev), "whole 16-byte texels"));
+    bu[0].size = 0, bu[0].kind = (glc_binding_kind)4;
+    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(glc_device_errmsg(dev), "kind is not"));
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    glc_kernel_destroy(ku);
+    glc_kernel_destroy(kf);
+    glc_buffer_destroy(w);
+    glc_buffer_destroy(f);
+    glc_buffer_destroy(o);
+    free(hw), free(got), free(hf), free(gotf);
+    glc_device_destroy(dev);
+}
+
 static void test_compile_errors(void **state)
 {
     tu_log log;
@@ -516,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_grid_beyond_65535),
         cmocka_unit_test(test_user_kernel),
         cmocka_unit_test(test_texel_bindings),
+        cmocka_unit_test(test_texel_uint_bindings),
         cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_dispatch_validation),
         cmocka_unit_test(test_program_cache),

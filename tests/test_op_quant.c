@@ -416,6 +416,50 @@ static void test_q_more_types(void **state)
     on_both(more_cases, 73);
 }
 
+/* llvmpipe's row variant with its weights as RGBA32UI texels (their raw
+ * words) and a as RGBA32F texels: every block type, random blocks, weights
+ * of whole texels whose rows start anywhere in a texel (Q4_0 and Q8_0
+ * rows of 18 and 34 bytes), one and several rows of a, with texels and
+ * without (the SSBO reads); then 24 generated shapes with a texel limit
+ * within 2 texels of the weights' (and weights of part of a texel, which
+ * stay SSBO reads), against the C reference. */
+static void test_q_row_texels(void **state)
+{
+    static const glc_dtype types[] = {GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0, GLC_DTYPE_Q4_1,
+                                      GLC_DTYPE_Q5_0, GLC_DTYPE_Q5_1, GLC_DTYPE_Q4_K,
+                                      GLC_DTYPE_Q5_K, GLC_DTYPE_Q6_K};
+    enum { NT = sizeof types / sizeof types[0] };
+    glc_device *dev = tu_device(NULL);
+    int have = dev->info.features.texel_buffers, texel;
+    uint64_t seed = 0x7e11e5, rs;
+    size_t t, i;
+    (void)state;
+    for (texel = 0; texel <= have; texel++) {
+        TU_TEXEL_ROUND(dev, texel, 1 << 20);
+        for (t = 0; t < NT; t++) {
+            int64_t blk = block_of(types[t]);
+            rs = seed + t;
+            random_blocks = &rs;
+            /* 8 or 24 rows: whole texels of any row size; rows of one block */
+            run_q(dev, &seed, types[t], 1, 1, t % 2 ? 24 : 8, blk, (int)(t % 2));
+            run_q(dev, &seed, types[t], 1, 3, 40, blk * (1 + (int64_t)(t % 3)), (int)(t % 2 == 0));
+        }
+    }
+    for (i = 0; have && i < 24; i++) {
+        uint64_t r = tu_rand(&seed);
+        glc_dtype dt = types[r % NT];
+        int64_t blk = block_of(dt), m = 1 + (int64_t)((r >> 4) % 5);
+        int64_t n = 8 * (1 + (int64_t)((r >> 8) % 9)) + ((r >> 16) % 4 == 0 ? (int64_t)((r >> 20) % 8) : 0);
+        int64_t k = blk * (1 + (int64_t)((r >> 24) % (blk > 32 ? 3 : 8)));
+        rs = r;
+        random_blocks = &rs;
+        TU_TEXEL_ROUND(dev, 1, tu_texel_limit_near(r >> 40, (int64_t)(q_bytes(dt, n, k) / 4)));
+        run_q(dev, &seed, dt, 1, m, n, k, (int)((r >> 32) % 2));
+    }
+    random_blocks = NULL;
+    glc_device_destroy(dev);
+}
+
 /* ---- matmul_affine ---- */
 
 static void run_affine(glc_device *dev, uint64_t *seed, int bits, int group, glc_dtype tsc,
@@ -1011,6 +1055,7 @@ int main(void)
         cmocka_unit_test(test_q_blocks),
         cmocka_unit_test(test_q_decode),
         cmocka_unit_test(test_q_more_types),
+        cmocka_unit_test(test_q_row_texels),
         cmocka_unit_test(test_expert_more_types),
         cmocka_unit_test(test_q_nan_inf),
         cmocka_unit_test(test_grid_folding),

@@ -268,6 +268,28 @@ static variant choose(const glc__target *tg, int64_t rows, int64_t n, glc_dtype 
     return v;
 }
 
+/* llvmpipe's row variant reads the weights as RGBA32UI texels (their raw
+ * words: any storage type) and a as RGBA32F texels, each binding's SSBO
+ * kept (the kernel's binding points): llvmpipe's texel fetch is a gather,
+ * its SSBO load a loop over the lanes. Texel binds go last: NORM names
+ * its SSBO binding by the count of binds before it. */
+static void row_texels(glc__dispatch_plan *d, const glc__op_args *a, const glc__target *tg,
+                       int64_t m, int64_t n, int64_t k)
+{
+    uint64_t wbytes = (uint64_t)n * (uint64_t)glc_dtype_row_bytes(a->t[1].dtype, k);
+    int unit = 0;
+    if (!glc__texel_worth(tg, wbytes))
+        return;
+    if (glc__texel_ok(tg, wbytes)) {
+        glc__define_int(d, "WTEX", unit++);
+        glc__plan_bind_texel_as(d, 1, GLC_BIND_TEXEL_UINT);
+    }
+    if (k % 4 == 0 && glc__texel_ok(tg, (uint64_t)m * (uint64_t)k * 4)) {
+        glc__define_int(d, "ATEX", unit++);
+        glc__plan_bind_texel(d, 0);
+    }
+}
+
 /* A dispatch of `kernel` with the tile engine's defines and params 0..7
  * for a tile grid of `tiles` (wf: the weights' storage type, -1 for a
  * kernel of one). Only values that differ from the kernel's defaults are
@@ -611,6 +633,8 @@ static glc_status q_plan(const glc__op_args *a, const glc__target *tg, glc__op_p
                                     GLC__KP_MATMUL_Q_R_VROWS};
         glc__plan_rope(d, a, slot);
     }
+    if (tg->is_llvmpipe && !v.split)
+        row_texels(d, a, tg, m, n, k);
     return apply_cap(p, a, tg, &v, 0, tiles, &q, a->t[2].present ? 2 : -1, a->nin,
                      (uint64_t)m * (uint64_t)n, n, err, len);
 }

@@ -220,12 +220,17 @@ void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access)
     b->kind = GLC_BIND_STORAGE;
 }
 
-void glc__plan_bind_texel(glc__dispatch_plan *d, int tensor)
+void glc__plan_bind_texel_as(glc__dispatch_plan *d, int tensor, glc_binding_kind kind)
 {
     glc__plan_bind(d, tensor, GLC_READ);
-    d->bind[d->nbind - 1].kind = GLC_BIND_TEXEL;
+    d->bind[d->nbind - 1].kind = kind;
     if (!strstr(d->defines, "GLC_TEXEL")) /* the prelude enables buffer textures (kernel.c) */
         glc__define(d, "GLC_TEXEL", "1");
+}
+
+void glc__plan_bind_texel(glc__dispatch_plan *d, int tensor)
+{
+    glc__plan_bind_texel_as(d, tensor, GLC_BIND_TEXEL);
 }
 
 int glc__texel_worth(const glc__target *tg, uint64_t bytes)

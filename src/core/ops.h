@@ -202,7 +202,7 @@ typedef struct glc__bind_plan {
     int tensor;          /* index into t[], or GLC__SCRATCH */
     glc_access access;
     size_t offset, size; /* bytes from the tensor's start; size 0: to its end */
-    glc_binding_kind kind; /* STORAGE, or TEXEL (read through a buffer texture) */
+    glc_binding_kind kind; /* STORAGE, or TEXEL / TEXEL_UINT (read through a buffer texture) */
 } glc__bind_plan;
 
 typedef struct glc__dispatch_plan {
@@ -336,8 +336,15 @@ glc_status glc__plan_ksum(glc__op_plan *p, const glc__op_args *a, uint64_t total
 void glc__plan_bind(glc__dispatch_plan *d, int tensor, glc_access access);
 /* A read of the tensor as RGBA32F texels through the next texture unit
  * (GLC_BIND_TEXEL): the planner has checked the target has buffer textures
- * (glc__texel_ok) and the bytes are whole texels. */
+ * (glc__texel_ok) and the bytes are whole texels. _as: of the given texel
+ * kind (GLC_BIND_TEXEL_UINT: RGBA32UI, raw words). */
 void glc__plan_bind_texel(glc__dispatch_plan *d, int tensor);
+void glc__plan_bind_texel_as(glc__dispatch_plan *d, int tensor, glc_binding_kind kind);
+/* Whether a binding kind is a buffer texture's (TEXEL or TEXEL_UINT) */
+static inline int glc__is_texel(glc_binding_kind kind)
+{
+    return kind == GLC_BIND_TEXEL || kind == GLC_BIND_TEXEL_UINT;
+}
 /* Whether `bytes` of f32 may be read through a buffer texture on tg */
 int glc__texel_ok(const glc__target *tg, uint64_t bytes);
 /* Whether a dispatch streaming `bytes` takes its texel form: only where

@@ -55,6 +55,7 @@ struct glc_device {
         uint32_t id;
         GLintptr offset;
         GLsizeiptr size;
+        GLenum format; /* GL_RGBA32F or GL_RGBA32UI */
     } texel_shows[GLC__TEXEL_UNITS];
     uint32_t next_buffer_id;     /* ids for the hazard tracker, never reused */
     glc__encoder enc;            /* the ordering state of the context's work (encode.h) */

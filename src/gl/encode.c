@@ -285,15 +285,17 @@ static glc_status validate_emitted(glc_device *dev, const glc__cmd *c, const glc
                         : glc__fail(dev, st, "GLC_VALIDATE: out of memory in the oracle");
 }
 
-/* Texture unit u shows bytes [off, off + size) of buf as RGBA32F texels
- * through the device's buffer texture of the unit; 1 when the active unit
- * was changed. */
+/* Texture unit u shows bytes [off, off + size) of buf as RGBA32F
+ * (GLC_BIND_TEXEL) or RGBA32UI (GLC_BIND_TEXEL_UINT) texels through the
+ * device's buffer texture of the unit; 1 when the active unit was changed. */
 static int bind_texel(glc_device *dev, GLuint u, const glc_buffer *buf, GLintptr off,
-                      GLsizeiptr size)
+                      GLsizeiptr size, int kind)
 {
     struct glc__bound *b = &dev->enc.bound;
+    GLenum format = kind == GLC_BIND_TEXEL_UINT ? GL_RGBA32UI : GL_RGBA32F;
     int moved = 0, same = dev->texel_tex[u] && dev->texel_shows[u].id == buf->id &&
-                          dev->texel_shows[u].offset == off && dev->texel_shows[u].size == size;
+                          dev->texel_shows[u].offset == off && dev->texel_shows[u].size == size &&
+                          dev->texel_shows[u].format == format;
     if (!dev->texel_tex[u])
         dev->gl.glGenTextures(1, &dev->texel_tex[u]);
     if (!(b->texel_units & (1u << u)) || !same) {
@@ -303,7 +305,8 @@ static int bind_texel(glc_device *dev, GLuint u, const glc_buffer *buf, GLintptr
         moved = 1;
     }
     if (!same) {
-        dev->gl.glTexBufferRangeOES(GL_TEXTURE_BUFFER_OES, GL_RGBA32F, buf->name, off, size);
+        dev->gl.glTexBufferRangeOES(GL_TEXTURE_BUFFER_OES, format, buf->name, off, size);
+        dev->texel_shows[u].format = format;
         dev->texel_shows[u].id = buf->id;
         dev->texel_shows[u].offset = off;
         dev->texel_shows[u].size = size;
@@ -365,8 +368,8 @@ static void bind_and_dispatch(glc_device *dev, const glc__cmd *c)
             dev->gl.glBindBufferRange(GL_UNIFORM_BUFFER, ubo++, name, off, size);
             continue;
         }
-        if (c->bind[i].kind == GLC_BIND_TEXEL) { /* (session.c checked: a unit, whole texels) */
-            unit_moved |= bind_texel(dev, texel++, c->bind[i].buffer, off, size);
+        if (glc__is_texel(c->bind[i].kind)) { /* (session.c checked: a unit, whole texels) */
+            unit_moved |= bind_texel(dev, texel++, c->bind[i].buffer, off, size, c->bind[i].kind);
             continue;
         }
         if (ssbo < 16 && b->ssbo[ssbo].name == name && b->ssbo[ssbo].offset == off &&

@@ -23,7 +23,7 @@ enum {
     GLC__TOUCH_TEXEL = 1u << 7     /* the active unit; buffer textures of units 0..TEXEL_UNITS-1 */
 };
 
-#define GLC__TEXEL_UNITS 4 /* texture units a dispatch's GLC_BIND_TEXEL bindings may take */
+#define GLC__TEXEL_UNITS 4 /* texture units a dispatch's GLC_BIND_TEXEL(_UINT) bindings may take */
 
 #define GLC__MAX_SAVED_SSBO 16
 

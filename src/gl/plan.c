@@ -78,7 +78,7 @@ static glc_status build_cmds(glc_plan *p)
             c->bind[j].size = cc->bind[j].size;
             c->bind[j].access = cc->bind[j].access;
             c->bind[j].kind = cc->bind[j].kind;
-            dev->texel_used |= c->bind[j].kind == GLC_BIND_TEXEL;
+            dev->texel_used |= glc__is_texel(c->bind[j].kind);
         }
         if (cc->nbind > p->max_bind)
             p->max_bind = cc->nbind;

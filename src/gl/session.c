@@ -112,7 +112,7 @@ static glc_status check_binding(glc_device *dev, const char *kname, int i, const
                                 glc__cmd *c)
 {
     const glc_device_limits *lim = &dev->info.limits;
-    int uniform;
+    int uniform, texel;
     size_t size, limit;
     if (!b->buffer)
         return bad_binding(dev, kname, i, "no buffer");
@@ -120,14 +120,15 @@ static glc_status check_binding(glc_device *dev, const char *kname, int i, const
         return bad_binding(dev, kname, i, "buffer of another device");
     if (b->access < GLC_READ || b->access > GLC_READ_WRITE)
         return bad_binding(dev, kname, i, "access is not READ/WRITE/READ_WRITE");
-    if (b->kind != GLC_BIND_STORAGE && b->kind != GLC_BIND_UNIFORM && b->kind != GLC_BIND_TEXEL)
-        return bad_binding(dev, kname, i, "kind is not STORAGE/UNIFORM/TEXEL");
+    if (b->kind != GLC_BIND_STORAGE && b->kind != GLC_BIND_UNIFORM && !glc__is_texel(b->kind))
+        return bad_binding(dev, kname, i, "kind is not STORAGE/UNIFORM/TEXEL/TEXEL_UINT");
     uniform = b->kind == GLC_BIND_UNIFORM;
+    texel = glc__is_texel(b->kind);
     if (uniform && b->access != GLC_READ)
         return bad_binding(dev, kname, i, "a uniform block is read only");
-    if (b->kind == GLC_BIND_TEXEL && !dev->info.features.texel_buffers)
+    if (texel && !dev->info.features.texel_buffers)
         return bad_binding(dev, kname, i, "TEXEL, and the device has no buffer textures");
-    if (b->kind == GLC_BIND_TEXEL && b->access != GLC_READ)
+    if (texel && b->access != GLC_READ)
         return bad_binding(dev, kname, i, "a texel binding is read only");
     if (b->offset >= b->buffer->capacity ||
         (b->size ? b->size : b->buffer->bytes - b->offset) > b->buffer->capacity - b->offset)
@@ -146,7 +147,7 @@ static glc_status check_binding(glc_device *dev, const char *kname, int i, const
                          "glc_session_dispatch(%s): binding %d: uniform offset %zu is not a "
                          "multiple of 256",
                          kname, i, b->offset);
-    if (b->kind == GLC_BIND_TEXEL && (size % 16 || size / 16 > lim->max_texel_buffer_size))
+    if (texel && (size % 16 || size / 16 > lim->max_texel_buffer_size))
         return glc__fail(dev, GLC_ERR_BOUNDS,
                          "glc_session_dispatch(%s): binding %d: a texel binding of %zu bytes is "
                          "not whole 16-byte texels up to the device's %u",
@@ -162,7 +163,7 @@ static glc_status check_binding(glc_device *dev, const char *kname, int i, const
     c->bind[i].size = size;
     c->bind[i].access = b->access;
     c->bind[i].kind = b->kind;
-    dev->texel_used |= b->kind == GLC_BIND_TEXEL;
+    dev->texel_used |= texel;
     return GLC_OK;
 }
 
@@ -186,7 +187,7 @@ static glc_status validate(glc_session *s, const glc_dispatch_desc *d, glc__cmd 
                          d->binding_count, d->param_count, GLC_MAX_PARAMS);
     for (i = 0; i < d->binding_count; i++) {
         nssbo += d->bindings[i].kind == GLC_BIND_STORAGE;
-        ntexel += d->bindings[i].kind == GLC_BIND_TEXEL;
+        ntexel += glc__is_texel(d->bindings[i].kind);
     }
     if (ntexel > GLC__TEXEL_UNITS)
         return glc__fail(dev, GLC_ERR_BOUNDS,
