@@ -82,6 +82,11 @@ layout(binding = 0) uniform highp samplerBuffer tb4;
 layout(std430, binding = 1) readonly buffer B { vec4 b4[]; };
 #else
 layout(std430, binding = 1) readonly buffer B { uint bw[]; };
+#if (TB == GLC_T_F16 || TB == GLC_T_BF16) && BVEC && defined(BTEX)
+// 16-bit b as RGBA32UI texels, 8 values a texel (texture unit 0,
+// GLC_BIND_TEXEL_UINT; its SSBO binding 1 stays bound)
+layout(binding = 0) uniform highp usamplerBuffer tbu;
+#endif
 #endif
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
 layout(std430, binding = 3) readonly buffer BIAS { float bias[]; };
@@ -140,12 +145,19 @@ vec4 b_vec(uint i)
 #elif TB == GLC_T_F32
     return vec4(uintBitsToFloat(bw[i]), uintBitsToFloat(bw[i + 1u]), uintBitsToFloat(bw[i + 2u]),
                 uintBitsToFloat(bw[i + 3u]));
-#elif TB == GLC_T_F16
-    uint w0 = bw[i >> 1], w1 = bw[(i >> 1) + 1u];
-    return vec4(unpackHalf2x16(w0), unpackHalf2x16(w1));
+#else
+#if BVEC && defined(BTEX) // the texel's half that holds values i .. i + 3
+    uvec4 t = texelFetch(tbu, int(i >> 3));
+    uvec2 ww = (i & 4u) == 0u ? t.xy : t.zw;
+    uint w0 = ww.x, w1 = ww.y;
 #else
     uint w0 = bw[i >> 1], w1 = bw[(i >> 1) + 1u];
+#endif
+#if TB == GLC_T_F16
+    return vec4(unpackHalf2x16(w0), unpackHalf2x16(w1));
+#else
     return uintBitsToFloat(uvec4(w0 << 16, w0 & 0xffff0000u, w1 << 16, w1 & 0xffff0000u));
+#endif
 #endif
 }
 

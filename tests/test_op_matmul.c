@@ -145,12 +145,13 @@ static void test_matmul_shapes(void **state)
     }
 }
 
-/* The direct kernel's f32 b^T (llvmpipe reads it through a buffer texture
- * where it fits the device's texel limit, here narrowed to 1024 texels:
- * b of 4096 values is read as texels, of 4100 from its SSBO), and from its
+/* The direct kernel's b^T (llvmpipe reads f32 b through a buffer texture
+ * of RGBA32F texels, f16 and bf16 b as their words through RGBA32UI ones,
+ * where b fits the device's texel limit, here narrowed to 1024 texels: b of
+ * 4096 f32 values is read as texels, of 4100 from its SSBO), and from its
  * SSBO on a device without buffer textures: the decode's one row, llvmpipe's
- * 16- and 32-row invocations, batched b, a bias, odd N; then 24 generated
- * shapes with a limit within 2 texels of b's size. */
+ * 16- and 32-row invocations, batched b, a bias, odd N, each dtype; then 24
+ * generated shapes with a limit within 2 texels of b's size. */
 static void test_matmul_direct_reads(void **state)
 {
     static const int64_t shp[][3] = {{1, 64, 64},   {1, 41, 100}, {16, 32, 128},
@@ -162,18 +163,19 @@ static void test_matmul_direct_reads(void **state)
     for (texel = 0; texel <= have; texel++) {
         TU_TEXEL_ROUND(dev, texel, 1024);
         dev->rows_min_macs = 0; /* 16 and 32 rows at these sizes too */
-        for (i = 0; i < 6; i++) {
+        for (i = 0; i < 9; i++) {
             mm_case c;
             memset(&c, 0, sizeof c);
             c.ab[0] = c.ab[1] = c.bb[0] = c.bb[1] = 1;
             c.brank = 2;
-            if (i == 5) /* b per batch: the texel view spans both */
+            if (i % 6 == 5) /* b per batch: the texel view spans both */
                 c.ab[1] = c.bb[1] = 2, c.brank = 3;
-            c.m = shp[i][0];
-            c.n = shp[i][1];
-            c.k = shp[i][2];
+            c.m = shp[i % 6][0];
+            c.n = shp[i % 6][1];
+            c.k = shp[i % 6][2];
             c.nt = 1;
-            c.tb = GLC_DTYPE_F32;
+            /* then 16-bit b: its raw words as RGBA32UI texels */
+            c.tb = i < 6 ? GLC_DTYPE_F32 : i % 2 ? GLC_DTYPE_F16 : GLC_DTYPE_BF16;
             c.bias = i % 2;
             c.variant = "direct";
             run_mm(dev, &seed, &c);
@@ -195,11 +197,12 @@ static void test_matmul_direct_reads(void **state)
         c.n = 1 + (int64_t)((r >> 12) % 90);
         c.k = 4 * (1 + (int64_t)((r >> 20) % 64)) + ((r >> 28) % 6 == 0 ? 1 + (int64_t)((r >> 32) % 3) : 0);
         c.nt = 1;
-        c.tb = GLC_DTYPE_F32;
+        c.tb = floats[(r >> 48) % 3];
         c.bias = (r >> 36) % 2;
         c.variant = "direct";
         nb = c.bb[1] * c.n * c.k;
-        TU_TEXEL_ROUND(dev, 1, tu_texel_limit_near(r >> 40, nb));
+        /* (16-bit b: half the f32 values' texels) */
+        TU_TEXEL_ROUND(dev, 1, tu_texel_limit_near(r >> 40, c.tb == GLC_DTYPE_F32 ? nb : nb / 2));
         run_mm(dev, &seed, &c);
     }
     glc_device_destroy(dev);

@@ -353,7 +353,8 @@ static void glu_params(glc__dispatch_plan *d, const glc__op_args *a, int at, int
     d->bind[0].size = (size_t)((g0 < u0 ? u0 - g0 : g0 - u0) + m * k) * 4;
 }
 
-/* llvmpipe's direct kernel reads f32 b^T, a and the norm's weight through
+/* llvmpipe's direct kernel reads b^T (f32 as RGBA32F, f16 and bf16 as their
+ * raw words, RGBA32UI), a and the norm's weight through
  * buffer textures where they are whole texels within the device's limit
  * (its SSBO loads are a loop over the SIMD lanes, a texel fetch one
  * gather: the tiny decode 2.6 -> 1.6-1.9 ms/token with b alone). Each keeps
@@ -371,6 +372,11 @@ static void direct_texels(glc__dispatch_plan *d, const glc__op_args *a, const gl
     if (nt && b->dtype == GLC_DTYPE_F32 && glc__texel_ok(tg, (uint64_t)glc__numel(b) * 4)) {
         glc__define(d, "BTEX", "1");
         glc__plan_bind_texel(d, 1);
+        unit++;
+    } else if (nt && (b->dtype == GLC_DTYPE_F16 || b->dtype == GLC_DTYPE_BF16) &&
+               glc__texel_ok(tg, (uint64_t)glc__numel(b) * 2)) { /* their raw words */
+        glc__define(d, "BTEX", "1");
+        glc__plan_bind_texel_as(d, 1, GLC_BIND_TEXEL_UINT);
         unit++;
     }
     /* (GLU: both halves; an offset legal for a's SSBO binding is one for
