@@ -27,7 +27,9 @@
 //   from the gate half (elements, signed; a's binding starts at the first)
 // defines: TB (GLC_T_* of b), NT, TILED, AVEC (K % 4 == 0 for a, and b's
 //   vector dim % 4 == 0), BVEC (b readable as 4-element vectors), BTEX
-//   (f32 BVEC b read as texels too: GLC_BIND_TEXEL, texture unit 0), ATEX,
+//   (BVEC b read as texels too, texture unit 0: f32 as RGBA32F,
+//   GLC_BIND_TEXEL; f16 and bf16 as their words, RGBA32UI,
+//   GLC_BIND_TEXEL_UINT), ATEX,
 //   NTEX (a, the norm's weight read as texels: their texture units);
 //   TILED:
 //   BM, BN, BK, TM, TN, NVUNROLL (unroll pragma); else RM; ACT (glc_act op

@@ -49,7 +49,8 @@
 //   memory; with NORM times the norm's weight, its sum of squares taken
 //   once a group), VSG (SPLIT on a device without subgroup sums: the
 //   emulated subgroup's lanes, SLOTS x VSG the local size, matmul_q.comp
-//   only)
+//   only), ATEX (AVEC, matmul_q's row variant on llvmpipe: the texture
+//   unit through which a is read as RGBA32F texels)
 // local size: GLC_LOCAL_SIZE_X (SPLIT: a multiple of the subgroup size)
 
 layout(local_size_x = GLC_LOCAL_SIZE_X) in;

@@ -11,6 +11,8 @@
 // chunk's sum of a (NEED_ASUM). Q6_K has two scales a chunk: wsc holds d,
 // wsub the two int8 scales, and weights() multiplies them in (exact
 // integers still).
+// WTEX (matmul_q's row variant on llvmpipe): the texture unit through
+// which W's words are read as RGBA32UI texels instead of its SSBO.
 
 #ifndef AVEC
 #define AVEC 1
