@@ -20,23 +20,27 @@ static glc_device *open_dev(int min)
 }
 
 /* Narrowed limits fold even small grids into 3-D: a table case on such a
- * device (default and minimum limits), eagerly and through a plan. */
+ * device (default and minimum limits), eagerly and through a plan; then
+ * f32 (llvmpipe's rope4 where it runs) the same way. */
 static void test_rope_folding(void **state)
 {
-    int min;
+    int min, f32;
     (void)state;
-    for (min = 0; min < 2; min++) {
-        glc_device *dev = open_dev(min);
-        oc_case c = {OC_ROPE, {GLC_DTYPE_F16, GLC_DTYPE_I32}, GLC_DTYPE_F32,
-                     {S3(37, 8, 64), S1(37)}, {0}, {0}, OT_NMSE_ROPE, 0};
-        c.i[0] = min ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL;
-        dev->info.limits.max_group_count[0] = 3;
-        dev->info.limits.max_group_count[1] = 2;
-        dev->info.limits.max_group_count[2] = 64;
-        oc_run_eager(dev, &c, 88, "folded grid");
-        oc_run_graph(dev, &c, 88, "folded grid");
-        glc_device_destroy(dev);
-    }
+    for (min = 0; min < 2; min++)
+        for (f32 = 0; f32 < 2; f32++) {
+            glc_device *dev = open_dev(min);
+            oc_case c = {OC_ROPE, {GLC_DTYPE_F16, GLC_DTYPE_I32}, GLC_DTYPE_F32,
+                         {S3(37, 8, 64), S1(37)}, {0}, {0}, OT_NMSE_ROPE, 0};
+            c.i[0] = min ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL;
+            if (f32)
+                c.dt[0] = GLC_DTYPE_F32;
+            dev->info.limits.max_group_count[0] = 3;
+            dev->info.limits.max_group_count[1] = 2;
+            dev->info.limits.max_group_count[2] = 64;
+            oc_run_eager(dev, &c, 88, "folded grid");
+            oc_run_graph(dev, &c, 88, "folded grid");
+            glc_device_destroy(dev);
+        }
 }
 
 /* rope4's rule: llvmpipe, f32 x and out, D % 4 == 0, rope_dim a multiple
@@ -102,7 +106,7 @@ static void test_rope4_rule(void **state)
 
 /* rope4 against the C reference: fixed shapes (NEOX and NORMAL, partial
  * rope_dim with its copied tail, factors, rank 4, one head, one token, in
- * place) with x read from its SSBO and as texels, then 24 generated ones
+ * place, NaN and infinities) with x read from its SSBO and as texels, then 24 generated ones
  * (T 1-40, H 1-40, D 4-160 in quads, rope_dim whole or a multiple of 8 or
  * 4, or one that is not, so rope.comp takes it) with a texel limit within
  * 2 texels of x's size, eagerly and through plans. */
@@ -117,6 +121,9 @@ static void test_rope4(void **state)
          {S4(2, 5, 4, 48), S1(5), S1(16)}, {0}, {GLC_ROPE_NEOX, 32}, OT_NMSE_ROPE, C_INPLACE},
         {OC_ROPE, {GLC_DTYPE_F32, GLC_DTYPE_I32}, GLC_DTYPE_F32, {S3(1, 1, 8), S1(1)}, {10.0f},
          {GLC_ROPE_NORMAL, 0}, OT_NMSE_ROPE, C_INPLACE},
+        /* NaN and infinities among x: they stay where the reference has them */
+        {OC_ROPE, {GLC_DTYPE_F32, GLC_DTYPE_I32}, GLC_DTYPE_F32, {S3(6, 5, 16), S1(6)}, {0},
+         {GLC_ROPE_NEOX, 8}, OT_NMSE_ROPE, C_NANINF},
     };
     glc_device *dev = tu_device(NULL);
     int have = dev->info.features.texel_buffers, texel;
