@@ -401,6 +401,21 @@ static void test_texel_uint_bindings(void **state)
     bu[0].size = 0, bu[0].kind = (glc_binding_kind)4;
     assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_INVALID_ARG);
     assert_non_null(strstr(glc_device_errmsg(dev), "kind is not"));
+    bu[0].kind = GLC_BIND_TEXEL_UINT;
+    { /* the two kinds count together against the units */
+        glc_binding many[6];
+        int u;
+        for (u = 0; u < 5; u++) {
+            memset(&many[u], 0, sizeof many[u]);
+            many[u].buffer = f, many[u].access = GLC_READ;
+            many[u].kind = u < 3 ? GLC_BIND_TEXEL : GLC_BIND_TEXEL_UINT;
+        }
+        many[5] = bu[2];
+        dd.bindings = many, dd.binding_count = 6;
+        assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_BOUNDS);
+        assert_non_null(strstr(glc_device_errmsg(dev), "5 texel bindings (at most 4)"));
+        dd.bindings = bu, dd.binding_count = 3;
+    }
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
     glc_kernel_destroy(ku);
     glc_kernel_destroy(kf);
