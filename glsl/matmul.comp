@@ -163,6 +163,28 @@ vec4 b_vec(uint i)
 #endif
 }
 
+#if (TB == GLC_T_F16 || TB == GLC_T_BF16) && BVEC && defined(BTEX) && defined(BTEX8)
+// BTEX8 (NT, K % 8 == 0: every row starts a texel): the texel holding
+// b[row, k .. k + 7] (k rounded down to 8), and the values of its half `hi`
+uvec4 b_tex8(uint b0, uint row, uint k)
+{
+    return texelFetch(tbu, int((b0 + row * glc_p[P_K] + k) >> 3));
+}
+
+vec4 b_half(uvec4 t, bool hi)
+{
+    uvec2 w = hi ? t.zw : t.xy;
+#if TB == GLC_T_F16
+    return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+#else
+    return uintBitsToFloat(uvec4(w.x << 16, w.x & 0xffff0000u, w.y << 16, w.y & 0xffff0000u));
+#endif
+}
+#define B8 1
+#else
+#define B8 0
+#endif
+
 // NT, BVEC: b[row, k .. k + 3] of the [N, K] matrix at element b0
 vec4 b_row4(uint b0, uint row, uint k)
 {
@@ -463,13 +485,39 @@ void main()
         uint ar[RM];
         for (int r = 0; r < RM; r++)
             ar[r] = (a0 + rows[r] * K) >> 2;
+#if NT && B8
+        // a texel of each row holds two steps' values: fetched at the
+        // first of them (k % 8 == 0; a K part starts at a multiple of 16)
+        uvec4 t0, t1, t2, t3;
+#ifdef GLU_OUT
+        uvec4 s0, s1, s2, s3;
+#endif
+#endif
         for (uint k = kbeg; k < kend; k += 4u) {
 #if NT
+#if B8
+            bool hi = (k & 4u) != 0u;
+            if (!hi) {
+                t0 = b_tex8(b0, n0, k), t1 = b_tex8(b0, n0 + 1u, k);
+                t2 = b_tex8(b0, n0 + 2u, k), t3 = b_tex8(b0, n0 + 3u, k);
+#ifdef GLU_OUT
+                s0 = b_tex8(b0, N + n0, k), s1 = b_tex8(b0, N + n0 + 1u, k);
+                s2 = b_tex8(b0, N + n0 + 2u, k), s3 = b_tex8(b0, N + n0 + 3u, k);
+#endif
+            }
+            vec4 b0v = b_half(t0, hi), b1v = b_half(t1, hi), b2v = b_half(t2, hi),
+                 b3v = b_half(t3, hi);
+#ifdef GLU_OUT
+            vec4 u0v = b_half(s0, hi), u1v = b_half(s1, hi), u2v = b_half(s2, hi),
+                 u3v = b_half(s3, hi);
+#endif
+#else
             vec4 b0v = b_row4(b0, n0, k), b1v = b_row4(b0, n0 + 1u, k);
             vec4 b2v = b_row4(b0, n0 + 2u, k), b3v = b_row4(b0, n0 + 3u, k);
 #ifdef GLU_OUT
             vec4 u0v = b_row4(b0, N + n0, k), u1v = b_row4(b0, N + n0 + 1u, k),
                  u2v = b_row4(b0, N + n0 + 2u, k), u3v = b_row4(b0, N + n0 + 3u, k);
+#endif
 #endif
             for (int r = 0; r < RM; r++) {
 #ifdef GLU

@@ -182,6 +182,18 @@ static void test_matmul_direct_reads(void **state)
         }
     }
     dev->rows_min_macs = GLC__ROWS_MIN_MACS;
+    if (have) { /* 16-bit b as texels, K in parts (a forced loop cap) */
+        mm_case c;
+        memset(&c, 0, sizeof c);
+        c.ab[0] = c.ab[1] = c.bb[0] = c.bb[1] = 1;
+        c.brank = 2;
+        c.m = 3, c.n = 9, c.k = 4000, c.nt = 1, c.bias = 1;
+        c.tb = GLC_DTYPE_F16;
+        c.variant = "direct";
+        c.loop_cap = 300;
+        TU_TEXEL_ROUND(dev, 1, 1 << 20);
+        run_mm(dev, &seed, &c);
+    }
     /* generated: rows of a 1-70, N 1-90, K mostly a multiple of 4, b shared
      * or per batch, a bias or none, a texel limit within 2 texels of b's */
     for (i = 0; have && i < 24; i++) {

@@ -376,6 +376,8 @@ static void direct_texels(glc__dispatch_plan *d, const glc__op_args *a, const gl
     } else if (nt && (b->dtype == GLC_DTYPE_F16 || b->dtype == GLC_DTYPE_BF16) &&
                glc__texel_ok(tg, (uint64_t)glc__numel(b) * 2)) { /* their raw words */
         glc__define(d, "BTEX", "1");
+        if (k % 8 == 0) /* a texel a row's 8 values: one fetch for two steps */
+            glc__define(d, "BTEX8", "1");
         glc__plan_bind_texel_as(d, 1, GLC_BIND_TEXEL_UINT);
         unit++;
     }
