@@ -345,7 +345,8 @@ static inline int glc__is_texel(glc_binding_kind kind)
 {
     return kind == GLC_BIND_TEXEL || kind == GLC_BIND_TEXEL_UINT;
 }
-/* Whether `bytes` of f32 may be read through a buffer texture on tg */
+/* Whether `bytes` may be read through a buffer texture on tg: whole
+ * 16-byte texels (RGBA32F or RGBA32UI) within the device's limit */
 int glc__texel_ok(const glc__target *tg, uint64_t bytes);
 /* Whether a dispatch streaming `bytes` takes its texel form: only where
  * there are bytes to stream (GLC__TEXEL_MIN_BYTES; tests lower it): a
