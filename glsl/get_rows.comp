@@ -16,7 +16,10 @@
 //           UNROLL (units per invocation, a group's units contiguous),
 //           IDS_ALL (1: out row r is table row r; the ids are not read),
 //           VEC4 (llvmpipe, an f32 table into f32 rows of whole vec4s: VEC4
-//           consecutive vec4 units an invocation; UNROLL unused)
+//           consecutive vec4 units an invocation; UNROLL unused), TEXEL
+//           (VEC4 or GGML blocks, llvmpipe: the table's words read as
+//           RGBA32UI texels, texture unit 0, its SSBO binding kept: a gather
+//           where an SSBO load is a loop over the lanes)
 // local size: GLC_LOCAL_SIZE_X
 
 #define GLC_KP_GET_ROWS
@@ -31,6 +34,9 @@ layout(std430, binding = 0) readonly buffer T { uint t[]; };
 layout(std430, binding = 2) buffer O { uint o[]; };
 #endif
 layout(std430, binding = 1) readonly buffer I { int ids[]; };
+#ifdef TEXEL
+layout(binding = 0) uniform highp usamplerBuffer tt;
+#endif
 
 #define QUANT (TT >= GLC_T_Q8_0)
 #if defined(IDS_ALL) // every row in order, the ids unread (matmul_q's decode of its weights)
@@ -44,14 +50,24 @@ layout(std430, binding = 1) readonly buffer I { int ids[]; };
 void unit(uint u)
 {
     uint D4 = glc_p[P_D] >> 2, r = u / D4, id = ROW_ID(r);
+#ifdef TEXEL
+    o[u] = id < glc_p[P_V] ? texelFetch(tt, int(id * D4 + (u - r * D4))) : uvec4(0u);
+#else
     o[u] = id < glc_p[P_V] ? t[id * D4 + (u - r * D4)] : uvec4(0u);
+#endif
 }
 
 #elif QUANT
 #define GLC_QT TT
 uint glc_qw(uint i)
 {
+#ifdef TEXEL
+    uvec4 v = texelFetch(tt, int(i >> 2u));
+    uint s = i & 3u;
+    return s == 0u ? v.x : s == 1u ? v.y : s == 2u ? v.z : v.w;
+#else
     return t[i];
+#endif
 }
 #include "quant.glsl"
 

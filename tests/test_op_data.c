@@ -316,6 +316,59 @@ static void test_graph_errors(void **state)
         assert_string_equal(glc_device_errmsg(dev), (msg));         \
     } while (0)
 
+/* get_rows on llvmpipe with the table's words as RGBA32UI texels (f32 rows
+ * of whole vec4s, GGML blocks): fixed tables with texels and without, ids
+ * outside the table among them, then 24 generated ones (f32 or a block
+ * type, 1-40 rows of 1-4 vec4s or blocks, 1-30 ids) with a texel limit
+ * within 2 texels of the table's, eagerly and through plans, each exactly
+ * the C reference's. */
+static void test_get_rows_texels(void **state)
+{
+    static const glc_dtype types[] = {GLC_DTYPE_F32, GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0,
+                                      GLC_DTYPE_Q4_K, GLC_DTYPE_Q6_K, GLC_DTYPE_Q5_1};
+    static const oc_case fixed[] = {
+        {OC_GET_ROWS, {F32, GLC_DTYPE_I32}, F32, {S2(37, 16), S1(20)}, {0}, {0}, OC_EXACT, 0},
+        {OC_GET_ROWS, {GLC_DTYPE_Q8_0, GLC_DTYPE_I32}, F32, {S2(8, 64), S1(11)}, {0}, {0},
+         OC_EXACT, C_RAWQ},
+        {OC_GET_ROWS, {GLC_DTYPE_Q4_0, GLC_DTYPE_I32}, F16, {S2(24, 32), S2(3, 4)}, {0}, {0},
+         OC_EXACT, C_RAWQ},
+        {OC_GET_ROWS, {GLC_DTYPE_Q6_K, GLC_DTYPE_I32}, F32, {S2(4, 256), S1(7)}, {0}, {0},
+         OC_EXACT, C_RAWQ},
+    };
+    glc_device *dev = tu_device(NULL);
+    int have = dev->info.features.texel_buffers, texel;
+    uint64_t seed = 0x6e7705;
+    size_t i;
+    (void)state;
+    for (texel = 0; texel <= have; texel++) {
+        TU_TEXEL_ROUND(dev, texel, 1 << 20);
+        for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+            oc_run_eager(dev, &fixed[i], 900 + i, texel ? "get_rows, texels" : "get_rows, SSBO");
+            oc_run_graph(dev, &fixed[i], 900 + i, texel ? "get_rows, texels" : "get_rows, SSBO");
+        }
+    }
+    for (i = 0; have && i < 24; i++) {
+        uint64_t r = tu_rand(&seed);
+        glc_dtype dt = types[r % 6];
+        int64_t per = dt == GLC_DTYPE_F32 ? 4 : glc_dtype_row_bytes(dt, 32) ? 32 : 256;
+        int64_t v = 1 + (int64_t)((r >> 4) % 40), d = per * (1 + (int64_t)((r >> 10) % 4));
+        oc_case c;
+        memset(&c, 0, sizeof c);
+        c.op = OC_GET_ROWS;
+        c.dt[0] = dt;
+        c.dt[1] = GLC_DTYPE_I32;
+        c.odt = F32;
+        c.s[0][0] = 2, c.s[0][1] = v, c.s[0][2] = d;
+        c.s[1][0] = 1, c.s[1][1] = 1 + (int64_t)((r >> 14) % 30);
+        c.nmse = OC_EXACT;
+        c.flags = dt == GLC_DTYPE_F32 ? 0 : C_RAWQ;
+        TU_TEXEL_ROUND(dev, 1, tu_texel_limit_near(r >> 40, v * (int64_t)glc_dtype_row_bytes(dt, d) / 4));
+        oc_run_eager(dev, &c, 950 + i, "get_rows, generated");
+        oc_run_graph(dev, &c, 950 + i, "get_rows, generated");
+    }
+    glc_device_destroy(dev);
+}
+
 static void test_errors(void **state)
 {
     tu_log log;
@@ -450,7 +503,8 @@ int main(void)
         cmocka_unit_test(test_folding),
         cmocka_unit_test(test_big_grid),  cmocka_unit_test(test_sequence),
         cmocka_unit_test(test_graph),
-        cmocka_unit_test(test_graph_errors), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_graph_errors), cmocka_unit_test(test_get_rows_texels),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

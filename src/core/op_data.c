@@ -449,7 +449,7 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     /* llvmpipe: f32 rows of whole vec4s as vec4s (its JIT's fast form) */
     int vec4 = tg->is_llvmpipe && t->dtype == GLC_DTYPE_F32 && o->dtype == GLC_DTYPE_F32 &&
                t->shape[1] % 4 == 0;
-    uint64_t n = (uint64_t)glc__numel(o), units = quant || vec4 ? n / 4 : (n + 1) / 2;
+    uint64_t n = (uint64_t)glc__numel(o), units = quant || vec4 ? n / 4 : (n + 1) / 2, tbytes;
     int unroll = quant ? UNROLL_Q : vec4 ? VEC4_UNITS : UNROLL;
     glc__dispatch_plan *d;
     (void)err;
@@ -464,6 +464,14 @@ static glc_status get_rows_plan(const glc__op_args *a, const glc__target *tg, gl
     glc__plan_bind(d, 0, GLC_READ);
     glc__plan_bind(d, 1, GLC_READ);
     glc__plan_bind(d, 2, GLC_WRITE);
+    /* llvmpipe: the table's words through RGBA32UI texels as well (a
+     * gather, where its SSBO load is a loop over the lanes) */
+    tbytes = (uint64_t)t->shape[0] * (uint64_t)glc_dtype_row_bytes(t->dtype, t->shape[1]);
+    if (tg->is_llvmpipe && (vec4 || quant) && glc__texel_ok(tg, tbytes) &&
+        glc__texel_worth(tg, n * 4)) {
+        glc__define(d, "TEXEL", "1");
+        glc__plan_bind_texel_as(d, 0, GLC_BIND_TEXEL_UINT);
+    }
     glc__plan_param_at(d, GLC__KP_GET_ROWS_UNITS, (uint32_t)units);
     glc__plan_param_at(d, GLC__KP_GET_ROWS_D, (uint32_t)t->shape[1]);
     glc__plan_param_at(d, GLC__KP_GET_ROWS_V, (uint32_t)t->shape[0]);
