@@ -62,9 +62,7 @@ void unit(uint u)
 uint glc_qw(uint i)
 {
 #ifdef TEXEL
-    uvec4 v = texelFetch(tt, int(i >> 2u));
-    uint s = i & 3u;
-    return s == 0u ? v.x : s == 1u ? v.y : s == 2u ? v.z : v.w;
+    return glc_word(texelFetch(tt, int(i >> 2u)), i & 3u);
 #else
     return t[i];
 #endif

@@ -147,19 +147,11 @@ vec4 b_vec(uint i)
 #elif TB == GLC_T_F32
     return vec4(uintBitsToFloat(bw[i]), uintBitsToFloat(bw[i + 1u]), uintBitsToFloat(bw[i + 2u]),
                 uintBitsToFloat(bw[i + 3u]));
-#else
-#if BVEC && defined(BTEX) // the texel's half that holds values i .. i + 3
+#elif BVEC && defined(BTEX) // the half of the texel that holds values i .. i + 3
     uvec4 t = texelFetch(tbu, int(i >> 3));
-    uvec2 ww = (i & 4u) == 0u ? t.xy : t.zw;
-    uint w0 = ww.x, w1 = ww.y;
+    return glc_16x4((i & 4u) == 0u ? t.xy : t.zw, TB);
 #else
-    uint w0 = bw[i >> 1], w1 = bw[(i >> 1) + 1u];
-#endif
-#if TB == GLC_T_F16
-    return vec4(unpackHalf2x16(w0), unpackHalf2x16(w1));
-#else
-    return uintBitsToFloat(uvec4(w0 << 16, w0 & 0xffff0000u, w1 << 16, w1 & 0xffff0000u));
-#endif
+    return glc_16x4(uvec2(bw[i >> 1], bw[(i >> 1) + 1u]), TB);
 #endif
 }
 
@@ -173,12 +165,7 @@ uvec4 b_tex8(uint b0, uint row, uint k)
 
 vec4 b_half(uvec4 t, bool hi)
 {
-    uvec2 w = hi ? t.zw : t.xy;
-#if TB == GLC_T_F16
-    return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-#else
-    return uintBitsToFloat(uvec4(w.x << 16, w.x & 0xffff0000u, w.y << 16, w.y & 0xffff0000u));
-#endif
+    return glc_16x4(hi ? t.zw : t.xy, TB);
 }
 #define B8 1
 #else

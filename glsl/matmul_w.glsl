@@ -49,11 +49,7 @@ layout(std430, binding = 1) readonly buffer W { uint w1[]; };
 // SSBO binding 1 stays bound, unread): llvmpipe's texel fetch is a gather,
 // its SSBO load a loop over the lanes (the row variant there)
 layout(binding = WTEX) uniform highp usamplerBuffer twt;
-uint w_pick(uvec4 t, uint s)
-{
-    return s == 0u ? t.x : s == 1u ? t.y : s == 2u ? t.z : t.w;
-}
-#define W1(i) w_pick(texelFetch(twt, int((i) >> 2u)), (i) & 3u)
+#define W1(i) glc_word(texelFetch(twt, int((i) >> 2u)), (i) & 3u)
 #define W2(i) w2_of(texelFetch(twt, int((i) >> 1u)), (i) & 1u)
 #define W4(i) uintBitsToFloat(texelFetch(twt, int(i)))
 uvec2 w2_of(uvec4 t, uint h)
@@ -96,9 +92,9 @@ void load_chunk(int r, uint w, uint c)
     for (int j = 0; j <= NW; j++) {
         uint q = (i0 & 3u) + uint(j);
 #if NW > 4
-        wd[j] = q < 4u ? w_pick(t0, q) : q < 8u ? w_pick(t1, q - 4u) : w_pick(t2, q - 8u);
+        wd[j] = q < 4u ? glc_word(t0, q) : q < 8u ? glc_word(t1, q - 4u) : glc_word(t2, q - 8u);
 #else
-        wd[j] = q < 4u ? w_pick(t0, q) : w_pick(t1, q - 4u);
+        wd[j] = q < 4u ? glc_word(t0, q) : glc_word(t1, q - 4u);
 #endif
     }
 #else
@@ -153,8 +149,7 @@ vec4 weights(int r, int q, uint k)
 #if AVEC && WF == GLC_T_F32
     return W4(wrow[r] * glc_p[P_WSTRIDE] + (k >> 2));
 #elif AVEC
-    uvec2 u = W2(wrow[r] * glc_p[P_WSTRIDE] + (k >> 2));
-    return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
+    return glc_half4(W2(wrow[r] * glc_p[P_WSTRIDE] + (k >> 2)));
 #else
     uint K = glc_p[P_K], i = wrow[r] * K + k;
     return vec4(w_at(i), k + 1u < K ? w_at(i + 1u) : 0.0, k + 2u < K ? w_at(i + 2u) : 0.0,

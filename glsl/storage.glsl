@@ -50,6 +50,21 @@ vec4 glc_half4(uvec2 w)
     return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
 }
 
+// Four 16-bit values of dtype t (GLC_T_F16 or GLC_T_BF16) packed in two
+// words.
+vec4 glc_16x4(uvec2 w, int t)
+{
+    return t == GLC_T_F16 ? glc_half4(w)
+                          : uintBitsToFloat(uvec4(w.x << 16, w.x & 0xffff0000u, w.y << 16,
+                                                  w.y & 0xffff0000u));
+}
+
+// Word s (0..3) of a texel of words (an RGBA32UI buffer texture's uvec4).
+uint glc_word(uvec4 t, uint s)
+{
+    return s == 0u ? t.x : s == 1u ? t.y : s == 2u ? t.z : t.w;
+}
+
 // Stores out[i] and out[i + 1] (i even); when only i is inside the tensor
 // (has_hi false) the other half of a 16-bit word is left as it was: it may
 // belong to the next tensor of an arena.

@@ -200,6 +200,42 @@ static glc_buffer *f32_buffer(glc_device *dev, int64_t n, float base)
     return b;
 }
 
+/* The refusals of a texel binding (b[0], of the dispatch dd, whose last
+ * binding is its written output): writable, part of a texel, a kind that
+ * is none; then 5 texel bindings, the first `of_texel` of them TEXEL and
+ * the rest TEXEL_UINT: more than the units. dd is as it was after. */
+static void texel_refusals(glc_device *dev, glc_dispatch_desc *dd, glc_binding *b, int of_texel)
+{
+    glc_binding keep = b[0], many[6];
+    glc_session *s;
+    int u;
+    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
+    b[0].access = GLC_READ_WRITE;
+    assert_int_equal(glc_session_dispatch(s, dd), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(glc_device_errmsg(dev), "texel binding is read only"));
+    b[0] = keep, b[0].size = 20;
+    assert_int_equal(glc_session_dispatch(s, dd), GLC_ERR_BOUNDS);
+    assert_non_null(strstr(glc_device_errmsg(dev), "whole 16-byte texels"));
+    b[0] = keep, b[0].kind = (glc_binding_kind)4;
+    assert_int_equal(glc_session_dispatch(s, dd), GLC_ERR_INVALID_ARG);
+    assert_non_null(strstr(glc_device_errmsg(dev), "kind is not"));
+    b[0] = keep;
+    for (u = 0; u < 5; u++) {
+        many[u] = keep;
+        many[u].kind = u < of_texel ? GLC_BIND_TEXEL : GLC_BIND_TEXEL_UINT;
+    }
+    many[5] = dd->bindings[dd->binding_count - 1];
+    {
+        const glc_binding *was = dd->bindings;
+        int count = dd->binding_count;
+        dd->bindings = many, dd->binding_count = 6;
+        assert_int_equal(glc_session_dispatch(s, dd), GLC_ERR_BOUNDS);
+        assert_non_null(strstr(glc_device_errmsg(dev), "5 texel bindings (at most 4)"));
+        dd->bindings = was, dd->binding_count = count;
+    }
+    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+}
+
 /* GLC_BIND_TEXEL: user GLSL reading buffer textures (two units, a range at
  * an offset) equal to the host's sums; a buffer destroyed takes the
  * texture that showed it along, and another made (GL may give it the same
@@ -250,27 +286,7 @@ static void test_texel_bindings(void **state)
     bt[0].buffer = c, bt[1].buffer = b, bt[2].buffer = o;
     dd.kernel = tk, dd.groups = 1, dd.bindings = bt, dd.binding_count = 3;
     dd.params = &n, dd.param_count = 1;
-    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    bt[0].access = GLC_READ_WRITE;
-    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_INVALID_ARG);
-    assert_non_null(strstr(glc_device_errmsg(dev), "texel binding is read only"));
-    bt[0].access = GLC_READ, bt[0].size = 20;
-    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_BOUNDS);
-    assert_non_null(strstr(glc_device_errmsg(dev), "whole 16-byte texels"));
-    { /* more texel bindings than the device's units for them */
-        glc_binding many[6];
-        int u;
-        for (u = 0; u < 5; u++) {
-            memset(&many[u], 0, sizeof many[u]);
-            many[u].buffer = b, many[u].access = GLC_READ, many[u].kind = GLC_BIND_TEXEL;
-        }
-        many[5] = bt[2];
-        dd.bindings = many, dd.binding_count = 6;
-        assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_BOUNDS);
-        assert_non_null(strstr(glc_device_errmsg(dev), "5 texel bindings (at most 4)"));
-        dd.bindings = bt, dd.binding_count = 3;
-    }
-    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    texel_refusals(dev, &dd, bt, 5); /* more texel bindings than units: all TEXEL */
 
     md.flags |= GLC_DEVICE_LIMITS_MIN;
     min_dev = tu_device_desc(&md);
@@ -390,33 +406,8 @@ static void test_texel_uint_bindings(void **state)
                 fail_msg("round %u: word %u: %08x, want %08x", round, i, got[i], want);
         }
     }
-    /* the refusals, as TEXEL's */
-    assert_int_equal(glc_session_begin(dev, GLC_SESSION_DIRECT, &s), GLC_OK);
-    bu[0].access = GLC_READ_WRITE;
-    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_INVALID_ARG);
-    assert_non_null(strstr(glc_device_errmsg(dev), "texel binding is read only"));
-    bu[0].access = GLC_READ, bu[0].size = 40;
-    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_BOUNDS);
-    assert_non_null(strstr(glc_device_errmsg(dev), "whole 16-byte texels"));
-    bu[0].size = 0, bu[0].kind = (glc_binding_kind)4;
-    assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_INVALID_ARG);
-    assert_non_null(strstr(glc_device_errmsg(dev), "kind is not"));
-    bu[0].kind = GLC_BIND_TEXEL_UINT;
-    { /* the two kinds count together against the units */
-        glc_binding many[6];
-        int u;
-        for (u = 0; u < 5; u++) {
-            memset(&many[u], 0, sizeof many[u]);
-            many[u].buffer = f, many[u].access = GLC_READ;
-            many[u].kind = u < 3 ? GLC_BIND_TEXEL : GLC_BIND_TEXEL_UINT;
-        }
-        many[5] = bu[2];
-        dd.bindings = many, dd.binding_count = 6;
-        assert_int_equal(glc_session_dispatch(s, &dd), GLC_ERR_BOUNDS);
-        assert_non_null(strstr(glc_device_errmsg(dev), "5 texel bindings (at most 4)"));
-        dd.bindings = bu, dd.binding_count = 3;
-    }
-    assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
+    /* the refusals, as TEXEL's; the two kinds count together against the units */
+    texel_refusals(dev, &dd, bu, 3);
     glc_kernel_destroy(ku);
     glc_kernel_destroy(kf);
     glc_buffer_destroy(w);

@@ -106,10 +106,10 @@ static void test_rope4_rule(void **state)
 
 /* rope4 against the C reference: fixed shapes (NEOX and NORMAL, partial
  * rope_dim with its copied tail, factors, rank 4, one head, one token, in
- * place, NaN and infinities) with x read from its SSBO and as texels, then 24 generated ones
- * (T 1-40, H 1-40, D 4-160 in quads, rope_dim whole or a multiple of 8 or
- * 4, or one that is not, so rope.comp takes it) with a texel limit within
- * 2 texels of x's size, eagerly and through plans. */
+ * place, NaN and infinities) with x read from its SSBO and as texels, then
+ * 24 generated ones (T 1-40, H 1-40, D 4-160 in quads, rope_dim whole or a
+ * multiple of 8 or 4, or one that is not, so rope.comp takes it) with a
+ * texel limit within 2 texels of x's size, eagerly and through plans. */
 static void test_rope4(void **state)
 {
     static const oc_case fixed[] = {

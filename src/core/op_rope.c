@@ -66,6 +66,17 @@ static glc_status rope_infer(glc__op_args *a, char *err, size_t len)
     return GLC_OK;
 }
 
+/* The bindings rope.comp and rope4.comp share: x, the positions, the
+ * freq_factors (when present), then tensor `out`, written. */
+static void rope_binds(glc__dispatch_plan *dp, const glc__op_args *a, int out)
+{
+    glc__plan_bind(dp, 0, GLC_READ);
+    glc__plan_bind(dp, 1, GLC_READ);
+    if (a->t[2].present)
+        glc__plan_bind(dp, 2, GLC_READ);
+    glc__plan_bind(dp, out, GLC_WRITE);
+}
+
 /* The params rope.comp and rope4.comp share: `total` units, `units` a row
  * (rope4: a token), `rot` of them rotating; the shape, rope_dim and theta
  * step from a. */
@@ -113,11 +124,7 @@ static void plan_rope4(const glc__op_args *a, const glc__target *tg, glc__op_pla
     glc__dispatch_plan *dp = glc__plan_dispatch(p, "rope4", LOCAL, (uint64_t)(tokens * units));
     glc__define_int(dp, "NEOX", neox);
     glc__define_int(dp, "HAS_FF", a->t[2].present);
-    glc__plan_bind(dp, 0, GLC_READ);
-    glc__plan_bind(dp, 1, GLC_READ);
-    if (a->t[2].present)
-        glc__plan_bind(dp, 2, GLC_READ);
-    glc__plan_bind(dp, 3, GLC_WRITE);
+    rope_binds(dp, a, 3);
     /* x through a buffer texture as well, its SSBO binding kept */
     if (glc__texel_ok(tg, bytes) && glc__texel_worth(tg, bytes)) {
         glc__define(dp, "TEXEL", "1");
@@ -146,11 +153,7 @@ static void plan_rope(const glc__op_args *a, glc__op_plan *p, int out, int64_t c
     glc__define_int(dp, "NEOX", neox);
     glc__define_int(dp, "ALIGNED", aligned);
     glc__define_int(dp, "HAS_FF", a->t[2].present);
-    glc__plan_bind(dp, 0, GLC_READ);
-    glc__plan_bind(dp, 1, GLC_READ);
-    if (a->t[2].present)
-        glc__plan_bind(dp, 2, GLC_READ);
-    glc__plan_bind(dp, out, GLC_WRITE);
+    rope_binds(dp, a, out);
     rope_params(dp, a, (uint64_t)(rows * units), units, rot);
     if (cache_rows)
         glc__plan_param_at(dp, GLC__KP_ROPE_CACHE_ROWS, (uint32_t)cache_rows);
