@@ -1032,8 +1032,12 @@ static void test_stage_fits_shared(void **state)
                          (w == GLC_DTYPE_Q4_0 || w == GLC_DTYPE_Q8_0 || w == GLC_DTYPE_Q4_K)))
                    ? (long)(k / 4)
                    : -1;
-        if (i < (int)(sizeof c / sizeof c[0]))
-            assert_int_equal(want, c[i].want); /* the written cases agree with the rule */
+        /* the written cases agree with the rule, on a device that holds 8
+         * subgroups a group (the wide ones' group: not under GLC_LIMITS=min
+         * on a GPU, where the rule refuses them) */
+        if (i < (int)(sizeof c / sizeof c[0]) &&
+            (vsg || 8 * lanes <= dev->info.limits.max_invocations))
+            assert_int_equal(want, c[i].want);
         got = define_of(&p.disp[0], "ASH");
         if (got != want)
             fail_msg("case %d (%s, K %lld, norm %d, %u bytes shared, %s): ASH %ld, expected %ld; "
