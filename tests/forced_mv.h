@@ -14,7 +14,9 @@
  *   tile: on GPUs the default plan is that variant already). On GPUs dense
  *   weights take lk at any T (the LK layout applies where M is 1, the
  *   subgroup layout elsewhere).
- * NULL where the case takes no such plan. ci varies the shapes by case.
+ * The forced plans take matvec whatever GLC_MATMUL says (a dense tile
+ * variant forced there would leave them none). NULL where the case takes
+ * no such plan. ci varies the shapes by case.
  */
 #ifndef GLC_TESTS_FORCED_MV_H
 #define GLC_TESTS_FORCED_MV_H
@@ -40,8 +42,7 @@ static inline void fm_plans(glc_device *dev, fm_build build, const void *c, size
             lanes *= 2;
         tl.lanes = lanes;
         if (sg || ci % 3 == 0) {
-            if (!sg)
-                dev->env.matmul = GLC__MATMUL_MATVEC;
+            dev->env.matmul = GLC__MATMUL_MATVEC;
             glc__device_tune(dev, &tu);
             *ks = build(dev, c, 0);
             dev->env.matmul = mm;
@@ -54,8 +55,7 @@ static inline void fm_plans(glc_device *dev, fm_build build, const void *c, size
             return;
         }
     }
-    if (!sg)
-        dev->env.matmul = GLC__MATMUL_MATVEC;
+    dev->env.matmul = GLC__MATMUL_MATVEC; /* (whatever GLC_MATMUL says) */
     glc__device_tune(dev, &tl);
     *lk = build(dev, c, 0);
     glc__device_tune(dev, NULL);

@@ -268,14 +268,14 @@ static size_t hand_block(glc_dtype dt, uint8_t *b, float *want)
 }
 
 /* Whether matmul_q at these 256 rows of a runs the dense prefill path,
- * which decodes Q6_K into f16 first (src/core/op_quant.c decode_first):
- * on GPUs, not on llvmpipe unless GLC_MATMUL forces a dense kernel. */
+ * which decodes Q6_K into f16 first (src/core/op_quant.c dense_first,
+ * decode_first): where GLC_MATMUL forces a dense kernel, and on GPUs
+ * unless it forces matvec. */
 static int q6_k_as_f16(glc_device *dev)
 {
-    glc_device_info info;
-    const char *v = getenv("GLC_MATMUL");
-    assert_int_equal(glc_device_get_info(dev, &info), GLC_OK);
-    return !strstr(info.renderer, "llvmpipe") || (v && strcmp(v, "matvec") != 0 && *v);
+    int mm = dev->env.matmul;
+    return mm == GLC__MATMUL_TILED64 || mm == GLC__MATMUL_TILED128 || mm == GLC__MATMUL_DIRECT ||
+           (mm == GLC__MATMUL_AUTO && !strstr(dev->renderer, "llvmpipe"));
 }
 
 /* Each hand-built block through the C reference, matmul_q (a = I: out[m,
