@@ -265,6 +265,16 @@ static size_t ref_place(glc__mem_tensor *t, size_t n, size_t align, size_t maxb,
     return nbuf;
 }
 
+/* The planner's own splitmix64 (src/core/memplan.c; tu_rand's streams
+ * follow GLC_TEST_SEED, the planner's do not) */
+static uint64_t planner_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 /* The planner's search, written plainly: each order with best fit, then
  * each with first fit (the first smallest total wins; the lower bound
  * stops it); then, with one buffer, the local search: a tensor ending at
@@ -303,7 +313,7 @@ static size_t ref_plan(glc__mem_tensor *t, size_t n, size_t align, size_t maxb, 
         uint64_t seed = 0x9E3779B97F4A7C15ull;
         for (size_t k = 0; k < tries && best > bound; k++) {
             size_t ntop = 0, pos = nfixed, to, moved, total = 0, nb;
-            uint64_t r = tu_rand(&seed); /* splitmix64, as the planner's */
+            uint64_t r = planner_rand(&seed);
             for (size_t i = nfixed; i < nord; i++)
                 ntop += t[bord[i]].offset + align_up(t[bord[i]].size, align) >= best;
             if (ntop == 0)

@@ -121,13 +121,12 @@ static inline uint32_t tu_texel_limit_near(uint64_t r, int64_t values)
             fail_msg("expected \"%s\" in \"%s\"", (needle), (hay));                      \
     } while (0)
 
-/* splitmix64: a fixed-seed generator, so failures reproduce. */
+/* The tests' one generator (tests/ref/optest.c ot_rand: splitmix64,
+ * GLC_TEST_SEED salts every stream) */
+uint64_t ot_rand(uint64_t *seed);
 static inline uint64_t tu_rand(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return ot_rand(s);
 }
 
 static inline uint32_t tu_range(uint64_t *s, uint32_t lo, uint32_t hi)

@@ -112,9 +112,24 @@ void ot_from_bytes(glc_dtype dtype, const void *in, float *v, size_t n)
                                         : ot_bf16_to_f32(((const uint16_t *)in)[i]);
 }
 
+/* GLC_TEST_SEED=<n> (unset: 0): every stream of ot_rand, and so of every
+ * generated shape and input of the tests, becomes another one, reproducible
+ * by the same n (the suite runs with it unset). */
+static uint64_t salt(void)
+{
+    static int read;
+    static uint64_t v;
+    if (!read) {
+        const char *e = getenv("GLC_TEST_SEED");
+        v = e && *e ? strtoull(e, NULL, 0) : 0;
+        read = 1;
+    }
+    return v;
+}
+
 uint64_t ot_rand(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull) ^ salt();
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);

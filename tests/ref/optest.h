@@ -40,6 +40,8 @@ void ot_from_bytes(glc_dtype dtype, const void *in, float *v, size_t n);
 
 /* Uniform random floats in [lo, hi), never exactly 0. */
 void ot_fill(uint64_t *seed, float *v, size_t n, float lo, float hi);
+/* splitmix64 from *seed (advanced), salted by GLC_TEST_SEED where set: a
+ * fixed stream per seed, so failures reproduce */
 uint64_t ot_rand(uint64_t *seed);
 
 /* Creates a tensor of dtype/shape padded by sentinels; values (may be NULL:
