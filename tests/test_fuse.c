@@ -534,6 +534,57 @@ static void test_fusion_glu(void **state)
     glc_device_destroy(dev);
 }
 
+/* A gate | up pack read by a live mul and by a mul nothing reads (a
+ * dead branch): glu_out must leave the pack alone. It took the dead mul
+ * (its reads not counted as live, the live mul's read seemed the only
+ * one), turned the pack's producer into it, and the live mul read a pack
+ * nothing wrote (found by test_fuse_random under GLC_TEST_SEED=117). */
+static void test_fusion_glu_dead_branch(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_matmul_desc nt = {1};
+    int64_t xs[2] = {2, D};
+    float x[2 * D], w1[16 * D], w3[16 * D], y[2][2 * 16];
+    uint64_t seed = 117;
+    glc_plan *pl[2];
+    int i, r, j, c;
+    (void)state;
+    ot_fill(&seed, x, 2 * D, -1, 1);
+    ot_fill(&seed, w1, 16 * D, -0.3f, 0.3f);
+    ot_fill(&seed, w3, 16 * D, -0.3f, 0.3f);
+    for (i = 0; i < 2; i++) {
+        glc_graph *g;
+        glc_tensor xt, gate, up;
+        glc_plan_input in = {"x", x, 2 * D};
+        glc_plan_output out = {"y", y[i], 2 * 16};
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        xt = glc_graph_input(g, "x", GLC_DTYPE_F32, 2, xs);
+        gate = glc_matmul(g, xt, param(g, "w1", GLC_DTYPE_F32, 2, 16, D), glc_none(), &nt);
+        up = glc_matmul(g, xt, param(g, "w3", GLC_DTYPE_F32, 2, 16, D), glc_none(), &nt);
+        glc_graph_output(g, "y", glc_mul(g, glc_unary(g, GLC_UNARY_TANH, gate, 0), up));
+        (void)glc_mul(g, glc_unary(g, GLC_UNARY_SILU, gate, 0), up); /* read by nothing */
+        pl[i] = tu_compile(dev, g, i ? GLC_COMPILE_NO_FUSE : 0);
+        assert_int_equal(glc_plan_set_param(pl[i], "w1", w1, 16 * D), GLC_OK);
+        assert_int_equal(glc_plan_set_param(pl[i], "w3", w3, 16 * D), GLC_OK);
+        assert_int_equal(glc_plan_run(pl[i], &in, 1, &out, 1), GLC_OK);
+        glc_plan_destroy(pl[i]);
+    }
+    for (r = 0; r < 2; r++)
+        for (j = 0; j < 16; j++) {
+            double gv = 0, uv = 0, want;
+            for (c = 0; c < D; c++) {
+                gv += (double)x[r * D + c] * w1[j * D + c];
+                uv += (double)x[r * D + c] * w3[j * D + c];
+            }
+            want = tanh(gv) * uv;
+            for (i = 0; i < 2; i++)
+                if (fabs(y[i][r * 16 + j] - want) > 1e-5)
+                    fail_msg("row %d, col %d, %s plan: %g, reference %g", r, j,
+                             i ? "unfused" : "fused", y[i][r * 16 + j], want);
+        }
+    glc_device_destroy(dev);
+}
+
 static size_t n_allocs;
 static void *count_alloc(void *u, size_t n) { (void)u; n_allocs++; return malloc(n); }
 static void *count_realloc(void *u, void *p, size_t o, size_t n)
@@ -1054,6 +1105,7 @@ int main(void)
         cmocka_unit_test(test_fusion_qkv_share),
         cmocka_unit_test(test_fusion_rope_rows),
         cmocka_unit_test(test_fusion_glu),
+        cmocka_unit_test(test_fusion_glu_dead_branch),
         cmocka_unit_test(test_plan_reorder),
         cmocka_unit_test(test_vars_params_only),
         cmocka_unit_test(test_fusion_reshape_boundary),

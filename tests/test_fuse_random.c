@@ -50,7 +50,7 @@ typedef struct gen {
     ht t[MAXT];
     int nt, var, rows, nparams;
     int out[4], nout;
-    char log[4096];
+    char log[32768];
 } gen;
 
 static uint64_t g_seed = 0xF05Eull;
@@ -78,6 +78,12 @@ static void note(gen *G, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(G->log + used, sizeof G->log - used, fmt, ap);
     va_end(ap);
+}
+
+/* glc_plan_dump's text into the log */
+static void log_text(void *user, const char *text)
+{
+    note((gen *)user, "%s", text);
 }
 
 static const char *shape_str(const ht *x, char *buf, size_t len)
@@ -674,12 +680,15 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
                 for (e = 0; e < (int64_t)out[k].count; e++)
                     maxabs = fabs(o->v[e]) > maxabs ? fabs(o->v[e]) : maxabs;
                 for (e = 0; e < (int64_t)out[k].count; e++)
-                    if (!(fabs(got[k][e] - o->v[e]) <= 2e-3 * maxabs))
+                    if (!(fabs(got[k][e] - o->v[e]) <= 2e-3 * maxabs)) {
+                        note(G, "the %s plan:\n", kinds[f]);
+                        glc_plan_dump(pl[f], 0, log_text, G);
+                        fputs(G->log, stdout); /* (longer than fail_msg's text) */
                         fail_msg("seed %llu, %s plan, T %lld: output t%d [%lld] is %.7g, "
-                                 "reference %.7g\n%s",
-                                 (unsigned long long)g_seed, kinds[f],
-                                 (long long)rows, uniq[k], (long long)e, got[k][e], o->v[e],
-                                 G->log);
+                                 "reference %.7g",
+                                 (unsigned long long)g_seed, kinds[f], (long long)rows, uniq[k],
+                                 (long long)e, got[k][e], o->v[e]);
+                    }
                 free(got[k]);
             }
         }

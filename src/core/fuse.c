@@ -558,9 +558,10 @@ static void glu_out(fctx *c, size_t ui)
     int64_t half, mmax;
     size_t pi, second;
     char err[256];
-    if (u->dead || u->args.op != GLC__OP_MUL || u->args.bin.act < GLC_UNARY_GELU ||
+    if (u->dead || !runs(c, u) || u->args.op != GLC__OP_MUL || u->args.bin.act < GLC_UNARY_GELU ||
         u->args.bin.act > GLC_UNARY_RELU)
-        return;
+        return; /* (a mul nothing reads: its own reads are not live_uses', and the
+                 * pack's producer would leave the pack to write it) */
     gate = u->tensor[0];
     up = u->tensor[1];
     out = out_of(u);
