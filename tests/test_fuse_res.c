@@ -44,6 +44,13 @@ typedef struct rcase {
     int norm_fused;     /* mm_norm expected to fire */
 } rcase;
 
+/* The NMSE two plans' sums may differ by (fused vs unfused) */
+static double order_nmse(const rcase *c)
+{
+    double floor = c->norm ? 1e-10 : 1e-12, k = 0x1p-46 * (double)c->k;
+    return k > floor ? k : floor;
+}
+
 static const rcase cases[] = {
     {GLC_DTYPE_F32, 1, 11, 13, 0, 0, 1, NULL, 0, 1, 0, 0},
     {GLC_DTYPE_F16, 5, 19, 7, 1, 0, 0, NULL, 0, 1, 0, 0},
@@ -256,8 +263,11 @@ static void test_mm_res(void **state)
                     y[2][i * n + j] = (float)(r[(c->extra == 2 ? 0 : i * n) + j] + s);
                 }
             snprintf(what, sizeof what, "case %zu, T %lld: fused vs unfused", ci, (long long)t);
-            /* the norm prologue sums in another order than the norm's kernel */
-            ot_check(what, y[0], y[1], (size_t)(t * n), c->norm ? 1e-10 : 1e-12);
+            /* the norm prologue sums in another order than the norm's kernel;
+             * two plans' f32 sums of K terms in different orders differ by
+             * an NMSE of about eps^2 K / 12 (eps 2^-23: K 120001 gave up to
+             * 1.7e-11 on the H100) */
+            ot_check(what, y[0], y[1], (size_t)(t * n), order_nmse(c));
             snprintf(what, sizeof what, "case %zu, T %lld: fused vs reference", ci, (long long)t);
             ot_check(what, y[0], y[2], (size_t)(t * n), 1e-9);
             snprintf(what, sizeof what, "case %zu, T %lld: K parts vs reference", ci, (long long)t);
@@ -268,7 +278,7 @@ static void test_mm_res(void **state)
             if (pl[3])
                 ot_check(what, y[4], y[2], (size_t)(t * n), 1e-9);
             if (c->extra == 1 || c->extra == 3)
-                ot_check("p", pp[0], pp[1], (size_t)(t * np), 1e-12);
+                ot_check("p", pp[0], pp[1], (size_t)(t * np), order_nmse(c));
             if (tm == 1)
                 break;
         }

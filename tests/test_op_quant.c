@@ -996,7 +996,7 @@ static void test_stage_fits_shared(void **state)
     glc_device *dev = tu_device(NULL);
     uint32_t inv = dev->info.limits.max_invocations < 128 ? dev->info.limits.max_invocations : 128;
     uint64_t seed = 0x57a9e;
-    int i, wide_seen = 0, small_seen = 0, refused_seen = 0;
+    int i, wide_seen = 0, small_seen = 0, refused_seen = 0, wide_ok = 0;
     (void)state;
     for (i = 0; i < 400; i++) {
         glc_dtype w;
@@ -1035,8 +1035,8 @@ static void test_stage_fits_shared(void **state)
         /* the written cases agree with the rule, on a device that holds 8
          * subgroups a group (the wide ones' group: not under GLC_LIMITS=min
          * on a GPU, where the rule refuses them) */
-        if (i < (int)(sizeof c / sizeof c[0]) &&
-            (vsg || 8 * lanes <= dev->info.limits.max_invocations))
+        wide_ok = vsg || 8 * lanes <= dev->info.limits.max_invocations;
+        if (i < (int)(sizeof c / sizeof c[0]) && wide_ok)
             assert_int_equal(want, c[i].want);
         got = define_of(&p.disp[0], "ASH");
         if (got != want)
@@ -1050,8 +1050,9 @@ static void test_stage_fits_shared(void **state)
         small_seen += got > 0 && bytes <= 16384;
         refused_seen += got < 0;
     }
-    /* the generated cases reached each outcome */
-    assert_true(wide_seen > 5 && small_seen > 5 && refused_seen > 5);
+    /* the generated cases reached each outcome (the wide stage where the
+     * device holds its group) */
+    assert_true((wide_seen > 5 || !wide_ok) && small_seen > 5 && refused_seen > 5);
     glc_device_destroy(dev);
 }
 
