@@ -200,6 +200,27 @@ glc_status glc_buffer_write(glc_buffer *buf, size_t offset, size_t size, const v
     return st;
 }
 
+/* size bytes at offset of the buffer bound to target (GL_COPY_READ_BUFFER:
+ * read into to; GL_COPY_WRITE_BUFFER: written from from) through a mapping */
+static glc_status mapped_copy(glc_device *dev, GLenum target, size_t offset, size_t size, void *to,
+                              const void *from, const char *fn)
+{
+    void *p = dev->gl.glMapBufferRange(target, (GLintptr)offset, (GLsizeiptr)size,
+                                       from ? GL_MAP_WRITE_BIT : GL_MAP_READ_BIT);
+    if (!p) {
+        GLenum err = dev->gl.glGetError();
+        return glc__fail(dev, err == GL_OUT_OF_MEMORY ? GLC_ERR_OUT_OF_MEMORY : GLC_ERR_GL,
+                         "%s: glMapBufferRange failed (GL error 0x%04x)", fn, err);
+    }
+    if (from)
+        memcpy(p, from, size);
+    else
+        memcpy(to, p, size);
+    if (!dev->gl.glUnmapBuffer(target))
+        return glc__fail(dev, GLC_ERR_GL, "%s: buffer contents were lost while mapped", fn);
+    return GLC_OK;
+}
+
 /* A write whose offset or size is not a multiple of 4 goes through a
  * mapping. NVIDIA's driver (580, the H100, GL_DYNAMIC_COPY) lets an
  * earlier glBufferSubData of whole words land after a later one of odd
@@ -212,24 +233,15 @@ glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, con
                                 const char *fn)
 {
     glc_device *dev = buf->dev;
-    void *p;
+    glc_status st;
     glc__buffer_host_access(buf);
     dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, buf->name);
     if (offset % 4 == 0 && size % 4 == 0) {
         dev->gl.glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)offset, (GLsizeiptr)size, data);
         return glc__check_gl(dev, fn);
     }
-    p = dev->gl.glMapBufferRange(GL_COPY_WRITE_BUFFER, (GLintptr)offset, (GLsizeiptr)size,
-                                 GL_MAP_WRITE_BIT);
-    if (!p) {
-        GLenum err = dev->gl.glGetError();
-        return glc__fail(dev, err == GL_OUT_OF_MEMORY ? GLC_ERR_OUT_OF_MEMORY : GLC_ERR_GL,
-                         "%s: glMapBufferRange failed (GL error 0x%04x)", fn, err);
-    }
-    memcpy(p, data, size);
-    if (!dev->gl.glUnmapBuffer(GL_COPY_WRITE_BUFFER))
-        return glc__fail(dev, GLC_ERR_GL, "%s: buffer contents were lost while mapped", fn);
-    return glc__check_gl(dev, fn);
+    st = mapped_copy(dev, GL_COPY_WRITE_BUFFER, offset, size, NULL, data, fn);
+    return st != GLC_OK ? st : glc__check_gl(dev, fn);
 }
 
 glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size, void *data)
@@ -253,21 +265,9 @@ glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size, void *da
 glc_status glc__buffer_read_in(glc_buffer *buf, size_t offset, size_t size, void *data,
                                const char *fn)
 {
-    glc_device *dev = buf->dev;
-    void *p;
     glc__buffer_host_access(buf);
-    dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, buf->name);
-    p = dev->gl.glMapBufferRange(GL_COPY_READ_BUFFER, (GLintptr)offset, (GLsizeiptr)size,
-                                 GL_MAP_READ_BIT);
-    if (!p) {
-        GLenum err = dev->gl.glGetError();
-        return glc__fail(dev, err == GL_OUT_OF_MEMORY ? GLC_ERR_OUT_OF_MEMORY : GLC_ERR_GL,
-                         "%s: glMapBufferRange failed (GL error 0x%04x)", fn, err);
-    }
-    memcpy(data, p, size);
-    if (!dev->gl.glUnmapBuffer(GL_COPY_READ_BUFFER))
-        return glc__fail(dev, GLC_ERR_GL, "%s: buffer contents were lost while mapped", fn);
-    return GLC_OK;
+    buf->dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, buf->name);
+    return mapped_copy(buf->dev, GL_COPY_READ_BUFFER, offset, size, data, NULL, fn);
 }
 
 size_t glc_buffer_size(const glc_buffer *buf) { return buf ? buf->bytes : 0; }
