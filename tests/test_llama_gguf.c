@@ -330,6 +330,123 @@ static void chunks_on_gguf(glc_device *dev, glc_dtype wdtype, int tied, int bias
     llama_free(&g);
 }
 
+/* Seeded random models (GLC_TEST_SEED picks others): weight type (every
+ * 32-value block type, f32, f16, bf16), width, heads and KV heads, head
+ * size, FFN width, vocabulary, 1-3 layers, tied output, rope pairing,
+ * rope_freqs, Q/K/V biases, an f16 or f32 cache; a prompt of 1-12 tokens
+ * through the prefill plan, then 4 tokens through the decode plan, fused
+ * and not (the fused decode on a device without subgroups also with
+ * GLC_MATMUL=matvec: the GPUs' decode kernels), each step's logits against
+ * the C reference. The decode fusions (qkv, rope_qkv, sdpa_rope, glu_out,
+ * mm_norm, rows_first, qkv_rope) meet shapes here no hand-written case has. */
+static void random_model(glc_device *dev, uint64_t *seed, int k)
+{
+    static const glc_dtype types[] = {GLC_DTYPE_F32,  GLC_DTYPE_F16,  GLC_DTYPE_BF16,
+                                      GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0, GLC_DTYPE_Q4_1,
+                                      GLC_DTYPE_Q5_0, GLC_DTYPE_Q5_1};
+    static const int hds[] = {8, 16, 32};
+    llama_cfg c;
+    llama_weights w;
+    int32_t tokens[16], pos[16];
+    float *want;
+    int n, i, fuse, hq;
+    assert_true(llama_config("tiny", &c));
+    c.wdtype = types[tu_range(seed, 0, sizeof types / sizeof types[0] - 1)];
+    c.d = 32 * (int)tu_range(seed, 1, 3);
+    c.head_dim = hds[tu_range(seed, 0, 2)];
+    do /* Q's width a whole number of 32-value blocks (wo's K) */
+        c.heads = (int)tu_range(seed, 1, 8);
+    while ((c.heads * c.head_dim) % 32);
+    for (hq = 0, c.kv_heads = 1; hq < 3; hq++) { /* a divisor of the heads */
+        int kv = (int)tu_range(seed, 1, (uint32_t)c.heads);
+        if (c.heads % kv == 0)
+            c.kv_heads = kv;
+    }
+    c.ffn = 32 * (int)tu_range(seed, 1, 5);
+    c.vocab = (int)tu_range(seed, 40, 300);
+    c.layers = (int)tu_range(seed, 1, 3);
+    c.max_seq = 16;
+    c.tied = (int)tu_range(seed, 0, 1);
+    c.rope = tu_range(seed, 0, 1) ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL;
+    c.rope_freqs = (int)tu_range(seed, 0, 1);
+    c.qkv_bias = (int)tu_range(seed, 0, 1);
+    c.cache = tu_range(seed, 0, 1) ? GLC_DTYPE_F16 : GLC_DTYPE_F32;
+    c.seed = (uint32_t)tu_rand(seed);
+    n = (int)tu_range(seed, 1, 12);
+    for (i = 0; i < 16; i++) {
+        tokens[i] = (int32_t)tu_range(seed, 0, (uint32_t)c.vocab - 1);
+        pos[i] = i;
+    }
+    assert_true(llama_generate(&c, &w));
+    assert_true(llama_values(&w));
+    assert_non_null(want = malloc(sizeof *want * (size_t)c.vocab * 5));
+    { /* the reference: the prompt's last logits, then each decoded token's */
+        llama_ref *r = llama_ref_create(&w);
+        assert_non_null(r);
+        llama_ref_forward(r, tokens, n, 0, want);
+        for (i = 0; i < 4; i++)
+            llama_ref_forward(r, tokens + n + i, 1, n + i, want + (size_t)(i + 1) * c.vocab);
+        llama_ref_destroy(r);
+    }
+    for (fuse = 0; fuse < 3; fuse++) {
+        glc_plan *pre = NULL, *dec = NULL;
+        uint32_t flags = fuse ? 0 : GLC_COMPILE_NO_FUSE;
+        int mm = dev->env.matmul;
+        if (fuse == 2 && dev->info.features.subgroup)
+            break; /* (GPUs: the fused plan is already theirs) */
+        if (llama_plan(dev, &c, &w, LLAMA_PREFILL, 12, flags, &pre) != GLC_OK)
+            fail_msg("model %d: prefill plan: %s", k, glc_device_errmsg(dev));
+        if (fuse == 2)
+            dev->env.matmul = GLC__MATMUL_MATVEC;
+        if (llama_plan(dev, &c, &w, LLAMA_DECODE, 1, flags, &dec) != GLC_OK)
+            fail_msg("model %d: decode plan: %s", k, glc_device_errmsg(dev));
+        dev->env.matmul = mm;
+        assert_int_equal(glc_plan_share(dec, pre, GLC_SHARE_PARAMS | GLC_SHARE_HANDLES), GLC_OK);
+        assert_int_equal(llama_set_params(pre, &w), GLC_OK);
+        assert_int_equal(llama_reset_cache(pre, &c), GLC_OK);
+        for (i = 0; i < 5; i++) {
+            glc_plan *p = i ? dec : pre;
+            glc_plan_var v;
+            const void *in[3], *out[2];
+            int32_t last = i ? 0 : n - 1;
+            double e;
+            v.name = i ? "L" : "T";
+            v.value = i ? n + i : n;
+            in[0] = i ? tokens + n + i - 1 : tokens;
+            in[1] = i ? pos + n + i - 1 : pos;
+            in[2] = &last;
+            assert_int_equal(glc_plan_set_vars(p, &v, 1), GLC_OK);
+            assert_int_equal(glc_plan_run_raw(p, in, out), GLC_OK);
+            e = nmse(out[0], want + (size_t)i * c.vocab, c.vocab);
+            if (!(e <= 1e-5))
+                fail_msg("model %d (%s, d %d, %d layers, %d/%d heads of %d, ffn %d, vocab %d, "
+                         "tied %d, %s, freqs %d, bias %d, %s cache, prompt %d), %s: step %d: "
+                         "nmse %g against the reference",
+                         k, glc_dtype_name(c.wdtype), c.d, c.layers, c.heads, c.kv_heads,
+                         c.head_dim, c.ffn, c.vocab, c.tied,
+                         c.rope == GLC_ROPE_NEOX ? "neox" : "adjacent pairs", c.rope_freqs,
+                         c.qkv_bias, glc_dtype_name(c.cache), n,
+                         fuse == 0 ? "unfused" : fuse == 1 ? "fused" : "fused, GLC_MATMUL=matvec",
+                         i, e);
+        }
+        glc_plan_destroy(dec);
+        glc_plan_destroy(pre);
+    }
+    free(want);
+    llama_free(&w);
+}
+
+static void test_random_models(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    uint64_t seed = 0x11a3a;
+    int k;
+    (void)state;
+    for (k = 0; k < 6; k++)
+        random_model(dev, &seed, k);
+    glc_device_destroy(dev);
+}
+
 static void test_chunked_prefill(void **state)
 {
     glc_device *dev = tu_device(NULL);
@@ -476,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_plans_on_gguf),
         cmocka_unit_test(test_chunked_prefill),
+        cmocka_unit_test(test_random_models),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
