@@ -109,15 +109,16 @@ int glc__split_param(glc_graph *g, glc_tensor w, int32_t *first)
 static glc_tensor piece_product(glc_graph *g, glc__op op, glc_tensor a, int32_t piece,
                                 glc_tensor bias, int nt)
 {
-    const glc__gtensor *t = &g->t[piece];
+    /* (copied: g->t moves as the slices add tensors) */
+    int64_t row0 = g->t[piece].piece_row0, rows = g->t[piece].shape[0];
     glc_tensor w, x = a, b = glc_none();
     glc_matmul_desc d;
     w.id = piece;
     if (!nt) { /* rows of P are a's K range */
-        x = glc_slice(g, a, -1, t->piece_row0, t->shape[0]);
-        b = t->piece_row0 == 0 ? bias : glc_none();
+        x = glc_slice(g, a, -1, row0, rows);
+        b = row0 == 0 ? bias : glc_none();
     } else if (bias.id >= 0)
-        b = glc_slice(g, bias, -1, t->piece_row0, t->shape[0]);
+        b = glc_slice(g, bias, -1, row0, rows);
     if (op == GLC__OP_MATMUL_Q)
         return glc_matmul_q(g, x, w, b);
     d.transpose_b = nt;
