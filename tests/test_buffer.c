@@ -48,8 +48,8 @@ static void test_round_trip_sentinels(void **state)
 /* Overlapping writes of every size parity in one buffer, read back: on
  * the H100 (NVIDIA 580) a glBufferSubData of odd size was overtaken by an
  * earlier whole-word one to the same bytes, and 214 of these 854 cases
- * lost the second write until odd writes went through a mapping
- * (buffer.c glc__buffer_write_in). */
+ * lost the second write (buffer.c glc__buffer_write_in now writes whole
+ * words only). */
 static void test_overlapping_writes(void **state)
 {
     glc_device *dev = tu_device(NULL);
@@ -229,11 +229,44 @@ static void test_wrap_gl(void **state)
     glc_device_destroy(dev);
 }
 
+/* A wrapped GL buffer whose size ends mid-word (7 bytes): a write that
+ * ends there cannot be widened to whole words and takes buffer.c's other
+ * path (glFinish, then the odd glBufferSubData). */
+static void test_wrap_odd_size(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    static const unsigned char first[7] = {1, 2, 3, 4, 5, 6, 7}, tail[3] = {0xA, 0xB, 0xC};
+    unsigned char got[7];
+    int64_t n = 7;
+    glc_buffer *view;
+    GLuint name;
+    (void)state;
+    dev->gl.glGenBuffers(1, &name);
+    dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, name);
+    dev->gl.glBufferData(GL_COPY_WRITE_BUFFER, 7, NULL, GL_DYNAMIC_COPY);
+    assert_int_equal(glc_buffer_wrap_gl(dev, name, GLC_DTYPE_U8, 1, &n, &view), GLC_OK);
+    assert_int_equal(glc_buffer_write(view, 0, 7, first), GLC_OK);
+    assert_int_equal(glc_buffer_write(view, 4, 3, tail), GLC_OK);
+    assert_int_equal(glc_buffer_write(view, 1, 2, tail), GLC_OK);
+    assert_int_equal(glc_buffer_read(view, 0, 7, got), GLC_OK);
+    assert_int_equal(got[0], 1);
+    assert_int_equal(got[1], 0xA);
+    assert_int_equal(got[2], 0xB);
+    assert_int_equal(got[3], 4);
+    assert_int_equal(got[4], 0xA);
+    assert_int_equal(got[5], 0xB);
+    assert_int_equal(got[6], 0xC);
+    glc_buffer_destroy(view);
+    dev->gl.glDeleteBuffers(1, &name);
+    glc_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_sentinels),
         cmocka_unit_test(test_overlapping_writes),
+        cmocka_unit_test(test_wrap_odd_size),
         cmocka_unit_test(test_bounds_leave_output_untouched),
         cmocka_unit_test(test_bad_shapes),
         cmocka_unit_test(test_driver_out_of_memory),

@@ -200,48 +200,73 @@ glc_status glc_buffer_write(glc_buffer *buf, size_t offset, size_t size, const v
     return st;
 }
 
-/* size bytes at offset of the buffer bound to target (GL_COPY_READ_BUFFER:
- * read into to; GL_COPY_WRITE_BUFFER: written from from) through a mapping */
-static glc_status mapped_copy(glc_device *dev, GLenum target, size_t offset, size_t size, void *to,
-                              const void *from, const char *fn)
+/* size bytes at offset of the buffer bound to GL_COPY_READ_BUFFER, read
+ * into to through a mapping */
+static glc_status mapped_read(glc_device *dev, size_t offset, size_t size, void *to,
+                              const char *fn)
 {
-    void *p = dev->gl.glMapBufferRange(target, (GLintptr)offset, (GLsizeiptr)size,
-                                       from ? GL_MAP_WRITE_BIT : GL_MAP_READ_BIT);
+    void *p = dev->gl.glMapBufferRange(GL_COPY_READ_BUFFER, (GLintptr)offset, (GLsizeiptr)size,
+                                       GL_MAP_READ_BIT);
     if (!p) {
         GLenum err = dev->gl.glGetError();
         return glc__fail(dev, err == GL_OUT_OF_MEMORY ? GLC_ERR_OUT_OF_MEMORY : GLC_ERR_GL,
                          "%s: glMapBufferRange failed (GL error 0x%04x)", fn, err);
     }
-    if (from)
-        memcpy(p, from, size);
-    else
-        memcpy(to, p, size);
-    if (!dev->gl.glUnmapBuffer(target))
+    memcpy(to, p, size);
+    if (!dev->gl.glUnmapBuffer(GL_COPY_READ_BUFFER))
         return glc__fail(dev, GLC_ERR_GL, "%s: buffer contents were lost while mapped", fn);
     return GLC_OK;
 }
 
-/* A write whose offset or size is not a multiple of 4 goes through a
- * mapping. NVIDIA's driver (580, the H100, GL_DYNAMIC_COPY) lets an
- * earlier glBufferSubData of whole words land after a later one of odd
- * size to the same bytes: the later write was lost, for the GPU's reads
- * too (a whole-buffer write, then 346 bytes at 480: all 346 read back as
- * the first write's). glFinish or a mapping between them kept the order;
- * a mapped write comes after what is pending (test_buffer's sentinel
- * round trips, whose odd sizes found it). */
+/* glBufferSubData of size bytes at offset */
+static glc_status sub_data(glc_device *dev, glc_buffer *buf, size_t offset, size_t size,
+                           const void *data, const char *fn)
+{
+    dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, buf->name);
+    dev->gl.glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)offset, (GLsizeiptr)size, data);
+    return glc__check_gl(dev, fn);
+}
+
+/* Every write goes to GL as whole words. NVIDIA's driver (580, the H100,
+ * GL_DYNAMIC_COPY) let an earlier glBufferSubData of whole words land
+ * after a later one of odd offset or size to the same bytes: the later
+ * write was lost, for the GPU's reads too (a whole-buffer write, then 346
+ * bytes at 480: all 346 read back as the first write's). glFinish or a
+ * read between them kept the order. So an odd write is widened to the
+ * words it touches: their other bytes are read first (a mapped read of
+ * whole words, which waits for what is pending), then the words go by
+ * glBufferSubData as every other write does. (Mapping the odd range for
+ * the write instead fixed that case but left models with odd-sized
+ * tables wrong on the H100; bench/RESULTS.md, eleventh session.) A
+ * wrapped GL buffer whose size ends mid-word takes glFinish, then the odd
+ * glBufferSubData. */
 glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, const void *data,
                                 const char *fn)
 {
     glc_device *dev = buf->dev;
-    glc_status st;
+    size_t lo = offset & ~(size_t)3, hi = (offset + size + 3) & ~(size_t)3;
+    unsigned char *words;
+    glc_status st = GLC_OK;
     glc__buffer_host_access(buf);
-    dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, buf->name);
-    if (offset % 4 == 0 && size % 4 == 0) {
-        dev->gl.glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)offset, (GLsizeiptr)size, data);
-        return glc__check_gl(dev, fn);
+    if (offset % 4 == 0 && size % 4 == 0)
+        return sub_data(dev, buf, offset, size, data, fn);
+    if (hi > buf->capacity) {
+        dev->gl.glFinish();
+        return sub_data(dev, buf, offset, size, data, fn);
     }
-    st = mapped_copy(dev, GL_COPY_WRITE_BUFFER, offset, size, NULL, data, fn);
-    return st != GLC_OK ? st : glc__check_gl(dev, fn);
+    if (!(words = glc__malloc(hi - lo)))
+        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, buf->name);
+    if (offset != lo) /* the first word's bytes before the write */
+        st = mapped_read(dev, lo, 4, words, fn);
+    if (st == GLC_OK && offset + size != hi && (hi - 4 != lo || offset == lo))
+        st = mapped_read(dev, hi - 4, 4, words + (hi - 4 - lo), fn);
+    if (st == GLC_OK) {
+        memcpy(words + (offset - lo), data, size);
+        st = sub_data(dev, buf, lo, hi - lo, words, fn);
+    }
+    glc__free(words);
+    return st;
 }
 
 glc_status glc_buffer_read(glc_buffer *buf, size_t offset, size_t size, void *data)
@@ -267,7 +292,7 @@ glc_status glc__buffer_read_in(glc_buffer *buf, size_t offset, size_t size, void
 {
     glc__buffer_host_access(buf);
     buf->dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, buf->name);
-    return mapped_copy(buf->dev, GL_COPY_READ_BUFFER, offset, size, data, NULL, fn);
+    return mapped_read(buf->dev, offset, size, data, fn);
 }
 
 size_t glc_buffer_size(const glc_buffer *buf) { return buf ? buf->bytes : 0; }
