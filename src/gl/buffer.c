@@ -227,45 +227,56 @@ static glc_status sub_data(glc_device *dev, glc_buffer *buf, size_t offset, size
     return glc__check_gl(dev, fn);
 }
 
+/* The word at `at` (a multiple of 4) with bytes [from, to) of it taken
+ * from src (src's byte `from` first): the others read back first (a mapped
+ * read, which waits for what is pending), then the whole word written */
+static glc_status patch_word(glc_buffer *buf, size_t at, size_t from, size_t to,
+                             const unsigned char *src, const char *fn)
+{
+    unsigned char w[4];
+    glc_status st;
+    buf->dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, buf->name);
+    if ((st = mapped_read(buf->dev, at, 4, w, fn)) != GLC_OK)
+        return st;
+    memcpy(w + (from - at), src, to - from);
+    return sub_data(buf->dev, buf, at, 4, w, fn);
+}
+
 /* Every write goes to GL as whole words. NVIDIA's driver (580, the H100,
  * GL_DYNAMIC_COPY) let an earlier glBufferSubData of whole words land
  * after a later one of odd offset or size to the same bytes: the later
  * write was lost, for the GPU's reads too (a whole-buffer write, then 346
  * bytes at 480: all 346 read back as the first write's). glFinish or a
- * read between them kept the order. So an odd write is widened to the
- * words it touches: their other bytes are read first (a mapped read of
- * whole words, which waits for what is pending), then the words go by
- * glBufferSubData as every other write does. (Mapping the odd range for
- * the write instead fixed that case but left models with odd-sized
- * tables wrong on the H100; bench/RESULTS.md, eleventh session.) A
- * wrapped GL buffer whose size ends mid-word takes glFinish, then the odd
+ * read between them kept the order. So an odd write goes as its whole
+ * words (one glBufferSubData, straight from data) and the words at its
+ * ends, their other bytes read back first (patch_word): no allocation (a
+ * plan's run writes its inputs here). (Mapping the odd range for the
+ * write instead fixed that case but left models with odd-sized tables
+ * wrong on the H100; bench/RESULTS.md, eleventh session.) A wrapped GL
+ * buffer whose size ends mid-word takes glFinish, then the odd
  * glBufferSubData. */
 glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, const void *data,
                                 const char *fn)
 {
     glc_device *dev = buf->dev;
-    size_t lo = offset & ~(size_t)3, hi = (offset + size + 3) & ~(size_t)3;
-    unsigned char *words;
+    const unsigned char *src = data;
+    size_t end = offset + size, mid0 = (offset + 3) & ~(size_t)3, mid1 = end & ~(size_t)3;
     glc_status st = GLC_OK;
     glc__buffer_host_access(buf);
     if (offset % 4 == 0 && size % 4 == 0)
         return sub_data(dev, buf, offset, size, data, fn);
-    if (hi > buf->capacity) {
+    if (((end + 3) & ~(size_t)3) > buf->capacity) {
         dev->gl.glFinish();
         return sub_data(dev, buf, offset, size, data, fn);
     }
-    if (!(words = glc__malloc(hi - lo)))
-        return glc__fail(dev, GLC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, buf->name);
-    if (offset != lo) /* the first word's bytes before the write */
-        st = mapped_read(dev, lo, 4, words, fn);
-    if (st == GLC_OK && offset + size != hi && (hi - 4 != lo || offset == lo))
-        st = mapped_read(dev, hi - 4, 4, words + (hi - 4 - lo), fn);
-    if (st == GLC_OK) {
-        memcpy(words + (offset - lo), data, size);
-        st = sub_data(dev, buf, lo, hi - lo, words, fn);
-    }
-    glc__free(words);
+    if (mid0 > mid1) /* inside one word */
+        return patch_word(buf, mid1, offset, end, src, fn);
+    if (mid1 > mid0)
+        st = sub_data(dev, buf, mid0, mid1 - mid0, src + (mid0 - offset), fn);
+    if (st == GLC_OK && offset != mid0)
+        st = patch_word(buf, mid0 - 4, offset, mid0, src, fn);
+    if (st == GLC_OK && end != mid1)
+        st = patch_word(buf, mid1, mid1, end, src + (mid1 - offset), fn);
     return st;
 }
 
