@@ -10,6 +10,7 @@
 
 #include "device.h"
 #include "optable.h"
+#include "texel_cases.h"
 #include "ref_data.h"
 #include "ref_quant.h"
 
@@ -336,17 +337,11 @@ static void test_get_rows_texels(void **state)
          OC_EXACT, C_RAWQ},
     };
     glc_device *dev = tu_device(NULL);
-    int have = dev->info.features.texel_buffers, texel;
+    int have = dev->info.features.texel_buffers;
     uint64_t seed = 0x6e7705;
     size_t i;
     (void)state;
-    for (texel = 0; texel <= have; texel++) {
-        TU_TEXEL_ROUND(dev, texel, 1 << 20);
-        for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-            oc_run_eager(dev, &fixed[i], 900 + i, texel ? "get_rows, texels" : "get_rows, SSBO");
-            oc_run_graph(dev, &fixed[i], 900 + i, texel ? "get_rows, texels" : "get_rows, SSBO");
-        }
-    }
+    tc_run_both(dev, fixed, sizeof fixed / sizeof fixed[0], 900, 1 << 20, "get_rows");
     for (i = 0; have && i < 24; i++) {
         uint64_t r = tu_rand(&seed);
         glc_dtype dt = types[r % 6];

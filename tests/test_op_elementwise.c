@@ -9,6 +9,7 @@
 
 #include "device.h"
 #include "optable.h"
+#include "texel_cases.h"
 
 /* Narrowed limits fold even small grids into 3-D: table cases on such a
  * device, eagerly and through a plan. */
@@ -58,17 +59,11 @@ static void test_vec4_reads(void **state)
          OT_NMSE_DEFAULT, 0},
     };
     glc_device *dev = tu_device(NULL);
-    int have = dev->info.features.texel_buffers, texel;
+    int have = dev->info.features.texel_buffers;
     uint64_t seed = 0x7e4e1;
     size_t i;
     (void)state;
-    for (texel = 0; texel <= have; texel++) {
-        TU_TEXEL_ROUND(dev, texel, 100);
-        for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            oc_run_eager(dev, &cases[i], 404 + i, texel ? "texel limit" : "no texels");
-            oc_run_graph(dev, &cases[i], 404 + i, texel ? "texel limit" : "no texels");
-        }
-    }
+    tc_run_both(dev, cases, sizeof cases / sizeof cases[0], 404, 100, "vec4 form");
     /* generated: an op, a length (a multiple of 4 or not), one or two dims,
      * and a texel limit within 2 texels of what its operands need */
     for (i = 0; have && i < 24; i++) {

@@ -628,7 +628,7 @@ static void test_direct_rows_rule(void **state)
         glc__op_args a;
         glc__target tg;
         glc__op_plan p;
-        char err[256], want[16];
+        char want[16];
         int j;
         glc__op_args_init(&a, GLC__OP_MATMUL, 3, 1);
         memset(a.t, 0, sizeof a.t);
@@ -640,19 +640,11 @@ static void test_direct_rows_rule(void **state)
             a.t[j].shape[0] = j ? cases[i].n : cases[i].m;
             a.t[j].shape[1] = cases[i].k;
         }
-        if (glc__ops[GLC__OP_MATMUL]->infer(&a, err, sizeof err) != GLC_OK)
-            fail_msg("infer: %s", err);
-        memset(&tg, 0, sizeof tg);
-        tg.limits.max_invocations = 128;
-        tg.limits.max_group_size[0] = 128;
-        tg.limits.max_group_count[0] = 65535;
+        tu_rule_target(&tg, cases[i].llvmpipe);
         tg.limits.max_shared_bytes = 16384;
-        tg.is_llvmpipe = cases[i].llvmpipe;
         tg.matmul = GLC__MATMUL_DIRECT;
         tg.rows_min = cases[i].min;
-        memset(&p, 0, sizeof p);
-        if (glc__op_make_plan(&a, &tg, &p, err, sizeof err) != GLC_OK)
-            fail_msg("plan: %s", err);
+        tu_plan_op(&a, &tg, &p);
         snprintf(want, sizeof want, "RM %d\n", cases[i].rm);
         if (!strstr(p.disp[0].defines, want))
             fail_msg("%lld x %lld x %lld, llvmpipe %d, threshold %llu: want %s in %s",

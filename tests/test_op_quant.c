@@ -931,7 +931,6 @@ static void stage_plan(glc_device *dev, glc_dtype w, int64_t k, int norm, uint32
 {
     glc__op_args a;
     glc__target tg;
-    char err[256];
     glc__op_args_init(&a, GLC__OP_MATMUL_Q, 5, 1);
     memset(a.t, 0, sizeof a.t);
     a.t[0].present = a.t[1].present = 1;
@@ -950,13 +949,11 @@ static void stage_plan(glc_device *dev, glc_dtype w, int64_t k, int norm, uint32
         a.t[4].shape[0] = k;
         a.mm.norm_eps = 1e-5f;
     }
-    assert_int_equal(glc__ops[GLC__OP_MATMUL_Q]->infer(&a, err, sizeof err), GLC_OK);
     glc__target_of(dev, &tg);
     tg.matmul = GLC__MATMUL_MATVEC;
     tg.limits.max_shared_bytes = max_shared;
     tg.limits.max_loop_iterations = 0; /* no cap: K whole */
-    memset(p, 0, sizeof *p);
-    assert_int_equal(glc__op_make_plan(&a, &tg, p, err, sizeof err), GLC_OK);
+    tu_plan_op(&a, &tg, p);
 }
 
 /* The value of `#define name v` in d's defines, or -1 */

@@ -11,6 +11,7 @@
 #include "device.h"
 #include "ops.h"
 #include "optable.h"
+#include "texel_cases.h"
 
 static glc_device *open_dev(int min)
 {
@@ -73,7 +74,6 @@ static void test_rope4_rule(void **state)
         glc__op_args a;
         glc__target tg;
         glc__op_plan p;
-        char err[256];
         glc__op_args_init(&a, GLC__OP_ROPE, 3, 1);
         memset(a.t, 0, sizeof a.t);
         a.t[0].present = a.t[1].present = 1;
@@ -88,17 +88,9 @@ static void test_rope4_rule(void **state)
         a.t[3].dtype = cases[i].out;
         a.rope.mode = cases[i].neox ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL;
         a.rope.dim = cases[i].rd;
-        if (glc__ops[GLC__OP_ROPE]->infer(&a, err, sizeof err) != GLC_OK)
-            fail_msg("infer: %s", err);
-        memset(&tg, 0, sizeof tg);
-        tg.limits.max_invocations = 128;
-        tg.limits.max_group_size[0] = 128;
-        tg.limits.max_group_count[0] = 65535;
+        tu_rule_target(&tg, cases[i].llvmpipe);
         tg.limits.max_loop_iterations = cases[i].loop_cap;
-        tg.is_llvmpipe = cases[i].llvmpipe;
-        memset(&p, 0, sizeof p);
-        if (glc__op_make_plan(&a, &tg, &p, err, sizeof err) != GLC_OK)
-            fail_msg("plan: %s", err);
+        tu_plan_op(&a, &tg, &p);
         if (strcmp(p.disp[0].kernel, cases[i].kernel) != 0)
             fail_msg("case %zu: %s, want %s", i, p.disp[0].kernel, cases[i].kernel);
     }
@@ -126,17 +118,10 @@ static void test_rope4(void **state)
          {GLC_ROPE_NEOX, 8}, OT_NMSE_ROPE, C_NANINF},
     };
     glc_device *dev = tu_device(NULL);
-    int have = dev->info.features.texel_buffers, texel;
     uint64_t seed = 0x40be4;
     size_t i;
     (void)state;
-    for (texel = 0; texel <= have; texel++) {
-        TU_TEXEL_ROUND(dev, texel, 1 << 20);
-        for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-            oc_run_eager(dev, &fixed[i], 700 + i, texel ? "rope4, texels" : "rope4, SSBO");
-            oc_run_graph(dev, &fixed[i], 700 + i, texel ? "rope4, texels" : "rope4, SSBO");
-        }
-    }
+    tc_run_both(dev, fixed, sizeof fixed / sizeof fixed[0], 700, 1 << 20, "rope4");
     for (i = 0; i < 24; i++) {
         uint64_t r = tu_rand(&seed);
         int neox = (int)(r % 2), rank = 3 + (int)((r >> 1) % 2);

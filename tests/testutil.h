@@ -18,6 +18,7 @@
 
 #include "glcompute.h"
 #include "kernel.h"
+#include "ops.h"
 
 typedef struct tu_log {
     int count;
@@ -187,6 +188,29 @@ static inline glc_plan *tu_compile(glc_device *dev, glc_graph *g, uint32_t flags
         fail_msg("compile: %s", glc_device_errmsg(dev));
     glc_graph_destroy(g);
     return p;
+}
+
+/* The planner's rule tests: op a inferred, then planned on tg into p;
+ * either failing fails the test with its message. */
+static inline void tu_plan_op(glc__op_args *a, const glc__target *tg, glc__op_plan *p)
+{
+    char err[256];
+    if (glc__ops[a->op]->infer(a, err, sizeof err) != GLC_OK)
+        fail_msg("infer: %s", err);
+    memset(p, 0, sizeof *p);
+    if (glc__op_make_plan(a, tg, p, err, sizeof err) != GLC_OK)
+        fail_msg("plan: %s", err);
+}
+
+/* A planning target of ES 3.1's minima (128 invocations a group, 65535
+ * groups, no loop cap), llvmpipe's or not: the rule tests' device */
+static inline void tu_rule_target(glc__target *tg, int llvmpipe)
+{
+    memset(tg, 0, sizeof *tg);
+    tg->limits.max_invocations = 128;
+    tg->limits.max_group_size[0] = 128;
+    tg->limits.max_group_count[0] = 65535;
+    tg->is_llvmpipe = llvmpipe;
 }
 
 #endif
