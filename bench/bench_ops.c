@@ -605,6 +605,157 @@ static const char read_src[] =
     "  uvec4 x = uvec4(0u); for (int k = 0; k < UNROLL; k++) x ^= v[k];\n"
     "  if ((x.x ^ x.y ^ x.z ^ x.w) == glc_p[0]) o[gl_WorkGroupID.x] = 1u; }\n";
 
+/* The same plain reads in the decode's shape (issue 13): a chain of
+ * dispatches, each reading its own slice of a 1 GB buffer (bound with
+ * glBindBufferRange, so no two consecutive ones share bytes and L2 holds
+ * none of the next), a storage barrier between them. Sizes are the 1b f16
+ * products' weights, alone and as a layer's four in turn: the most a
+ * mat-vec chain of those sizes can stream through GL here; and the read
+ * probe's 192 MB, each dispatch on new bytes (the probe reads the same
+ * ones each time). The pool is a library buffer (GL_DYNAMIC_COPY) or a raw
+ * GL buffer of another usage hint or immutable storage, every byte written
+ * first: whether the driver places them differently. Raw GL (dev->gl). */
+static void read_chain(void)
+{
+    static const struct { const char *name; size_t bytes[4]; } shapes[] = {
+        {"wo 2048 x 2048", {(size_t)2048 * 2048 * 2}},
+        {"qkv 3072 x 2048", {(size_t)3072 * 2048 * 2}},
+        {"w2 2048 x 8192", {(size_t)2048 * 8192 * 2}},
+        {"w1+w3 16384 x 2048", {(size_t)16384 * 2048 * 2}},
+        {"a layer: qkv, wo, w1+w3, w2", {(size_t)3072 * 2048 * 2, (size_t)2048 * 2048 * 2,
+                                         (size_t)16384 * 2048 * 2, (size_t)2048 * 8192 * 2}},
+        {"192 MB (the read probe's size)", {(size_t)192 << 20}}};
+    static const struct { const char *name; GLenum usage; GLbitfield storage; } pools[] = {
+        {"library buffer (DYNAMIC_COPY)", 0, 0},
+        {"STATIC_DRAW", GL_STATIC_DRAW, 0},
+        {"STREAM_DRAW", GL_STREAM_DRAW, 0},
+        {"STATIC_READ", GL_STATIC_READ, 0},
+        {"DYNAMIC_DRAW", GL_DYNAMIC_DRAW, 0},
+        {"STATIC_COPY", GL_STATIC_COPY, 0},
+        {"glBufferStorageEXT, flags 0", 0, 0},
+        {"glBufferStorageEXT, DYNAMIC_STORAGE", 0, 0x0100 /* GL_DYNAMIC_STORAGE_BIT_EXT */}};
+    const size_t total = (size_t)1 << 30, fill = (size_t)16 << 20;
+    int64_t words = (int64_t)(total / 4), few = 1 << 18;
+    glc_buffer *W = NULL, *O = NULL;
+    glc_kernel *k = NULL;
+    glc_kernel_desc kd;
+    glc__glstate gs;
+    uint32_t magic = 0x9e3779b9u;
+    unsigned char *bytes = malloc(fill);
+    size_t s, q, pq, at;
+    char size[192];
+    if (!bytes || glc_buffer_create(dev, GLC_DTYPE_U32, 1, &words, &W) != GLC_OK ||
+        glc_buffer_create(dev, GLC_DTYPE_U32, 1, &few, &O) != GLC_OK) {
+        printf("| read chain | | failed: %s | | |\n", glc_device_errmsg(dev));
+        goto done;
+    }
+    for (at = 0; at < fill; at++)
+        bytes[at] = (unsigned char)(at * 2654435761u >> 13);
+    memset(&kd, 0, sizeof kd);
+    kd.name = "read chain", kd.source = read_src, kd.local_size_x = 256, kd.defines = "#define UNROLL 1";
+    if (glc_kernel_create(dev, &kd, &k) != GLC_OK) {
+        printf("| read chain | | compile failed: %s | | |\n", glc_device_errmsg(dev));
+        goto done;
+    }
+    /* in turn, then back; or the indices in GLC_READ_POOLS ("0,0,1") */
+    const char *order = getenv("GLC_READ_POOLS");
+    size_t n = sizeof pools / sizeof pools[0], norder = 2 * n;
+    if (order && *order)
+        for (norder = 1, at = 0; order[at]; at++)
+            norder += order[at] == ',';
+    for (pq = 0; pq < norder; pq++) {
+        GLuint name = 0;
+        int storage;
+        q = pq < n ? pq : 2 * n - 1 - pq;
+        if (order && *order) {
+            const char *c = order;
+            for (at = 0; at < pq; c++)
+                at += *c == ',';
+            q = (size_t)strtoul(c, NULL, 10) % n;
+        }
+        storage = strncmp(pools[q].name, "glBufferStorage", 15) == 0;
+        if (glc__enter(dev, GLC__TOUCH_PROGRAM | GLC__TOUCH_SSBO | GLC__TOUCH_COPY, 2, &gs) != GLC_OK)
+            break;
+        if (q == 0) {
+            name = glc_buffer_gl_name(W);
+        } else if (storage && !dev->gl.glBufferStorageEXT) {
+            glc__leave(dev, &gs);
+            printf("| read chain | %s | not available | | |\n", pools[q].name);
+            continue;
+        } else {
+            dev->gl.glGenBuffers(1, &name);
+            dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, name);
+            if (storage)
+                dev->gl.glBufferStorageEXT(GL_COPY_WRITE_BUFFER, (GLsizeiptr)total, NULL,
+                                           pools[q].storage);
+            else
+                dev->gl.glBufferData(GL_COPY_WRITE_BUFFER, (GLsizeiptr)total, NULL, pools[q].usage);
+        }
+        dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, name);
+        for (at = 0; at < total; at += fill) /* every byte written (flags 0: by copies) */
+            if (storage && !(pools[q].storage & 0x0100)) {
+                if (at == 0) {
+                    GLuint src = 0;
+                    dev->gl.glGenBuffers(1, &src);
+                    dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, src);
+                    dev->gl.glBufferData(GL_COPY_READ_BUFFER, (GLsizeiptr)fill, bytes, GL_STATIC_DRAW);
+                    for (; at < total; at += fill)
+                        dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0,
+                                                    (GLintptr)at, (GLsizeiptr)fill);
+                    dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+                    dev->gl.glDeleteBuffers(1, &src);
+                }
+            } else {
+                dev->gl.glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)at, (GLsizeiptr)fill, bytes);
+            }
+        dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        dev->gl.glUseProgram(k->program);
+        dev->gl.glUniform1uiv(k->params_loc, 1, &magic);
+        dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, glc_buffer_gl_name(O));
+        for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            size_t moved = 0, per = 0, j;
+            int nb = 0, reps = 64, r, pass;
+            double t0, t1, t = 0;
+            while (nb < 4 && shapes[s].bytes[nb])
+                per += shapes[s].bytes[nb++];
+            at = 0;
+            /* warm-up chains (on a GPU for SETTLE_S: the fill left it idle,
+             * its clocks low), then the timed one */
+            for (pass = 0, t1 = now_s(); pass < 2; pass += !gpu || now_s() - t1 > SETTLE_S) {
+                dev->gl.glFinish();
+                t0 = now_s();
+                moved = 0;
+                for (r = 0; r < reps; r++)
+                    for (j = 0; j < (size_t)nb; j++) {
+                        size_t b = shapes[s].bytes[j];
+                        if (at + b > total)
+                            at = 0;
+                        dev->gl.glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, name, (GLintptr)at,
+                                                  (GLsizeiptr)b);
+                        dev->gl.glDispatchCompute((GLuint)(b / 16 / 256), 1, 1);
+                        dev->gl.glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+                        at += (b + 4095) / 4096 * 4096;
+                        moved += b;
+                    }
+                dev->gl.glFinish();
+                t = now_s() - t0;
+            }
+            snprintf(size, sizeof size, "%s: %s, %.1f MB a link%s", pools[q].name, shapes[s].name,
+                     (double)per / 1e6, nb > 1 ? " (4 dispatches)" : "");
+            row_bw("read chain", size, t / reps, (double)moved / reps);
+        }
+        dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, 0);
+        if (q > 0)
+            dev->gl.glDeleteBuffers(1, &name);
+        glc__leave(dev, &gs);
+    }
+done:
+    glc_kernel_destroy(k);
+    glc_buffer_destroy(W);
+    glc_buffer_destroy(O);
+    free(bytes);
+}
+
 static void read_probe(void)
 {
     static const uint32_t locals[] = {256, 512}, unrolls[] = {1, 4, 8, 16};
@@ -1868,6 +2019,8 @@ int main(int argc, char **argv)
         tex_probe(X, Y, Z, n);
     if (only && want("read probe"))
         read_probe();
+    if (only && want("read chain"))
+        read_chain();
     if (want("dispatch chain")) {
         int64_t len = 2048;
         double t;

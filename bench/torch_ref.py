@@ -7,6 +7,12 @@ Modes (needs torch + numpy, except --self-test, which needs numpy only):
       Device-to-device copy bandwidth and cuBLAS FP32 SGEMM (TF32 off),
       one JSON line, read by glc-bench-ops (GLC_REF=<file>).
 
+  torch_ref.py --mv-chain
+      The 1b decode's f16 mat-vecs (cuBLAS through F.linear, batch 1) in a
+      chain captured in one CUDA graph, each link with its own weights from
+      a 1 GB pool (L2 holds none of the next), alone and as a layer's four
+      in turn: the CUDA side of glc-bench-ops' "read chain" and "mv chain".
+
   torch_ref.py --model WEIGHTS --logits LOGITS [--dtype f32|f16] [--json OUT]
       Correctness: loads the weights written by examples/transformer.c
       (--save), builds the same llama-style decoder in PyTorch eager, replays
@@ -698,6 +704,55 @@ def measure_copy(dev, n):
     return 2 * n * 4 / t / 1e9
 
 
+def mode_mv_chain(args):
+    """cuBLAS f16 mat-vecs of the decode's shapes, chained in a CUDA graph."""
+    need_torch()
+    dev = torch.device(args.device)
+    shapes = [("wo 2048 x 2048", [(2048, 2048)]), ("qkv 3072 x 2048", [(3072, 2048)]),
+              ("w2 2048 x 8192", [(2048, 8192)]), ("w1+w3 16384 x 2048", [(16384, 2048)]),
+              ("a layer: qkv, wo, w1+w3, w2", [(3072, 2048), (2048, 2048), (16384, 2048), (2048, 8192)]),
+              ("192 MB: 49152 x 2048", [(49152, 2048)])]
+    pool = torch.randn((1 << 29,), device=dev, dtype=torch.float16)  # 1 GB
+    print("| shape | us a link | GB/s |\n|---|---:|---:|")
+    for name, links in shapes:
+        per = sum(r * k for r, k in links)
+        n = max(1, (1 << 29) // per)
+        ws, at = [], 0
+        for i in range(n):
+            for r, k in links:
+                ws.append(pool[at:at + r * k].view(r, k))
+                at += r * k
+        xs = {k: torch.randn(1, k, device=dev, dtype=torch.float16) for _, ls in shapes for _, k in ls}
+        reps = 64
+
+        def chain():
+            for i in range(reps):
+                w = ws[i % len(ws)]
+                torch.nn.functional.linear(xs[w.shape[1]], w)
+
+        chain()
+        sync(dev)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            chain()
+        g.replay()
+        sync(dev)
+        best = None
+        for _ in range(5):
+            t0 = time.perf_counter()
+            g.replay()
+            sync(dev)
+            t = time.perf_counter() - t0
+            best = t if best is None or t < best else best
+        links_per_rep = len(links)
+        us = best / reps * 1e6
+        moved = sum(ws[i % len(ws)].numel() * 2 for i in range(reps))
+        print("| %s | %.1f%s | %.0f |" % (name, us * links_per_rep if links_per_rep > 1 else us,
+                                        " (a layer)" if links_per_rep > 1 else "", moved / best / 1e9))
+    print("copy (read + write): %.0f GB/s" % measure_copy(dev, 1 << 26))
+    return 0
+
+
 def mode_ops(args):
     """The original output: copy bandwidth and SGEMM, one JSON line."""
     need_torch()
@@ -1239,10 +1294,13 @@ def main(argv):
     ap.add_argument("--compare", metavar="OTHER",
                     help="compare --logits with another glcompute logits file (numpy only)")
     ap.add_argument("--self-test", action="store_true", help="check this script (numpy; torch if present)")
+    ap.add_argument("--mv-chain", action="store_true", help="cuBLAS decode mat-vecs chained in a CUDA graph")
     args = ap.parse_args(argv)
     try:
         if args.self_test:
             return mode_self_test(args)
+        if args.mv_chain:
+            return mode_mv_chain(args)
         if args.decode_bench is not None:
             if not args.model:
                 ap.error("--decode-bench needs --model")
