@@ -7,7 +7,12 @@
  * weights and biases, rms_norm) with the shapes each pass looks for
  * (act * b, norm * w, matmul + bias + act, add + rms_norm, two or three
  * projections of one input, the SwiGLU block), with reshapes between them
- * and intermediate values made outputs too (which must block a fusion).
+ * and intermediate values made outputs too (which must block a fusion);
+ * weights in GGML block types where K allows (matmul_q, its norm prologue,
+ * packed projections of mixed types), softmax (scaled, causal with an
+ * offset) and get_rows (from params of any type, from computed values,
+ * after a norm: rows_first; ids out of the table's range at some row
+ * counts, which give zero rows).
  * Half the graphs have a variable row count, run at its maximum, its
  * minimum and values between, so every re-planned fused step is checked
  * too. Both plans' barriers stay within the ops' DAG minimum plus one for
@@ -21,26 +26,29 @@
 
 #include "optest.h"
 #include "ref_elementwise.h"
+#include "ref_quant.h"
 
 #include <math.h>
 
 #define MAXT 96   /* tensors of one graph */
 #define MAXE 4096 /* elements of one tensor at the maxima */
 
-enum { H_INPUT, H_PARAM, H_UNARY, H_SCALE, H_BIN, H_RESHAPE, H_MATMUL, H_NORM };
+enum { H_INPUT, H_PARAM, H_UNARY, H_SCALE, H_BIN, H_RESHAPE, H_MATMUL, H_NORM, H_SOFTMAX,
+       H_IDS, H_GETROWS };
 
 typedef struct ht {
     int kind;
     int in[3];       /* operands; -1 absent (a matmul's bias, a norm's weight) */
     int act, binop;  /* H_UNARY: glc_unary_op; H_BIN: 0 add, 1 sub, 2 mul */
     int nt;          /* H_MATMUL: transposed weight */
-    float f[2];      /* H_SCALE: a, b */
+    float f[2];      /* H_SCALE: a, b; H_SOFTMAX: scale, causal offset (causal: f[1] >= 0) */
     int rank;
     int64_t shape[4]; /* GLC_DIM_VAR(0) (-1): the row variable */
     glc_tensor gt;
     char name[16];   /* inputs and params */
     float *pval;     /* params: the values set (rounded as stored) */
     glc_dtype pdt;
+    uint8_t *qraw;   /* params of a GGML block type: the blocks set */
     double *v;       /* host values at the current T */
 } ht;
 
@@ -50,6 +58,8 @@ typedef struct gen {
     ht t[MAXT];
     int nt, var, rows, nparams;
     int out[4], nout;
+    int ids, nids;   /* the ids input (H_IDS; -1 none) and its length */
+    int32_t idv[8];  /* its values at the current run */
     char log[32768];
 } gen;
 
@@ -118,25 +128,54 @@ static int push(gen *G, ht *x, const char *what)
 
 static uint32_t rnd(gen *G, uint32_t lo, uint32_t hi) { return tu_range(&G->r, lo, hi); }
 
-static int param(gen *G, int rank, int64_t d0, int64_t d1, float scale, int f16ok)
+/* A param of dtype qt (0: f32, or f16 when f16ok, at random); a GGML
+ * block type's values are what its blocks hold (quantized, then read
+ * back), so the host reference sees the same weights. */
+static int qparam(gen *G, int rank, int64_t d0, int64_t d1, float scale, int f16ok, glc_dtype qt)
 {
     ht x;
     int64_t n = d0 * (rank > 1 ? d1 : 1);
     uint64_t s = G->r ^ (uint64_t)G->nparams * 0x9E37ull;
+    char what[32];
     memset(&x, 0, sizeof x);
     x.kind = H_PARAM;
     x.in[0] = x.in[1] = x.in[2] = -1;
     x.rank = rank;
     x.shape[0] = d0;
     x.shape[1] = d1;
-    x.pdt = rnd(G, 0, 2) || !f16ok ? GLC_DTYPE_F32 : GLC_DTYPE_F16;
+    x.pdt = qt ? qt : rnd(G, 0, 2) || !f16ok ? GLC_DTYPE_F32 : GLC_DTYPE_F16;
     snprintf(x.name, sizeof x.name, "p%d", G->nparams++);
     x.pval = malloc((size_t)n * sizeof *x.pval);
     assert_non_null(x.pval);
     ot_fill(&s, x.pval, (size_t)n, -scale, scale);
-    ot_round(x.pdt, x.pval, (size_t)n);
+    if (qt) {
+        x.qraw = malloc(glc_dtype_row_bytes(qt, n));
+        assert_non_null(x.qraw);
+        ref_quantize(qt, x.pval, (size_t)n, x.qraw);
+        ref_dequantize(qt, x.qraw, (size_t)n, x.pval);
+    } else {
+        ot_round(x.pdt, x.pval, (size_t)n);
+    }
     x.gt = glc_graph_param(G->g, x.name, x.pdt, rank, x.shape);
-    return push(G, &x, x.pdt == GLC_DTYPE_F16 ? "param f16" : "param f32");
+    snprintf(what, sizeof what, "param %s", glc_dtype_name(x.pdt));
+    return push(G, &x, what);
+}
+
+static int param(gen *G, int rank, int64_t d0, int64_t d1, float scale, int f16ok)
+{
+    return qparam(G, rank, d0, d1, scale, f16ok, (glc_dtype)0);
+}
+
+/* A GGML block type for rows of k values (0: none fits): the 32-value
+ * blocks, and the K types (256) where k allows */
+static glc_dtype block_type(gen *G, int64_t k)
+{
+    static const glc_dtype small[] = {GLC_DTYPE_Q8_0, GLC_DTYPE_Q4_0, GLC_DTYPE_Q4_1,
+                                      GLC_DTYPE_Q5_0, GLC_DTYPE_Q5_1};
+    static const glc_dtype big[] = {GLC_DTYPE_Q4_K, GLC_DTYPE_Q5_K, GLC_DTYPE_Q6_K};
+    if (k % 256 == 0 && rnd(G, 0, 1))
+        return big[rnd(G, 0, 2)];
+    return k % 32 == 0 ? small[rnd(G, 0, 4)] : (glc_dtype)0;
 }
 
 /* A random pool tensor (not a param), recent ones more likely; pred may
@@ -145,7 +184,7 @@ static int pick(gen *G, int (*pred)(const gen *, const ht *, const void *), cons
 {
     int cand[MAXT], n = 0, i;
     for (i = 0; i < G->nt; i++)
-        if (G->t[i].kind != H_PARAM && (!pred || pred(G, &G->t[i], arg)))
+        if (G->t[i].kind != H_PARAM && G->t[i].kind != H_IDS && (!pred || pred(G, &G->t[i], arg)))
             cand[n++] = i;
     if (!n)
         return -1;
@@ -248,11 +287,17 @@ static int rand_act(gen *G)
     return acts[rnd(G, 0, 3)];
 }
 
-static int matmul(gen *G, int a, int64_t n, int nt, int with_bias)
+/* a W (+ bias); W [n, k] transposed (nt) may be of a GGML block type
+ * (qt: that type; 0: one at random a third of the time, where k allows) */
+static int matmul_qt(gen *G, int a, int64_t n, int nt, int with_bias, glc_dtype qt)
 {
     glc_matmul_desc md;
     int64_t k = last(&G->t[a]);
-    int w = nt ? param(G, 2, n, k, 1.5f / sqrtf((float)k), 1) : param(G, 2, k, n, 1.5f / sqrtf((float)k), 1);
+    int w;
+    if (nt && !qt && rnd(G, 0, 2) == 0)
+        qt = block_type(G, k);
+    w = nt ? qparam(G, 2, n, k, 1.5f / sqrtf((float)k), 1, qt)
+           : param(G, 2, k, n, 1.5f / sqrtf((float)k), 1);
     int bias = with_bias ? param(G, 1, n, 0, 0.5f, 0) : -1;
     ht x = G->t[a];
     char what[64];
@@ -264,9 +309,77 @@ static int matmul(gen *G, int a, int64_t n, int nt, int with_bias)
     x.in[1] = w;
     x.in[2] = bias;
     x.shape[x.rank - 1] = n;
-    x.gt = glc_matmul(G->g, G->t[a].gt, G->t[w].gt, bias >= 0 ? G->t[bias].gt : glc_none(), &md);
-    snprintf(what, sizeof what, "matmul(t%d, t%d%s%s)", a, w, nt ? "^T" : "",
+    x.gt = qt ? glc_matmul_q(G->g, G->t[a].gt, G->t[w].gt, bias >= 0 ? G->t[bias].gt : glc_none())
+              : glc_matmul(G->g, G->t[a].gt, G->t[w].gt, bias >= 0 ? G->t[bias].gt : glc_none(), &md);
+    snprintf(what, sizeof what, "matmul%s(t%d, t%d%s%s)", qt ? "_q" : "", a, w, nt ? "^T" : "",
              bias >= 0 ? ", bias" : "");
+    return push(G, &x, what);
+}
+
+static int matmul(gen *G, int a, int64_t n, int nt, int with_bias)
+{
+    return matmul_qt(G, a, n, nt, with_bias, (glc_dtype)0);
+}
+
+/* softmax over the last dim: scaled, and causal (rank >= 2) with an offset */
+static int softmax(gen *G, int a)
+{
+    glc_softmax_desc sd;
+    ht x = G->t[a];
+    char what[64];
+    memset(&sd, 0, sizeof sd);
+    sd.scale = (float)rnd(G, 1, 8) / 4.0f;
+    sd.causal = x.rank >= 2 && rnd(G, 0, 1);
+    sd.pos_offset = sd.causal ? rnd(G, 0, 3) : 0;
+    x.kind = H_SOFTMAX;
+    x.in[0] = a;
+    x.in[1] = x.in[2] = -1;
+    x.f[0] = sd.scale;
+    x.f[1] = sd.causal ? (float)sd.pos_offset : -1.0f;
+    x.gt = glc_softmax(G->g, G->t[a].gt, &sd);
+    snprintf(what, sizeof what, "softmax(t%d, scale %g%s)", a, sd.scale, sd.causal ? ", causal" : "");
+    return push(G, &x, what);
+}
+
+/* The graph's one ids input (I32 [nids]), made at its first use */
+static int ids_input(gen *G)
+{
+    ht x;
+    if (G->ids >= 0)
+        return G->ids;
+    memset(&x, 0, sizeof x);
+    x.kind = H_IDS;
+    x.in[0] = x.in[1] = x.in[2] = -1;
+    x.rank = 1;
+    x.shape[0] = G->nids = (int)rnd(G, 1, 6);
+    snprintf(x.name, sizeof x.name, "i");
+    x.gt = glc_graph_input(G->g, "i", GLC_DTYPE_I32, 1, x.shape);
+    return G->ids = push(G, &x, "ids");
+}
+
+/* table [V, D] (rank 2; V may be the row variable) */
+static int rank2(const gen *G, const ht *x, const void *arg)
+{
+    (void)G;
+    (void)arg;
+    return x->rank == 2 && x->kind != H_IDS;
+}
+
+static int get_rows(gen *G, int table)
+{
+    int ids = ids_input(G);
+    ht x;
+    char what[64];
+    memset(&x, 0, sizeof x);
+    x.kind = H_GETROWS;
+    x.in[0] = table;
+    x.in[1] = ids;
+    x.in[2] = -1;
+    x.rank = 2;
+    x.shape[0] = G->nids;
+    x.shape[1] = G->t[table].shape[1];
+    x.gt = glc_get_rows(G->g, G->t[table].gt, G->t[ids].gt);
+    snprintf(what, sizeof what, "get_rows(t%d, t%d)", table, ids);
     return push(G, &x, what);
 }
 
@@ -329,7 +442,7 @@ static int reshape(gen *G, int a)
 /* One step of the generator: a plain op or a pattern a pass looks for. */
 static void step(gen *G)
 {
-    int a = pick(G, NULL, NULL), b, k = (int)rnd(G, 0, 12), n8 = rnd(G, 0, 1) ? 8 : 16;
+    int a = pick(G, NULL, NULL), b, k = (int)rnd(G, 0, 15), n8 = rnd(G, 0, 1) ? 8 : 16;
     switch (k) {
     case 0: /* act */
         unary(G, a, rand_act(G));
@@ -459,6 +572,43 @@ static void step(gen *G)
             bin(G, b, a, (int)rnd(G, 0, 2));
         break;
     }
+    case 12: { /* get_rows from a param (any type) or a value, after a norm
+                * sometimes (rows_first) */
+        int t;
+        if (rnd(G, 0, 2) == 0) {
+            int64_t d = (int64_t)rnd(G, 1, 3) * 32;
+            t = qparam(G, 2, (int64_t)rnd(G, 2, 9), d, 1.0f, 1, rnd(G, 0, 1) ? block_type(G, d) : 0);
+        } else {
+            t = pick(G, rank2, NULL);
+            if (t < 0 || numel_at(&G->t[t], 8) > MAXE / 2)
+                break;
+            if (rnd(G, 0, 1))
+                t = norm(G, t, rnd(G, 0, 1));
+        }
+        a = get_rows(G, t);
+        if (rnd(G, 0, 1) && last(&G->t[a]) <= 96)
+            matmul(G, a, (int64_t)rnd(G, 1, 4) * 4, 1, 0);
+        break;
+    }
+    case 13: /* softmax, then maybe something reading it */
+        a = softmax(G, a);
+        if (rnd(G, 0, 1))
+            unary(G, a, rand_act(G));
+        break;
+    case 14: { /* a wide product in a block type, its input normed (mm_norm
+                * with matmul_q) or not, by K types when 256 wide */
+        int64_t d = rnd(G, 0, 1) ? 256 : (int64_t)rnd(G, 1, 3) * 32;
+        glc_dtype qt;
+        a = pick(G, small_last, NULL);
+        if (a < 0 || numel_at(&G->t[a], 8) / last(&G->t[a]) > 8)
+            break;
+        a = matmul(G, a, d, 1, 0);
+        if (rnd(G, 0, 1))
+            a = norm(G, a, rnd(G, 0, 1));
+        qt = block_type(G, d);
+        a = matmul_qt(G, a, (int64_t)rnd(G, 1, 4) * 4, 1, (int)rnd(G, 0, 3) == 0, qt);
+        break;
+    }
     default: /* make an intermediate an output: fusions through it must stop */
         if (G->nout < 3 && G->t[a].kind != H_INPUT) {
             int i;
@@ -542,6 +692,36 @@ static void eval(gen *G, int64_t tv, const float *x, const float *c, const float
                 }
             break;
         }
+        case H_IDS:
+            for (e = 0; e < n; e++)
+                h->v[e] = G->idv[e];
+            break;
+        case H_GETROWS: { /* rows of ids outside the table's rows are zeros */
+            const ht *A = &G->t[h->in[0]];
+            int64_t d = last(h), rows = numel_at(A, tv) / d, r, j;
+            for (r = 0; r < G->nids; r++)
+                for (j = 0; j < d; j++)
+                    h->v[r * d + j] = G->idv[r] >= 0 && G->idv[r] < rows ? A->v[G->idv[r] * d + j] : 0;
+            break;
+        }
+        case H_SOFTMAX: { /* causal (f[1] >= 0): query q = the row's index in
+                           * dim -2 sees keys j <= q + f[1] */
+            const ht *A = &G->t[h->in[0]];
+            int64_t d = last(h), rows = n / d, tq = h->rank >= 2 ? dim_at(h->shape[h->rank - 2], tv) : 1;
+            int64_t r, j;
+            for (r = 0; r < rows; r++) {
+                int64_t keys = h->f[1] >= 0 ? r % tq + (int64_t)h->f[1] + 1 : d;
+                double m = -INFINITY, sum = 0;
+                keys = keys < d ? keys : d;
+                for (j = 0; j < keys; j++)
+                    m = fmax(m, h->f[0] * A->v[r * d + j]);
+                for (j = 0; j < keys; j++)
+                    sum += exp(h->f[0] * A->v[r * d + j] - m);
+                for (j = 0; j < d; j++)
+                    h->v[r * d + j] = j < keys ? exp(h->f[0] * A->v[r * d + j] - m) / sum : 0;
+            }
+            break;
+        }
         case H_NORM: {
             const ht *A = &G->t[h->in[0]];
             int64_t d = last(h), rows = n / d, r, j;
@@ -575,8 +755,12 @@ static glc_plan *compile(gen *G, glc_device *dev, uint32_t flags)
                  glc_device_errmsg(dev), G->log);
     for (i = 0; i < G->nt; i++)
         if (G->t[i].kind == H_PARAM &&
-            glc_plan_set_param(p, G->t[i].name, G->t[i].pval, (size_t)numel_at(&G->t[i], 1)) !=
-                GLC_OK)
+            (G->t[i].qraw ? glc_plan_set_param_typed(p, G->t[i].name, G->t[i].qraw,
+                                                     glc_dtype_row_bytes(G->t[i].pdt,
+                                                                         numel_at(&G->t[i], 1)),
+                                                     G->t[i].pdt)
+                          : glc_plan_set_param(p, G->t[i].name, G->t[i].pval,
+                                               (size_t)numel_at(&G->t[i], 1))) != GLC_OK)
             (void)0; /* a param no live op reads: compile drops it */
     return p;
 }
@@ -592,6 +776,7 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
     int i, nsteps, f, uniq[4], nu = 0;
     assert_non_null(G);
     G->r = g_seed * 1000003ull + (uint64_t)which;
+    G->ids = -1;
     assert_int_equal(glc_graph_create(dev, &G->g), GLC_OK);
     G->var = (int)rnd(G, 0, 1);
     tmax = G->var ? rnd(G, 2, 8) : rnd(G, 1, 8);
@@ -617,8 +802,11 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
     nsteps = (int)rnd(G, 3, 8);
     for (i = 0; i < nsteps && G->nt < MAXT - 12; i++)
         step(G);
-    if (G->t[G->nt - 1].kind == H_PARAM || G->t[G->nt - 1].kind == H_INPUT)
-        unary(G, G->nt - 1 - (G->t[G->nt - 1].kind == H_PARAM), GLC_UNARY_TANH);
+    i = G->nt - 1; /* the last value made (not a param, not the ids) */
+    while (G->t[i].kind == H_PARAM || G->t[i].kind == H_IDS)
+        i--;
+    if (i != G->nt - 1 || G->t[i].kind == H_INPUT)
+        unary(G, i, GLC_UNARY_TANH);
     G->out[G->nout++] = G->nt - 1;
     for (i = 0; i < G->nout; i++) {
         char name[8];
@@ -660,6 +848,9 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         ot_fill(&s, x, (size_t)(rows * xs[1]), -1.5f, 1.5f);
         ot_fill(&s, c, (size_t)rows, -1.5f, 1.5f);
         ot_fill(&s, sq, (size_t)(rows * rows), -1.5f, 1.5f);
+        for (k = 0; k < G->nids; k++) /* mostly rows every table has; some past them, or -1 */
+            G->idv[k] = (int32_t)(tu_range(&s, 0, 3) ? tu_range(&s, 0, (uint32_t)rows - 1)
+                                                      : tu_range(&s, 0, (uint32_t)tmax + 10) - 1);
         eval(G, rows, x, c, sq, 1);
         for (k = 0; k < nu; k++) {
             size_t bytes = (size_t)numel_at(&G->t[uniq[k]], rows) * sizeof(double);
@@ -669,9 +860,13 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         }
         eval(G, rows, x, c, sq, 0);
         for (f = 0; f < 4; f++) {
-            glc_plan_input in[3] = {{"x", x, (size_t)(rows * xs[1])},
+            glc_plan_input in[4] = {{"x", x, (size_t)(rows * xs[1])},
                                     {"c", c, (size_t)rows},
-                                    {"s", sq, (size_t)(rows * rows)}};
+                                    {"s", sq, (size_t)(rows * rows)},
+                                    {"i", G->idv, (size_t)G->nids}};
+            int nin = 3 - G->var;
+            if (G->nids)
+                in[nin++] = in[3];
             static const char *const names[4] = {"o0", "o1", "o2", "o3"};
             glc_plan_output out[4];
             float *got[4];
@@ -682,8 +877,8 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
                 got[k] = malloc(out[k].count * sizeof(float));
                 out[k].data = got[k];
             }
-            st = G->var ? glc_plan_run_with_vars(pl[f], &v, 1, in, 2, out, nu)
-                        : glc_plan_run(pl[f], in, 3, out, nu);
+            st = G->var ? glc_plan_run_with_vars(pl[f], &v, 1, in, nin, out, nu)
+                        : glc_plan_run(pl[f], in, nin, out, nu);
             if (st != GLC_OK)
                 fail_msg("seed %llu, %s plan, T %lld: %s: %s\n%s", (unsigned long long)g_seed,
                          kinds[f], (long long)rows, glc_status_str(st),
@@ -719,6 +914,7 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
     for (i = 0; i < G->nt; i++) {
         free(G->t[i].v);
         free(G->t[i].pval);
+        free(G->t[i].qraw);
     }
     free(G);
 }
