@@ -612,9 +612,10 @@ static const char read_src[] =
  * products' weights, alone and as a layer's four in turn: the most a
  * mat-vec chain of those sizes can stream through GL here; and the read
  * probe's 192 MB, each dispatch on new bytes (the probe reads the same
- * ones each time). The pool is a library buffer (GL_DYNAMIC_COPY) or a raw
- * GL buffer of another usage hint or immutable storage, every byte written
- * first: whether the driver places them differently. Raw GL (dev->gl). */
+ * ones each time); and the Q8_0 and Q4_0 products' bytes. The pool is a
+ * library buffer (GL_DYNAMIC_COPY), or with GLC_READ_POOLS raw GL buffers
+ * of other usage hints or immutable storage, every byte written first:
+ * whether the driver places them differently. Raw GL (dev->gl). */
 static void read_chain(void)
 {
     static const struct { const char *name; size_t bytes[4]; } shapes[] = {
@@ -624,7 +625,15 @@ static void read_chain(void)
         {"w1+w3 16384 x 2048", {(size_t)16384 * 2048 * 2}},
         {"a layer: qkv, wo, w1+w3, w2", {(size_t)3072 * 2048 * 2, (size_t)2048 * 2048 * 2,
                                          (size_t)16384 * 2048 * 2, (size_t)2048 * 8192 * 2}},
-        {"192 MB (the read probe's size)", {(size_t)192 << 20}}};
+        {"192 MB (the read probe's size)", {(size_t)192 << 20}},
+#define QB(n, k, b) ((size_t)(n) * (k) / 32 * (b)) /* a 32-value block type's bytes */
+        {"q8_0 wo", {QB(2048, 2048, 34)}}, {"q8_0 qkv", {QB(3072, 2048, 34)}},
+        {"q8_0 w2", {QB(2048, 8192, 34)}}, {"q8_0 w1+w3", {QB(16384, 2048, 34)}},
+        {"q8_0 layer", {QB(3072, 2048, 34), QB(2048, 2048, 34), QB(16384, 2048, 34), QB(2048, 8192, 34)}},
+        {"q4_0 wo", {QB(2048, 2048, 18)}}, {"q4_0 qkv", {QB(3072, 2048, 18)}},
+        {"q4_0 w2", {QB(2048, 8192, 18)}}, {"q4_0 w1+w3", {QB(16384, 2048, 18)}},
+        {"q4_0 layer", {QB(3072, 2048, 18), QB(2048, 2048, 18), QB(16384, 2048, 18), QB(2048, 8192, 18)}}};
+#undef QB
     static const struct { const char *name; GLenum usage; GLbitfield storage; } pools[] = {
         {"library buffer (DYNAMIC_COPY)", 0, 0},
         {"STATIC_DRAW", GL_STATIC_DRAW, 0},
@@ -657,16 +666,16 @@ static void read_chain(void)
         printf("| read chain | | compile failed: %s | | |\n", glc_device_errmsg(dev));
         goto done;
     }
-    /* in turn, then back; or the indices in GLC_READ_POOLS ("0,0,1") */
+    /* the library's buffer; or the indices in GLC_READ_POOLS ("0,1,2,1,0") */
     const char *order = getenv("GLC_READ_POOLS");
-    size_t n = sizeof pools / sizeof pools[0], norder = 2 * n;
+    size_t n = sizeof pools / sizeof pools[0], norder = 1;
     if (order && *order)
         for (norder = 1, at = 0; order[at]; at++)
             norder += order[at] == ',';
     for (pq = 0; pq < norder; pq++) {
         GLuint name = 0;
         int storage;
-        q = pq < n ? pq : 2 * n - 1 - pq;
+        q = 0;
         if (order && *order) {
             const char *c = order;
             for (at = 0; at < pq; c++)
