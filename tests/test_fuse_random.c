@@ -15,7 +15,8 @@
  * counts, which give zero rows).
  * Half the graphs have a variable row count, run at its maximum, its
  * minimum and values between, so every re-planned fused step is checked
- * too. Both plans' barriers stay within the ops' DAG minimum plus one for
+ * too. The plans run by name; their clones by slot (run_slots,
+ * commit_no_wait + sync_pending, run_pipelined). Both plans' barriers stay within the ops' DAG minimum plus one for
  * each further dispatch of a multi-dispatch op (compile.c's schedule), and
  * their arenas within 1.05x the liveness bound with lifetimes in levels.
  *
@@ -765,6 +766,57 @@ static glc_plan *compile(gen *G, glc_device *dev, uint32_t flags)
     return p;
 }
 
+/* A run through the slot API, in the declared order of inputs (x, c[, s][,
+ * i]) and outputs: how 0 run_slots, 1 commit_no_wait + sync_pending, 2
+ * run_pipelined of two sets (the same inputs; both must match). Outputs
+ * as out[k].data gets them. */
+static glc_status run_by_slots(gen *G, glc_plan *p, int how, const glc_plan_var *v,
+                               const glc_plan_input *in, int nin, const glc_plan_output *out,
+                               int nout)
+{
+    const void *ins[8];
+    glc_plan_slice sl[4];
+    glc_status st;
+    int i;
+    if (glc_plan_input_count(p) != nin || glc_plan_output_count(p) != nout)
+        fail_msg("seed %llu: the plan has %d inputs and %d outputs, the graph %d and %d\n%s",
+                 (unsigned long long)g_seed, glc_plan_input_count(p), glc_plan_output_count(p),
+                 nin, nout, G->log);
+    if (G->var && (st = glc_plan_set_vars(p, v, 1)) != GLC_OK)
+        return st;
+    for (i = 0; i < nin; i++) {
+        ins[i] = in[i].data;
+        ins[nin + i] = in[i].data;
+    }
+    if (how == 2) {
+        void *outs[8];
+        float *second[4];
+        for (i = 0; i < nout; i++) {
+            assert_int_equal(glc_plan_output_bytes(p, i), out[i].count * sizeof(float));
+            second[i] = malloc(out[i].count * sizeof(float));
+            assert_non_null(second[i]);
+            outs[i] = out[i].data;
+            outs[nout + i] = second[i];
+        }
+        st = glc_plan_run_pipelined(p, 2, ins, outs);
+        for (i = 0; i < nout; i++) {
+            if (st == GLC_OK && memcmp(second[i], out[i].data, out[i].count * sizeof(float)))
+                fail_msg("seed %llu: run_pipelined gave output %d two values for one input\n%s",
+                         (unsigned long long)g_seed, i, G->log);
+            free(second[i]);
+        }
+        return st;
+    }
+    st = how ? glc_plan_commit_no_wait(p, ins) : glc_plan_run_slots(p, ins, sl);
+    if (st == GLC_OK && how)
+        st = glc_plan_sync_pending(p, sl);
+    for (i = 0; st == GLC_OK && i < nout; i++) {
+        assert_int_equal(sl[i].bytes, out[i].count * sizeof(float));
+        memcpy(out[i].data, (const char *)glc_plan_arena_ptr(p) + sl[i].offset, sl[i].bytes);
+    }
+    return st;
+}
+
 static void one_graph(glc_device *dev, int which, int *fused_total)
 {
     gen *G = calloc(1, sizeof *G);
@@ -877,8 +929,11 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
                 got[k] = malloc(out[k].count * sizeof(float));
                 out[k].data = got[k];
             }
-            st = G->var ? glc_plan_run_with_vars(pl[f], &v, 1, in, nin, out, nu)
-                        : glc_plan_run(pl[f], in, nin, out, nu);
+            if (f < 2) /* the originals by name, the clones by slot */
+                st = G->var ? glc_plan_run_with_vars(pl[f], &v, 1, in, nin, out, nu)
+                            : glc_plan_run(pl[f], in, nin, out, nu);
+            else
+                st = run_by_slots(G, pl[f], f == 3 ? 1 + (int)(tv & 1) : 0, &v, in, nin, out, nu);
             if (st != GLC_OK)
                 fail_msg("seed %llu, %s plan, T %lld: %s: %s\n%s", (unsigned long long)g_seed,
                          kinds[f], (long long)rows, glc_status_str(st),
