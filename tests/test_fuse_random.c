@@ -16,7 +16,8 @@
  * Half the graphs have a variable row count, run at its maximum, its
  * minimum and values between, so every re-planned fused step is checked
  * too. The plans run by name; their clones by slot (run_slots,
- * commit_no_wait + sync_pending, run_pipelined). Both plans' barriers stay within the ops' DAG minimum plus one for
+ * commit_no_wait + sync_pending, run_pipelined). A third of the graphs take
+ * their inputs in f16. Both plans' barriers stay within the ops' DAG minimum plus one for
  * each further dispatch of a multi-dispatch op (compile.c's schedule), and
  * their arenas within 1.05x the liveness bound with lifetimes in levels.
  *
@@ -35,7 +36,7 @@
 #define MAXE 4096 /* elements of one tensor at the maxima */
 
 enum { H_INPUT, H_PARAM, H_UNARY, H_SCALE, H_BIN, H_RESHAPE, H_MATMUL, H_NORM, H_SOFTMAX,
-       H_IDS, H_GETROWS };
+       H_IDS, H_GETROWS, H_CAST };
 
 typedef struct ht {
     int kind;
@@ -60,6 +61,8 @@ typedef struct gen {
     int nt, var, rows, nparams;
     int out[4], nout;
     int ids, nids;   /* the ids input (H_IDS; -1 none) and its length */
+    glc_dtype in_dt; /* x, c and s: f32, or f16 (slot runs then take 2-byte
+                      * values: an odd row count is not whole words) */
     int32_t idv[8];  /* its values at the current run */
     char log[32768];
 } gen;
@@ -185,7 +188,8 @@ static int pick(gen *G, int (*pred)(const gen *, const ht *, const void *), cons
 {
     int cand[MAXT], n = 0, i;
     for (i = 0; i < G->nt; i++)
-        if (G->t[i].kind != H_PARAM && G->t[i].kind != H_IDS && (!pred || pred(G, &G->t[i], arg)))
+        if (G->t[i].kind != H_PARAM && G->t[i].kind != H_IDS &&
+            !(G->t[i].kind == H_INPUT && G->in_dt != GLC_DTYPE_F32) && (!pred || pred(G, &G->t[i], arg)))
             cand[n++] = i;
     if (!n)
         return -1;
@@ -648,6 +652,7 @@ static void eval(gen *G, int64_t tv, const float *x, const float *c, const float
                 h->v[e] = h->pval[e];
             break;
         case H_RESHAPE:
+        case H_CAST: /* (the f16 inputs' values are f16 already) */
             memcpy(h->v, G->t[h->in[0]].v, (size_t)n * sizeof *h->v);
             break;
         case H_SCALE:
@@ -775,6 +780,7 @@ static glc_status run_by_slots(gen *G, glc_plan *p, int how, const glc_plan_var 
                                int nout)
 {
     const void *ins[8];
+    uint16_t *h[4] = {NULL, NULL, NULL, NULL}; /* f16 inputs' bytes */
     glc_plan_slice sl[4];
     glc_status st;
     int i;
@@ -784,9 +790,19 @@ static glc_status run_by_slots(gen *G, glc_plan *p, int how, const glc_plan_var 
                  nin, nout, G->log);
     if (G->var && (st = glc_plan_set_vars(p, v, 1)) != GLC_OK)
         return st;
+    assert_true(nin <= 4);
     for (i = 0; i < nin; i++) {
         ins[i] = in[i].data;
-        ins[nin + i] = in[i].data;
+        if (G->in_dt == GLC_DTYPE_F16 && in[i].name[0] != 'i') {
+            h[i] = malloc(in[i].count * 2 + 1);
+            assert_non_null(h[i]);
+            assert_int_equal(glc_dtype_from_f32(GLC_DTYPE_F16, in[i].data, (int64_t)in[i].count, h[i]),
+                             GLC_OK);
+            ins[i] = h[i];
+        }
+        assert_int_equal(glc_plan_input_bytes(p, i),
+                         in[i].count * (ins[i] == h[i] ? 2 : 4));
+        ins[nin + i] = ins[i];
     }
     if (how == 2) {
         void *outs[8];
@@ -805,15 +821,17 @@ static glc_status run_by_slots(gen *G, glc_plan *p, int how, const glc_plan_var 
                          (unsigned long long)g_seed, i, G->log);
             free(second[i]);
         }
-        return st;
+    } else {
+        st = how ? glc_plan_commit_no_wait(p, ins) : glc_plan_run_slots(p, ins, sl);
+        if (st == GLC_OK && how)
+            st = glc_plan_sync_pending(p, sl);
+        for (i = 0; st == GLC_OK && i < nout; i++) {
+            assert_int_equal(sl[i].bytes, out[i].count * sizeof(float));
+            memcpy(out[i].data, (const char *)glc_plan_arena_ptr(p) + sl[i].offset, sl[i].bytes);
+        }
     }
-    st = how ? glc_plan_commit_no_wait(p, ins) : glc_plan_run_slots(p, ins, sl);
-    if (st == GLC_OK && how)
-        st = glc_plan_sync_pending(p, sl);
-    for (i = 0; st == GLC_OK && i < nout; i++) {
-        assert_int_equal(sl[i].bytes, out[i].count * sizeof(float));
-        memcpy(out[i].data, (const char *)glc_plan_arena_ptr(p) + sl[i].offset, sl[i].bytes);
-    }
+    for (i = 0; i < 4; i++)
+        free(h[i]);
     return st;
 }
 
@@ -825,10 +843,11 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
     glc_plan_info fi;
     int64_t xs[2], tmax, tv;
     float x[8 * 16], c[8], sq[64];
-    int i, nsteps, f, uniq[4], nu = 0;
+    int i, i0, nsteps, f, uniq[4], nu = 0;
     assert_non_null(G);
     G->r = g_seed * 1000003ull + (uint64_t)which;
     G->ids = -1;
+    G->in_dt = rnd(G, 0, 2) ? GLC_DTYPE_F32 : GLC_DTYPE_F16;
     assert_int_equal(glc_graph_create(dev, &G->g), GLC_OK);
     G->var = (int)rnd(G, 0, 1);
     tmax = G->var ? rnd(G, 2, 8) : rnd(G, 1, 8);
@@ -848,8 +867,14 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         in.shape[0] = xs[0];
         in.shape[1] = i == 0 ? xs[1] : i == 1 ? 1 : tmax;
         snprintf(in.name, sizeof in.name, "%s", names[i]);
-        in.gt = glc_graph_input(G->g, in.name, GLC_DTYPE_F32, 2, in.shape);
-        push(G, &in, in.name);
+        in.gt = glc_graph_input(G->g, in.name, G->in_dt, 2, in.shape);
+        i0 = push(G, &in, in.name);
+        if (G->in_dt != GLC_DTYPE_F32) { /* the ops take f32: a copy to it */
+            in.kind = H_CAST;
+            in.in[0] = i0;
+            in.gt = glc_copy(G->g, in.gt, NULL, GLC_DTYPE_F32);
+            push(G, &in, "copy to f32");
+        }
     }
     nsteps = (int)rnd(G, 3, 8);
     for (i = 0; i < nsteps && G->nt < MAXT - 12; i++)
@@ -883,11 +908,14 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         assert_int_equal(glc_plan_stats(pl[f], &fi), GLC_OK);
         if (fi.barriers > fi.min_barriers + (fi.dispatches - fi.steps) ||
             fi.levels != (fi.steps ? fi.min_barriers + 1 : 0) ||
-            (double)fi.arena_bytes > 1.05 * (double)fi.liveness_bound_levels)
+            (double)fi.arena_bytes > 1.05 * (double)fi.liveness_bound_levels) {
+            glc_plan_dump(pl[f], 0, log_text, G);
+            fputs(G->log, stdout); /* (longer than fail_msg's text) */
             fail_msg("seed %llu: %s plan: %u barriers, %u dispatches of %u ops, a DAG of %u "
                      "levels; arena %zu bytes, bound %zu\n%s",
                      (unsigned long long)g_seed, kinds[f], fi.barriers, fi.dispatches, fi.steps,
                      fi.levels, fi.arena_bytes, fi.liveness_bound_levels, G->log);
+        }
     }
     *fused_total += (int)fi.fused;
     note(G, "fused %u patterns\n", fi.fused);
@@ -900,6 +928,9 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         ot_fill(&s, x, (size_t)(rows * xs[1]), -1.5f, 1.5f);
         ot_fill(&s, c, (size_t)rows, -1.5f, 1.5f);
         ot_fill(&s, sq, (size_t)(rows * rows), -1.5f, 1.5f);
+        ot_round(G->in_dt, x, (size_t)(rows * xs[1])); /* as the plan stores them */
+        ot_round(G->in_dt, c, (size_t)rows);
+        ot_round(G->in_dt, sq, (size_t)(rows * rows));
         for (k = 0; k < G->nids; k++) /* mostly rows every table has; some past them, or -1 */
             G->idv[k] = (int32_t)(tu_range(&s, 0, 3) ? tu_range(&s, 0, (uint32_t)rows - 1)
                                                       : tu_range(&s, 0, (uint32_t)tmax + 10) - 1);

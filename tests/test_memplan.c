@@ -280,8 +280,9 @@ static uint64_t planner_rand(uint64_t *s)
  * each with first fit (the first smallest total wins; the lower bound
  * stops it); then, with one buffer, the local search: a tensor ending at
  * the top (even tries) or any tensor (odd tries) moves to a random earlier
- * place in the order, kept when first fit gives no larger arena; the same
- * seed and budget as the planner's. */
+ * place in the order, kept when first fit gives no larger arena; then
+ * random orders of the SHARED tensors, kept when smaller; the same seed
+ * and budgets as the planner's. */
 static size_t ref_plan(glc__mem_tensor *t, size_t n, size_t align, size_t maxb, size_t *bsize)
 {
     glc__mem_tensor *u = malloc((n + 1) * sizeof *u);
@@ -340,6 +341,29 @@ static size_t ref_plan(glc__mem_tensor *t, size_t n, size_t align, size_t maxb, 
             for (size_t b = 0; b < nb; b++)
                 total += ub[b];
             if (total <= best && nb == 1) {
+                best = total;
+                memcpy(bsize, ub, nb * sizeof *ub);
+                memcpy(bord, ord, nord * sizeof *ord);
+                for (size_t i = 0; i < n; i++) {
+                    t[i].buffer = u[i].buffer;
+                    t[i].offset = u[i].offset;
+                }
+            }
+        }
+        /* then random orders (Fisher-Yates), kept only when smaller */
+        for (size_t k = 0; k < (2048 / ns < 64 ? 2048 / ns : 64) && best > bound; k++) {
+            size_t total = 0, nb;
+            memcpy(ord, bord, nord * sizeof *ord);
+            for (size_t i = ns; i > 1; i--) {
+                size_t j = (size_t)(planner_rand(&seed) % i), x = ord[nfixed + i - 1];
+                ord[nfixed + i - 1] = ord[nfixed + j];
+                ord[nfixed + j] = x;
+            }
+            memcpy(u, t, n * sizeof *u);
+            nb = ref_place(u, n, align, maxb, ub, ord, nord, 1);
+            for (size_t b = 0; b < nb; b++)
+                total += ub[b];
+            if (total < best && nb == 1) {
                 best = total;
                 memcpy(bsize, ub, nb * sizeof *ub);
                 memcpy(bord, ord, nord * sizeof *ord);
@@ -822,6 +846,26 @@ static void test_issue_chain_at_bound(void **state)
     glc__memplan_finish(&p);
 }
 
+/* test_fuse_random's seed 138, graph 18 (x and c f16 inputs, ids, one
+ * output; the intermediates of a SwiGLU block, then rows_first's get_rows
+ * and norm, lifetimes in levels; align 16). Every greedy order and the
+ * local search gave 944 bytes (7.3% over); the optimum is the bound, 880:
+ * the 288-byte value high in its gap, so the 240-byte one read after it
+ * fits below. The random orders after the local search find it. */
+static void test_fuse_random_138_at_bound(void **state)
+{
+    (void)state;
+    glc__mem_tensor t[] = {
+        FIXED(160), FIXED(96), FIXED(20), FIXED(12),
+        SHARED(192, 0, 1), SHARED(192, 1, 2), SHARED(192, 1, 2), SHARED(192, 2, 3),
+        SHARED(288, 3, 4), SHARED(240, 4, 5), SHARED(240, 5, 6), SHARED(160, 6, 7),
+    };
+    glc__memplan p = plan_ok(t, 12, 16, 1 << 20);
+    assert_int_equal(p.lower_bound, 880);
+    assert_int_equal(p.total, 880);
+    glc__memplan_finish(&p);
+}
+
 /* Lifetimes of a random DAG in execution order: op i writes tensor i
  * (sizes mostly small, a quarter up to 128x larger) and reads 1-3 earlier
  * outputs, mostly recent ones, sometimes any; the first tensor is an input
@@ -1092,6 +1136,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_oom),
         cmocka_unit_test(test_issue_chain_at_bound),
+        cmocka_unit_test(test_fuse_random_138_at_bound),
         cmocka_unit_test(test_random_graphs_vs_bound),
         cmocka_unit_test(test_small_vs_brute_force),
         cmocka_unit_test(test_transformer_ratio),

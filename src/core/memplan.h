@@ -13,8 +13,9 @@
  *
  * The plan is the best of several greedy placements (orders by size,
  * start, end, lifetime and size x lifetime, each with best and first fit)
- * refined by a short local search (see memplan.c); the liveness lower
- * bound it reports lets glc_plan_stats say how close it came.
+ * refined by a short local search and random orders (see memplan.c);
+ * the liveness lower bound it reports lets glc_plan_stats say how close
+ * it came.
  */
 #ifndef GLC_MEMPLAN_H
 #define GLC_MEMPLAN_H
