@@ -112,6 +112,7 @@ static void fakegl_fill(glc__gl *gl)
     gl->glDispatchComputeIndirect = fg_DispatchIndirect;
     gl->glMemoryBarrier = fg_MemoryBarrier;
     gl->glFlush = fg_Flush;
+    gl->glFinish = fg_Flush; /* (the same shape: no arguments) */
     gl->glFenceSync = fg_FenceSync;
     gl->glClientWaitSync = fg_ClientWaitSync;
     gl->glDeleteSync = fg_DeleteSync;

@@ -68,6 +68,7 @@ static void GL_APIENTRY f_MemoryBarrier(GLbitfield b)
     rec("BARRIER(%s)", bits + 1);
 }
 static void GL_APIENTRY f_Flush(void) { rec("flush"); }
+static void GL_APIENTRY f_Finish(void) { rec("finish"); }
 static void GL_APIENTRY f_ActiveTexture(GLenum u) { rec("unit%u", u - GL_TEXTURE0); }
 static void GL_APIENTRY f_TexBufferRange(GLenum t, GLenum f, GLuint b, GLintptr o, GLsizeiptr s)
 {
@@ -104,6 +105,7 @@ static glc_device *fake_device(void)
     gl.glDispatchComputeIndirect = f_DispatchIndirect;
     gl.glMemoryBarrier = f_MemoryBarrier;
     gl.glFlush = f_Flush;
+    gl.glFinish = f_Finish;
     gl.glActiveTexture = f_ActiveTexture;
     gl.glTexBufferRangeOES = f_TexBufferRange;
     gl.glFenceSync = f_FenceSync;
@@ -163,7 +165,7 @@ static void test_upload_and_read_barriers(void **state)
     assert_int_equal(glc_buffer_write(b, 16, 16, x), GLC_OK);
     assert_int_equal(glc_buffer_read(b, 0, 16, x), GLC_OK);
     /* no shader wrote it: no barrier before the read */
-    assert_string_equal(calls, "data(256) sub(16,16) map(0,16) ");
+    assert_string_equal(calls, "data(256) finish sub(16,16) map(0,16) ");
     calls[0] = '\0';
     dispatch_writes(dev, b, &off0, 1, 16);
     assert_int_equal(glc_buffer_read(b, 0, 16, x), GLC_OK);

@@ -719,6 +719,128 @@ static void test_runs_allocate_nothing(void **state)
     glc_device_destroy(dev);
 }
 
+/* Inputs of every length, in turn: a [L, 1] f16, b [L, 3] f16 and k [L]
+ * i32 (L the variable, 1..9: rows of 2, 6 and 4 bytes, so most lengths are
+ * not whole 16-byte blocks, nor words for a) copied to f32 outputs (k
+ * through get_rows of a table t[j] = j - 500), run at 60 random lengths
+ * with new values each time, on `nplans` plans of the graph in turn (as
+ * test_fuse_random runs them: compiled fused, unfused, and a clone of
+ * each), by name, by slot, with a commit and its sync, and pipelined;
+ * every output must be the run's own input, exactly. On the H100 (NVIDIA
+ * 580), random graphs with f16 inputs read the previous length's values
+ * (test_fuse_random, seed 100: a copy of c gave c's first value of the
+ * run before). */
+static void inputs_every_length(int nplans)
+{
+    glc_device *dev = tu_device(NULL);
+    glc_graph *g;
+    glc_plan *p[4] = {NULL, NULL, NULL, NULL};
+    glc_compile_desc cd;
+    glc_tensor a, b, k, t;
+    int64_t as[2], bs[2], ks[1], ts[2] = {1000, 1};
+    float tv[1000];
+    uint64_t r = 0x1E46ull;
+    int run, f;
+    assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+    as[0] = bs[0] = ks[0] = glc_graph_var(g, "L", 1, 9);
+    as[1] = 1;
+    bs[1] = 3;
+    a = glc_graph_input(g, "a", GLC_DTYPE_F16, 2, as);
+    b = glc_graph_input(g, "b", GLC_DTYPE_F16, 2, bs);
+    k = glc_graph_input(g, "k", GLC_DTYPE_I32, 1, ks);
+    glc_graph_output(g, "oa", glc_copy(g, a, NULL, GLC_DTYPE_F32));
+    glc_graph_output(g, "ob", glc_copy(g, b, NULL, GLC_DTYPE_F32));
+    t = glc_graph_param(g, "t", GLC_DTYPE_F32, 2, ts);
+    glc_graph_output(g, "ok", glc_reshape(g, glc_get_rows(g, t, k), 1, ks));
+    for (run = 0; run < 1000; run++)
+        tv[run] = (float)(run - 500);
+    for (f = 0; f < nplans && f < 2; f++) {
+        memset(&cd, 0, sizeof cd);
+        cd.flags = f ? GLC_COMPILE_NO_FUSE : 0;
+        assert_int_equal(glc_graph_compile(g, &cd, &p[f]), GLC_OK);
+        assert_int_equal(glc_plan_set_param(p[f], "t", tv, 1000), GLC_OK);
+    }
+    for (f = 2; f < nplans; f++)
+        assert_int_equal(glc_plan_clone(p[f - 2], &p[f]), GLC_OK);
+    for (run = 0; run < 60; run++) {
+        int64_t len = tu_range(&r, 1, 9), i;
+        float fa[9], fb[27];
+        int32_t ik[9];
+        uint16_t ha[9], hb[27];
+        glc_plan_var v = {"L", len};
+        ot_fill(&r, fa, 9, -4.0f, 4.0f);
+        ot_fill(&r, fb, 27, -4.0f, 4.0f);
+        ot_round(GLC_DTYPE_F16, fa, 9);
+        ot_round(GLC_DTYPE_F16, fb, 27);
+        for (i = 0; i < len; i++)
+            ik[i] = (int32_t)tu_range(&r, 0, 999);
+        assert_int_equal(glc_dtype_from_f32(GLC_DTYPE_F16, fa, len, ha), GLC_OK);
+        assert_int_equal(glc_dtype_from_f32(GLC_DTYPE_F16, fb, 3 * len, hb), GLC_OK);
+        for (f = 0; f < nplans; f++) {
+            /* one plan: every way in turn; more: as test_fuse_random */
+            int how = nplans == 1 ? run % 4 : f < 2 ? 0 : f == 2 ? 1 : 2 + (int)(len & 1);
+            float ga[9], gb[27], gk[9];
+            memset(ga, 0, sizeof ga);
+            memset(gb, 0, sizeof gb);
+            memset(gk, 0, sizeof gk);
+            if (how == 0) {
+                glc_plan_input in[3] = {{"a", fa, (size_t)len}, {"b", fb, (size_t)(3 * len)},
+                                        {"k", ik, (size_t)len}};
+                glc_plan_output out[3] = {{"oa", ga, (size_t)len},
+                                          {"ob", gb, (size_t)(3 * len)},
+                                          {"ok", gk, (size_t)len}};
+                assert_int_equal(glc_plan_run_with_vars(p[f], &v, 1, in, 3, out, 3), GLC_OK);
+            } else {
+                const void *ins[6] = {ha, hb, ik, ha, hb, ik};
+                glc_plan_slice sl[3];
+                void *outs[6] = {ga, gb, gk, ga, gb, gk};
+                assert_int_equal(glc_plan_set_vars(p[f], &v, 1), GLC_OK);
+                if (how == 3) {
+                    assert_int_equal(glc_plan_run_pipelined(p[f], 2, ins, outs), GLC_OK);
+                } else {
+                    if (how == 1)
+                        assert_int_equal(glc_plan_run_slots(p[f], ins, sl), GLC_OK);
+                    else
+                        assert_int_equal(glc_plan_commit_no_wait(p[f], ins) == GLC_OK &&
+                                             glc_plan_sync_pending(p[f], sl) == GLC_OK,
+                                         1);
+                    for (i = 0; i < 3; i++)
+                        memcpy(outs[i], (const char *)glc_plan_arena_ptr(p[f]) + sl[i].offset,
+                               sl[i].bytes);
+                }
+            }
+            for (i = 0; i < 3 * len; i++)
+                if ((i < len && (ga[i] != fa[i] || gk[i] != (float)(ik[i] - 500))) ||
+                    gb[i] != fb[i])
+                    fail_msg("%d plans: run %d, plan %d (length %lld, %s): [%lld] a %g (given "
+                             "%g), b %g (%g), k %g (%d)",
+                             nplans, run, f, (long long)len,
+                             how == 0   ? "by name"
+                             : how == 1 ? "by slot"
+                             : how == 2 ? "commit and sync"
+                                        : "pipelined",
+                             (long long)i, i < len ? ga[i] : 0.0, i < len ? fa[i] : 0.0, gb[i],
+                             fb[i], i < len ? gk[i] : 0.0, i < len ? ik[i] - 500 : 0);
+        }
+    }
+    for (f = 4; f-- > 0;)
+        glc_plan_destroy(p[f]);
+    glc_graph_destroy(g);
+    glc_device_destroy(dev);
+}
+
+static void test_inputs_every_length(void **state)
+{
+    (void)state;
+    inputs_every_length(1);
+}
+
+static void test_inputs_every_length_4_plans(void **state)
+{
+    (void)state;
+    inputs_every_length(4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -730,6 +852,8 @@ int main(void)
         cmocka_unit_test(test_dump),
         cmocka_unit_test(test_runs_allocate_nothing),
         cmocka_unit_test(test_named_runs_many_tensors),
+        cmocka_unit_test(test_inputs_every_length),
+        cmocka_unit_test(test_inputs_every_length_4_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

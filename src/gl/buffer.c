@@ -239,22 +239,28 @@ static glc_status patch_word(glc_buffer *buf, size_t at, size_t from, size_t to,
     if ((st = mapped_read(buf->dev, at, 4, w, fn)) != GLC_OK)
         return st;
     memcpy(w + (from - at), src, to - from);
+    buf->dev->gl.glFinish();
     return sub_data(buf->dev, buf, at, 4, w, fn);
 }
 
-/* Every write goes to GL as whole words. NVIDIA's driver (580, the H100,
- * GL_DYNAMIC_COPY) let an earlier glBufferSubData of whole words land
- * after a later one of odd offset or size to the same bytes: the later
- * write was lost, for the GPU's reads too (a whole-buffer write, then 346
- * bytes at 480: all 346 read back as the first write's). glFinish or a
- * read between them kept the order. So an odd write goes as its whole
- * words (one glBufferSubData, straight from data) and the words at its
- * ends, their other bytes read back first (patch_word): no allocation (a
- * plan's run writes its inputs here). (Mapping the odd range for the
- * write instead fixed that case but left models with odd-sized tables
- * wrong on the H100; bench/RESULTS.md, eleventh session.) A wrapped GL
- * buffer whose size ends mid-word takes glFinish, then the odd
- * glBufferSubData. */
+/* Every write goes to GL as whole words, after a glFinish. Two facts of
+ * NVIDIA's driver (580, the H100, GL_DYNAMIC_COPY buffers), both measured
+ * (bench/RESULTS.md, eleventh and twelfth sessions), their mechanism not
+ * known:
+ *  - an earlier glBufferSubData of whole words could land after a later
+ *    one of odd offset or size to the same bytes (the later write lost,
+ *    for the GPU's reads too): so an odd write goes as its whole words
+ *    (one glBufferSubData, straight from data) and the words at its ends,
+ *    their other bytes read back first (patch_word), allocating nothing (a
+ *    plan's run writes its inputs here);
+ *  - even so, random graphs with f16 inputs of a variable length read the
+ *    values of the run before at a shorter length (test_fuse_random: 39 of
+ *    40 seeds failed there; writes in whole 16- or 64-byte blocks failed
+ *    as often); with a glFinish before each write all 40 passed. So every
+ *    write waits for the GPU first. After a run's readback the GPU is idle
+ *    and the wait costs little (the 1b decode: bench/RESULTS.md).
+ * A wrapped GL buffer whose size ends mid-word takes the odd
+ * glBufferSubData as it is. */
 glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, const void *data,
                                 const char *fn)
 {
@@ -263,12 +269,9 @@ glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, con
     size_t end = offset + size, mid0 = (offset + 3) & ~(size_t)3, mid1 = end & ~(size_t)3;
     glc_status st = GLC_OK;
     glc__buffer_host_access(buf);
-    if (offset % 4 == 0 && size % 4 == 0)
+    dev->gl.glFinish();
+    if ((offset % 4 == 0 && size % 4 == 0) || ((end + 3) & ~(size_t)3) > buf->capacity)
         return sub_data(dev, buf, offset, size, data, fn);
-    if (((end + 3) & ~(size_t)3) > buf->capacity) {
-        dev->gl.glFinish();
-        return sub_data(dev, buf, offset, size, data, fn);
-    }
     if (mid0 > mid1) /* inside one word */
         return patch_word(buf, mid1, offset, end, src, fn);
     if (mid1 > mid0)
