@@ -276,6 +276,21 @@ static uint64_t planner_rand(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* ref_plan's best so far: u's places into t, the sizes and the order
+ * kept; returns total. */
+static size_t ref_keep(glc__mem_tensor *t, const glc__mem_tensor *u, size_t n, size_t *bsize,
+                       const size_t *ub, size_t nb, size_t *bord, const size_t *ord, size_t nord,
+                       size_t total)
+{
+    memcpy(bsize, ub, nb * sizeof *ub);
+    memcpy(bord, ord, nord * sizeof *ord);
+    for (size_t i = 0; i < n; i++) {
+        t[i].buffer = u[i].buffer;
+        t[i].offset = u[i].offset;
+    }
+    return total;
+}
+
 /* The planner's search, written plainly: each order with best fit, then
  * each with first fit (the first smallest total wins; the lower bound
  * stops it); then, with one buffer, the local search: a tensor ending at
@@ -298,14 +313,8 @@ static size_t ref_plan(glc__mem_tensor *t, size_t n, size_t align, size_t maxb, 
         for (size_t b = 0; b < nb; b++)
             total += ub[b];
         if (total < best) {
-            best = total;
+            best = ref_keep(t, u, n, bsize, ub, nb, bord, ord, nord, total);
             nbest = nb;
-            memcpy(bsize, ub, nb * sizeof *ub);
-            memcpy(bord, ord, nord * sizeof *ord);
-            for (size_t i = 0; i < n; i++) {
-                t[i].buffer = u[i].buffer;
-                t[i].offset = u[i].offset;
-            }
         }
     }
     for (size_t i = 0; i < n; i++)
@@ -340,15 +349,8 @@ static size_t ref_plan(glc__mem_tensor *t, size_t n, size_t align, size_t maxb, 
             nb = ref_place(u, n, align, maxb, ub, ord, nord, 1);
             for (size_t b = 0; b < nb; b++)
                 total += ub[b];
-            if (total <= best && nb == 1) {
-                best = total;
-                memcpy(bsize, ub, nb * sizeof *ub);
-                memcpy(bord, ord, nord * sizeof *ord);
-                for (size_t i = 0; i < n; i++) {
-                    t[i].buffer = u[i].buffer;
-                    t[i].offset = u[i].offset;
-                }
-            }
+            if (total <= best && nb == 1)
+                best = ref_keep(t, u, n, bsize, ub, nb, bord, ord, nord, total);
         }
         /* then random orders (Fisher-Yates), kept only when smaller */
         for (size_t k = 0; k < (2048 / ns < 64 ? 2048 / ns : 64) && best > bound; k++) {
@@ -363,15 +365,8 @@ static size_t ref_plan(glc__mem_tensor *t, size_t n, size_t align, size_t maxb, 
             nb = ref_place(u, n, align, maxb, ub, ord, nord, 1);
             for (size_t b = 0; b < nb; b++)
                 total += ub[b];
-            if (total < best && nb == 1) {
-                best = total;
-                memcpy(bsize, ub, nb * sizeof *ub);
-                memcpy(bord, ord, nord * sizeof *ord);
-                for (size_t i = 0; i < n; i++) {
-                    t[i].buffer = u[i].buffer;
-                    t[i].offset = u[i].offset;
-                }
-            }
+            if (total < best && nb == 1)
+                best = ref_keep(t, u, n, bsize, ub, nb, bord, ord, nord, total);
         }
     }
     free(u);

@@ -459,6 +459,15 @@ static void keep(const planner *p, best *b, size_t n, const order_key *ord, size
         memcpy(b->ord, ord, nord * sizeof *ord);
 }
 
+/* The search's random numbers: splitmix64 from a fixed seed. */
+static uint64_t next_rand(uint64_t *seed)
+{
+    uint64_t r = (*seed += 0x9E3779B97F4A7C15ull);
+    r = (r ^ (r >> 30)) * 0xBF58476D1CE4E5B9ull;
+    r = (r ^ (r >> 27)) * 0x94D049BB133111EBull;
+    return r ^ (r >> 31);
+}
+
 /* Local search from the best plan (one buffer, above the bound): a tensor
  * that ends at the arena's top (every other try: any tensor) moves to a
  * random earlier place in the order, and the order is placed again with
@@ -482,11 +491,7 @@ static void improve(planner *p, best *b, size_t n, order_key *ord, size_t nord, 
         size_t ntop = 0, pick, pos, to;
         order_key moved;
         uint64_t r;
-        seed += 0x9E3779B97F4A7C15ull;
-        r = seed;
-        r = (r ^ (r >> 30)) * 0xBF58476D1CE4E5B9ull;
-        r = (r ^ (r >> 27)) * 0x94D049BB133111EBull;
-        r ^= r >> 31;
+        r = next_rand(&seed);
         /* the SHARED tensors ending at the top: pick one */
         for (size_t i = nfixed; i < nord; i++) {
             uint32_t idx = ord[i].fixed_idx & 0x7FFFFFFFu;
@@ -525,16 +530,8 @@ static void improve(planner *p, best *b, size_t n, order_key *ord, size_t nord, 
     for (size_t k = 0; k < restarts && b->total > bound; k++) {
         memcpy(ord, b->ord, nord * sizeof *ord);
         for (size_t i = ns; i > 1; i--) {
-            uint64_t r;
-            size_t j;
-            order_key x;
-            seed += 0x9E3779B97F4A7C15ull;
-            r = seed;
-            r = (r ^ (r >> 30)) * 0xBF58476D1CE4E5B9ull;
-            r = (r ^ (r >> 27)) * 0x94D049BB133111EBull;
-            r ^= r >> 31;
-            j = (size_t)(r % i);
-            x = ord[nfixed + i - 1];
+            size_t j = (size_t)(next_rand(&seed) % i);
+            order_key x = ord[nfixed + i - 1];
             ord[nfixed + i - 1] = ord[nfixed + j];
             ord[nfixed + j] = x;
         }
