@@ -239,12 +239,14 @@ static glc_status patch_word(glc_buffer *buf, size_t at, size_t from, size_t to,
     if ((st = mapped_read(buf->dev, at, 4, w, fn)) != GLC_OK)
         return st;
     memcpy(w + (from - at), src, to - from);
-    buf->dev->gl.glFinish();
+    if (buf->dev->write_waits)
+        buf->dev->gl.glFinish();
     return sub_data(buf->dev, buf, at, 4, w, fn);
 }
 
-/* Every write goes to GL as whole words, after a glFinish. Two facts of
- * NVIDIA's driver (580, the H100, GL_DYNAMIC_COPY buffers), both measured
+/* Every write goes to GL as whole words, and on NVIDIA's drivers after a
+ * glFinish (dev->write_waits, set from GL_VENDOR). Two facts of NVIDIA's
+ * driver (580, the H100, GL_DYNAMIC_COPY buffers), both measured
  * (bench/RESULTS.md, eleventh and twelfth sessions), their mechanism not
  * known:
  *  - an earlier glBufferSubData of whole words could land after a later
@@ -256,9 +258,10 @@ static glc_status patch_word(glc_buffer *buf, size_t at, size_t from, size_t to,
  *  - even so, random graphs with f16 inputs of a variable length read the
  *    values of the run before at a shorter length (test_fuse_random: 39 of
  *    40 seeds failed there; writes in whole 16- or 64-byte blocks failed
- *    as often); with a glFinish before each write all 40 passed. So every
- *    write waits for the GPU first. After a run's readback the GPU is idle
- *    and the wait costs little (the 1b decode: bench/RESULTS.md).
+ *    as often); with a glFinish before each write all 40 passed. So there
+ *    every write waits for the GPU first (3-9% of the 1b decode's time;
+ *    an application's own GL work waits too). Mesa's drivers showed
+ *    neither fault and do not wait.
  * A wrapped GL buffer whose size ends mid-word takes the odd
  * glBufferSubData as it is. */
 glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, const void *data,
@@ -269,7 +272,8 @@ glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, con
     size_t end = offset + size, mid0 = (offset + 3) & ~(size_t)3, mid1 = end & ~(size_t)3;
     glc_status st = GLC_OK;
     glc__buffer_host_access(buf);
-    dev->gl.glFinish();
+    if (dev->write_waits)
+        dev->gl.glFinish();
     if ((offset % 4 == 0 && size % 4 == 0) || ((end + 3) & ~(size_t)3) > buf->capacity)
         return sub_data(dev, buf, offset, size, data, fn);
     if (mid0 > mid1) /* inside one word */
