@@ -538,7 +538,7 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     copy_gl_string(dev, GL_RENDERER, dev->renderer, sizeof dev->renderer);
     copy_gl_string(dev, GL_VERSION, dev->version, sizeof dev->version);
     copy_gl_string(dev, GL_SHADING_LANGUAGE_VERSION, dev->glsl_version, sizeof dev->glsl_version);
-    dev->write_waits = strstr(dev->vendor, "NVIDIA") != NULL;
+    dev->write_waits = strstr(dev->vendor, "NVIDIA") || strstr(dev->renderer, "NVIDIA");
     dev->info.platform = glc__egl_platform(dev->egl);
     dev->info.egl_device = glc__egl_device_name(dev->egl);
     dev->info.egl_vendor = glc__egl_vendor(dev->egl);
