@@ -189,7 +189,8 @@ static int pick(gen *G, int (*pred)(const gen *, const ht *, const void *), cons
     int cand[MAXT], n = 0, i;
     for (i = 0; i < G->nt; i++)
         if (G->t[i].kind != H_PARAM && G->t[i].kind != H_IDS &&
-            !(G->t[i].kind == H_INPUT && G->in_dt != GLC_DTYPE_F32) && (!pred || pred(G, &G->t[i], arg)))
+            !(G->t[i].kind == H_INPUT && G->in_dt != GLC_DTYPE_F32) &&
+            (!pred || pred(G, &G->t[i], arg)))
             cand[n++] = i;
     if (!n)
         return -1;
@@ -315,7 +316,8 @@ static int matmul_qt(gen *G, int a, int64_t n, int nt, int with_bias, glc_dtype 
     x.in[2] = bias;
     x.shape[x.rank - 1] = n;
     x.gt = qt ? glc_matmul_q(G->g, G->t[a].gt, G->t[w].gt, bias >= 0 ? G->t[bias].gt : glc_none())
-              : glc_matmul(G->g, G->t[a].gt, G->t[w].gt, bias >= 0 ? G->t[bias].gt : glc_none(), &md);
+              : glc_matmul(G->g, G->t[a].gt, G->t[w].gt, bias >= 0 ? G->t[bias].gt : glc_none(),
+                           &md);
     snprintf(what, sizeof what, "matmul%s(t%d, t%d%s%s)", qt ? "_q" : "", a, w, nt ? "^T" : "",
              bias >= 0 ? ", bias" : "");
     return push(G, &x, what);
@@ -342,7 +344,8 @@ static int softmax(gen *G, int a)
     x.f[0] = sd.scale;
     x.f[1] = sd.causal ? (float)sd.pos_offset : -1.0f;
     x.gt = glc_softmax(G->g, G->t[a].gt, &sd);
-    snprintf(what, sizeof what, "softmax(t%d, scale %g%s)", a, sd.scale, sd.causal ? ", causal" : "");
+    snprintf(what, sizeof what, "softmax(t%d, scale %g%s)", a, sd.scale,
+             sd.causal ? ", causal" : "");
     return push(G, &x, what);
 }
 
@@ -582,7 +585,8 @@ static void step(gen *G)
         int t;
         if (rnd(G, 0, 2) == 0) {
             int64_t d = (int64_t)rnd(G, 1, 3) * 32;
-            t = qparam(G, 2, (int64_t)rnd(G, 2, 9), d, 1.0f, 1, rnd(G, 0, 1) ? block_type(G, d) : 0);
+            t = qparam(G, 2, (int64_t)rnd(G, 2, 9), d, 1.0f, 1,
+                       rnd(G, 0, 1) ? block_type(G, d) : (glc_dtype)0);
         } else {
             t = pick(G, rank2, NULL);
             if (t < 0 || numel_at(&G->t[t], 8) > MAXE / 2)
@@ -707,13 +711,15 @@ static void eval(gen *G, int64_t tv, const float *x, const float *c, const float
             int64_t d = last(h), rows = numel_at(A, tv) / d, r, j;
             for (r = 0; r < G->nids; r++)
                 for (j = 0; j < d; j++)
-                    h->v[r * d + j] = G->idv[r] >= 0 && G->idv[r] < rows ? A->v[G->idv[r] * d + j] : 0;
+                    h->v[r * d + j] =
+                        G->idv[r] >= 0 && G->idv[r] < rows ? A->v[G->idv[r] * d + j] : 0;
             break;
         }
         case H_SOFTMAX: { /* causal (f[1] >= 0): query q = the row's index in
                            * dim -2 sees keys j <= q + f[1] */
             const ht *A = &G->t[h->in[0]];
-            int64_t d = last(h), rows = n / d, tq = h->rank >= 2 ? dim_at(h->shape[h->rank - 2], tv) : 1;
+            int64_t d = last(h), rows = n / d;
+            int64_t tq = h->rank >= 2 ? dim_at(h->shape[h->rank - 2], tv) : 1;
             int64_t r, j;
             for (r = 0; r < rows; r++) {
                 int64_t keys = h->f[1] >= 0 ? r % tq + (int64_t)h->f[1] + 1 : d;
@@ -796,8 +802,8 @@ static glc_status run_by_slots(gen *G, glc_plan *p, int how, const glc_plan_var 
         if (G->in_dt == GLC_DTYPE_F16 && in[i].name[0] != 'i') {
             h[i] = malloc(in[i].count * 2 + 1);
             assert_non_null(h[i]);
-            assert_int_equal(glc_dtype_from_f32(GLC_DTYPE_F16, in[i].data, (int64_t)in[i].count, h[i]),
-                             GLC_OK);
+            assert_int_equal(
+                glc_dtype_from_f32(GLC_DTYPE_F16, in[i].data, (int64_t)in[i].count, h[i]), GLC_OK);
             ins[i] = h[i];
         }
         assert_int_equal(glc_plan_input_bytes(p, i),
