@@ -10,9 +10,11 @@
  * and intermediate values made outputs too (which must block a fusion);
  * weights in GGML block types where K allows (matmul_q, its norm prologue,
  * packed projections of mixed types), softmax (scaled, causal with an
- * offset) and get_rows (from params of any type, from computed values,
+ * offset), get_rows (from params of any type, from computed values,
  * after a norm: rows_first; ids out of the table's range at some row
- * counts, which give zero rows).
+ * counts, which give zero rows) and rope (a row seen as heads of any even
+ * size, either pairing, all of a head or a part, two bases, positions up
+ * to 4095).
  * Half the graphs have a variable row count, run at its maximum, its
  * minimum and values between, so every re-planned fused step is checked
  * too. The plans run by name; their clones by slot (run_slots,
@@ -29,6 +31,7 @@
 #include "optest.h"
 #include "ref_elementwise.h"
 #include "ref_quant.h"
+#include "ref_rope.h"
 
 #include <math.h>
 
@@ -36,14 +39,15 @@
 #define MAXE 4096 /* elements of one tensor at the maxima */
 
 enum { H_INPUT, H_PARAM, H_UNARY, H_SCALE, H_BIN, H_RESHAPE, H_MATMUL, H_NORM, H_SOFTMAX,
-       H_IDS, H_GETROWS, H_CAST };
+       H_IDS, H_GETROWS, H_CAST, H_POS, H_ROPE };
 
 typedef struct ht {
     int kind;
     int in[3];       /* operands; -1 absent (a matmul's bias, a norm's weight) */
     int act, binop;  /* H_UNARY: glc_unary_op; H_BIN: 0 add, 1 sub, 2 mul */
     int nt;          /* H_MATMUL: transposed weight */
-    float f[2];      /* H_SCALE: a, b; H_SOFTMAX: scale, causal offset (causal: f[1] >= 0) */
+    float f[2];      /* H_SCALE: a, b; H_SOFTMAX: scale, causal offset (causal: f[1] >= 0);
+                      * H_ROPE: base, rope_dim */
     int rank;
     int64_t shape[4]; /* GLC_DIM_VAR(0) (-1): the row variable */
     glc_tensor gt;
@@ -64,6 +68,9 @@ typedef struct gen {
     glc_dtype in_dt; /* x, c and s: f32, or f16 (slot runs then take 2-byte
                       * values: an odd row count is not whole words) */
     int32_t idv[8];  /* its values at the current run */
+    int pos;         /* the positions input (H_POS, I32 [rows]; -1 none) */
+    int32_t posv[8]; /* its values at the current run */
+    int late[2], nlate; /* the inputs made at first use (ids, positions), in order */
     char log[32768];
 } gen;
 
@@ -188,7 +195,7 @@ static int pick(gen *G, int (*pred)(const gen *, const ht *, const void *), cons
 {
     int cand[MAXT], n = 0, i;
     for (i = 0; i < G->nt; i++)
-        if (G->t[i].kind != H_PARAM && G->t[i].kind != H_IDS &&
+        if (G->t[i].kind != H_PARAM && G->t[i].kind != H_IDS && G->t[i].kind != H_POS &&
             !(G->t[i].kind == H_INPUT && G->in_dt != GLC_DTYPE_F32) &&
             (!pred || pred(G, &G->t[i], arg)))
             cand[n++] = i;
@@ -362,7 +369,84 @@ static int ids_input(gen *G)
     x.shape[0] = G->nids = (int)rnd(G, 1, 6);
     snprintf(x.name, sizeof x.name, "i");
     x.gt = glc_graph_input(G->g, "i", GLC_DTYPE_I32, 1, x.shape);
-    return G->ids = push(G, &x, "ids");
+    G->ids = push(G, &x, "ids");
+    G->late[G->nlate++] = G->ids;
+    return G->ids;
+}
+
+/* The graph's positions input (I32 [rows], the row dim as x's), made at
+ * its first use */
+static int pos_input(gen *G)
+{
+    ht x;
+    if (G->pos >= 0)
+        return G->pos;
+    memset(&x, 0, sizeof x);
+    x.kind = H_POS;
+    x.in[0] = x.in[1] = x.in[2] = -1;
+    x.rank = 1;
+    x.shape[0] = G->t[0].shape[0];
+    snprintf(x.name, sizeof x.name, "p");
+    x.gt = glc_graph_input(G->g, "p", GLC_DTYPE_I32, 1, x.shape);
+    G->pos = push(G, &x, "positions");
+    G->late[G->nlate++] = G->pos;
+    return G->pos;
+}
+
+/* [rows, L] with L even (rows: x's row dim) */
+static int ropeable(const gen *G, const ht *x, const void *arg)
+{
+    (void)arg;
+    return x->rank == 2 && x->shape[0] == G->t[0].shape[0] && x->shape[1] >= 2 &&
+           x->shape[1] % 2 == 0 && x->kind != H_IDS && x->kind != H_POS;
+}
+
+/* rope over a [rows, L] value seen as [rows, H, D] (D even), either
+ * pairing, all of D or a part, then back to [rows, L] */
+static int rope(gen *G, int a)
+{
+    glc_rope_desc rd;
+    int64_t L = G->t[a].shape[1], d, divs[16];
+    int nd = 0, p = pos_input(G);
+    ht x;
+    char what[80];
+    for (d = 2; d <= L && nd < 16; d += 2)
+        if (L % d == 0)
+            divs[nd++] = d;
+    d = divs[rnd(G, 0, (uint32_t)nd - 1)];
+    x = G->t[a];
+    x.kind = H_RESHAPE;
+    x.in[0] = a;
+    x.in[1] = x.in[2] = -1;
+    x.rank = 3;
+    x.shape[1] = L / d;
+    x.shape[2] = d;
+    x.gt = glc_reshape(G->g, G->t[a].gt, 3, x.shape);
+    snprintf(what, sizeof what, "reshape(t%d)", a);
+    a = push(G, &x, what);
+    memset(&rd, 0, sizeof rd);
+    rd.mode = rnd(G, 0, 1) ? GLC_ROPE_NEOX : GLC_ROPE_NORMAL;
+    rd.rope_dim = rnd(G, 0, 1) ? 0 : 2 * (int64_t)rnd(G, 1, (uint32_t)(d / 2));
+    rd.base = rnd(G, 0, 1) ? 10000.0f : 500000.0f;
+    x.kind = H_ROPE;
+    x.in[0] = a;
+    x.in[1] = p;
+    x.nt = rd.mode == GLC_ROPE_NEOX;
+    x.f[0] = rd.base;
+    x.f[1] = (float)(rd.rope_dim ? rd.rope_dim : d);
+    x.gt = glc_rope(G->g, G->t[a].gt, G->t[p].gt, &rd, glc_none());
+    snprintf(what, sizeof what, "rope(t%d, t%d, %s, dims %g of %lld, base %g)", a, p,
+             x.nt ? "neox" : "normal", x.f[1], (long long)d, rd.base);
+    a = push(G, &x, what);
+    x = G->t[a];
+    x.kind = H_RESHAPE;
+    x.in[0] = a;
+    x.rank = 2;
+    x.shape[1] = L;
+    x.shape[2] = 0;
+    x.gt = glc_reshape(G->g, G->t[a].gt, 2, x.shape);
+    snprintf(what, sizeof what, "reshape(t%d)", a);
+    return push(G, &x, what);
 }
 
 /* table [V, D] (rank 2; V may be the row variable) */
@@ -450,7 +534,7 @@ static int reshape(gen *G, int a)
 /* One step of the generator: a plain op or a pattern a pass looks for. */
 static void step(gen *G)
 {
-    int a = pick(G, NULL, NULL), b, k = (int)rnd(G, 0, 15), n8 = rnd(G, 0, 1) ? 8 : 16;
+    int a = pick(G, NULL, NULL), b, k = (int)rnd(G, 0, 16), n8 = rnd(G, 0, 1) ? 8 : 16;
     switch (k) {
     case 0: /* act */
         unary(G, a, rand_act(G));
@@ -618,6 +702,14 @@ static void step(gen *G)
         a = matmul_qt(G, a, (int64_t)rnd(G, 1, 4) * 4, 1, (int)rnd(G, 0, 3) == 0, qt);
         break;
     }
+    case 15: /* rope, then maybe a product or a norm of it */
+        a = pick(G, ropeable, NULL);
+        if (a < 0)
+            break;
+        a = rope(G, a);
+        if (rnd(G, 0, 1))
+            norm(G, a, rnd(G, 0, 1));
+        break;
     default: /* make an intermediate an output: fusions through it must stop */
         if (G->nout < 3 && G->t[a].kind != H_INPUT) {
             int i;
@@ -706,6 +798,24 @@ static void eval(gen *G, int64_t tv, const float *x, const float *c, const float
             for (e = 0; e < n; e++)
                 h->v[e] = G->idv[e];
             break;
+        case H_POS:
+            for (e = 0; e < n; e++)
+                h->v[e] = G->posv[e];
+            break;
+        case H_ROPE: { /* ref_rope's, in float, on the operand's values */
+            const ht *A = &G->t[h->in[0]];
+            int64_t t = dim_at(h->shape[0], tv), hh = h->shape[1], d = h->shape[2];
+            float *xf = malloc((size_t)n * sizeof *xf), *of = malloc((size_t)n * sizeof *of);
+            assert_true(xf && of);
+            for (e = 0; e < n; e++)
+                xf[e] = (float)A->v[e];
+            ref_rope(xf, 1, t, hh, d, G->posv, h->nt, (int64_t)h->f[1], h->f[0], NULL, of);
+            for (e = 0; e < n; e++)
+                h->v[e] = of[e];
+            free(xf);
+            free(of);
+            break;
+        }
         case H_GETROWS: { /* rows of ids outside the table's rows are zeros */
             const ht *A = &G->t[h->in[0]];
             int64_t d = last(h), rows = numel_at(A, tv) / d, r, j;
@@ -785,8 +895,8 @@ static glc_status run_by_slots(gen *G, glc_plan *p, int how, const glc_plan_var 
                                const glc_plan_input *in, int nin, const glc_plan_output *out,
                                int nout)
 {
-    const void *ins[8];
-    uint16_t *h[4] = {NULL, NULL, NULL, NULL}; /* f16 inputs' bytes */
+    const void *ins[10];
+    uint16_t *h[5] = {NULL, NULL, NULL, NULL, NULL}; /* f16 inputs' bytes */
     glc_plan_slice sl[4];
     glc_status st;
     int i;
@@ -796,10 +906,10 @@ static glc_status run_by_slots(gen *G, glc_plan *p, int how, const glc_plan_var 
                  nin, nout, G->log);
     if (G->var && (st = glc_plan_set_vars(p, v, 1)) != GLC_OK)
         return st;
-    assert_true(nin <= 4);
+    assert_true(nin <= 5);
     for (i = 0; i < nin; i++) {
         ins[i] = in[i].data;
-        if (G->in_dt == GLC_DTYPE_F16 && in[i].name[0] != 'i') {
+        if (G->in_dt == GLC_DTYPE_F16 && in[i].name[0] != 'i' && in[i].name[0] != 'p') {
             h[i] = malloc(in[i].count * 2 + 1);
             assert_non_null(h[i]);
             assert_int_equal(
@@ -836,7 +946,7 @@ static glc_status run_by_slots(gen *G, glc_plan *p, int how, const glc_plan_var 
             memcpy(out[i].data, (const char *)glc_plan_arena_ptr(p) + sl[i].offset, sl[i].bytes);
         }
     }
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < 5; i++)
         free(h[i]);
     return st;
 }
@@ -852,7 +962,7 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
     int i, i0, nsteps, f, uniq[4], nu = 0;
     assert_non_null(G);
     G->r = g_seed * 1000003ull + (uint64_t)which;
-    G->ids = -1;
+    G->ids = G->pos = -1;
     G->in_dt = rnd(G, 0, 2) ? GLC_DTYPE_F32 : GLC_DTYPE_F16;
     assert_int_equal(glc_graph_create(dev, &G->g), GLC_OK);
     G->var = (int)rnd(G, 0, 1);
@@ -886,7 +996,7 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
     for (i = 0; i < nsteps && G->nt < MAXT - 12; i++)
         step(G);
     i = G->nt - 1; /* the last value made (not a param, not the ids) */
-    while (G->t[i].kind == H_PARAM || G->t[i].kind == H_IDS)
+    while (G->t[i].kind == H_PARAM || G->t[i].kind == H_IDS || G->t[i].kind == H_POS)
         i--;
     if (i != G->nt - 1 || G->t[i].kind == H_INPUT)
         unary(G, i, GLC_UNARY_TANH);
@@ -940,6 +1050,8 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         for (k = 0; k < G->nids; k++) /* mostly rows every table has; some past them, or -1 */
             G->idv[k] = (int32_t)(tu_range(&s, 0, 3) ? tu_range(&s, 0, (uint32_t)rows - 1)
                                                       : tu_range(&s, 0, (uint32_t)tmax + 10) - 1);
+        for (k = 0; k < rows; k++) /* any position a cache might hold */
+            G->posv[k] = (int32_t)tu_range(&s, 0, 4095);
         eval(G, rows, x, c, sq, 1);
         for (k = 0; k < nu; k++) {
             size_t bytes = (size_t)numel_at(&G->t[uniq[k]], rows) * sizeof(double);
@@ -949,13 +1061,14 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         }
         eval(G, rows, x, c, sq, 0);
         for (f = 0; f < 4; f++) {
-            glc_plan_input in[4] = {{"x", x, (size_t)(rows * xs[1])},
+            glc_plan_input in[5] = {{"x", x, (size_t)(rows * xs[1])},
                                     {"c", c, (size_t)rows},
-                                    {"s", sq, (size_t)(rows * rows)},
-                                    {"i", G->idv, (size_t)G->nids}};
-            int nin = 3 - G->var;
-            if (G->nids)
-                in[nin++] = in[3];
+                                    {"s", sq, (size_t)(rows * rows)}};
+            int nin = 3 - G->var, l;
+            for (l = 0; l < G->nlate; l++) /* in the order they were made */
+                in[nin++] = G->late[l] == G->ids
+                                ? (glc_plan_input){"i", G->idv, (size_t)G->nids}
+                                : (glc_plan_input){"p", G->posv, (size_t)rows};
             static const char *const names[4] = {"o0", "o1", "o2", "o3"};
             glc_plan_output out[4];
             float *got[4];
