@@ -245,10 +245,10 @@ static glc_status patch_word(glc_buffer *buf, size_t at, size_t from, size_t to,
 }
 
 /* Every write goes to GL as whole words, and on NVIDIA's drivers after a
- * glFinish (dev->write_waits, set from GL_VENDOR). Two facts of NVIDIA's
- * driver (580, the H100, GL_DYNAMIC_COPY buffers), both measured
- * (bench/RESULTS.md, eleventh and twelfth sessions), their mechanism not
- * known:
+ * glFinish (dev->write_waits: NVIDIA in GL_VENDOR or GL_RENDERER). Two
+ * facts of NVIDIA's driver (580, the H100, GL_DYNAMIC_COPY buffers), both
+ * measured (bench/RESULTS.md, eleventh and twelfth sessions), their
+ * mechanism not known:
  *  - an earlier glBufferSubData of whole words could land after a later
  *    one of odd offset or size to the same bytes (the later write lost,
  *    for the GPU's reads too): so an odd write goes as its whole words
