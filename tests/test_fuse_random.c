@@ -356,41 +356,38 @@ static int softmax(gen *G, int a)
     return push(G, &x, what);
 }
 
-/* The graph's one ids input (I32 [nids]), made at its first use */
-static int ids_input(gen *G)
+/* An I32 [len] input made at its first use (the ids, the positions),
+ * kept in the order the late inputs were made; *slot its tensor */
+static int late_input(gen *G, int *slot, int kind, const char *name, int64_t len,
+                      const char *what)
 {
     ht x;
-    if (G->ids >= 0)
-        return G->ids;
+    if (*slot >= 0)
+        return *slot;
     memset(&x, 0, sizeof x);
-    x.kind = H_IDS;
+    x.kind = kind;
     x.in[0] = x.in[1] = x.in[2] = -1;
     x.rank = 1;
-    x.shape[0] = G->nids = (int)rnd(G, 1, 6);
-    snprintf(x.name, sizeof x.name, "i");
-    x.gt = glc_graph_input(G->g, "i", GLC_DTYPE_I32, 1, x.shape);
-    G->ids = push(G, &x, "ids");
-    G->late[G->nlate++] = G->ids;
-    return G->ids;
+    x.shape[0] = len;
+    snprintf(x.name, sizeof x.name, "%s", name);
+    x.gt = glc_graph_input(G->g, name, GLC_DTYPE_I32, 1, x.shape);
+    *slot = push(G, &x, what);
+    G->late[G->nlate++] = *slot;
+    return *slot;
 }
 
-/* The graph's positions input (I32 [rows], the row dim as x's), made at
- * its first use */
+/* The graph's one ids input (I32 [nids]) */
+static int ids_input(gen *G)
+{
+    if (G->ids < 0)
+        G->nids = (int)rnd(G, 1, 6);
+    return late_input(G, &G->ids, H_IDS, "i", G->nids, "ids");
+}
+
+/* The graph's positions input (I32 [rows], the row dim as x's) */
 static int pos_input(gen *G)
 {
-    ht x;
-    if (G->pos >= 0)
-        return G->pos;
-    memset(&x, 0, sizeof x);
-    x.kind = H_POS;
-    x.in[0] = x.in[1] = x.in[2] = -1;
-    x.rank = 1;
-    x.shape[0] = G->t[0].shape[0];
-    snprintf(x.name, sizeof x.name, "p");
-    x.gt = glc_graph_input(G->g, "p", GLC_DTYPE_I32, 1, x.shape);
-    G->pos = push(G, &x, "positions");
-    G->late[G->nlate++] = G->pos;
-    return G->pos;
+    return late_input(G, &G->pos, H_POS, "p", G->t[0].shape[0], "positions");
 }
 
 /* [rows, L] with L even (rows: x's row dim) */
