@@ -787,7 +787,11 @@ GLC_API glc_tensor glc_reshape(glc_graph *g, glc_tensor x, int rank, const int64
  * where dst is a handle (glc_graph_handle) or what an earlier glc_set_rows
  * returned. Returns the handle after the write: ops that should see the
  * new rows read that tensor. The write runs at every run of the plan
- * whether or not anything in the graph reads it (a KV cache append). */
+ * whether or not anything in the graph reads it (a KV cache append). It
+ * is in place: ops made before it that read the handle see the rows before
+ * it, and a value of the handle from before it (dst, a reshape of dst) can
+ * no longer be read, written or named an output afterwards
+ * (GLC_ERR_INVALID_ARG, naming the handle); copy it first to keep it. */
 GLC_API glc_tensor glc_set_rows(glc_graph *g, glc_tensor dst, glc_tensor src, glc_tensor ids);
 /* Data movement (as glc_op_*). get_rows gives f32; copy gives out_dtype
  * (0: x's dtype); concat and slice keep the dtype of their (first) input.

@@ -36,10 +36,11 @@
 #include <math.h>
 
 #define MAXT 96   /* tensors of one graph */
+#define CACHE_ROWS 16 /* rows of the handle set_rows writes */
 #define MAXE 4096 /* elements of one tensor at the maxima */
 
 enum { H_INPUT, H_PARAM, H_UNARY, H_SCALE, H_BIN, H_RESHAPE, H_MATMUL, H_NORM, H_SOFTMAX,
-       H_IDS, H_GETROWS, H_CAST, H_POS, H_ROPE };
+       H_IDS, H_GETROWS, H_CAST, H_POS, H_ROPE, H_HANDLE, H_SETROWS };
 
 typedef struct ht {
     int kind;
@@ -56,6 +57,7 @@ typedef struct ht {
     glc_dtype pdt;
     uint8_t *qraw;   /* params of a GGML block type: the blocks set */
     double *v;       /* host values at the current T */
+    int hv;          /* the cache after its hv-th write (a set_rows, a reshape of it); 0 not */
 } ht;
 
 typedef struct gen {
@@ -71,6 +73,11 @@ typedef struct gen {
     int pos;         /* the positions input (H_POS, I32 [rows]; -1 none) */
     int32_t posv[8]; /* its values at the current run */
     int late[2], nlate; /* the inputs made at first use (ids, positions), in order */
+    int cache, cache_at; /* the handle "h" [CACHE_ROWS, H, D] (H_HANDLE; -1 none), and its
+                          * value after the graph's last set_rows so far */
+    int writes;          /* set_rows made so far: a cache value of fewer is gone (the
+                          * writes are in place; the library refuses to read it) */
+    double *cache_v;     /* its contents before the current run (the host's model) */
     char log[32768];
 } gen;
 
@@ -196,6 +203,7 @@ static int pick(gen *G, int (*pred)(const gen *, const ht *, const void *), cons
     int cand[MAXT], n = 0, i;
     for (i = 0; i < G->nt; i++)
         if (G->t[i].kind != H_PARAM && G->t[i].kind != H_IDS && G->t[i].kind != H_POS &&
+            G->t[i].kind != H_HANDLE && (!G->t[i].hv || G->t[i].hv == G->writes) &&
             !(G->t[i].kind == H_INPUT && G->in_dt != GLC_DTYPE_F32) &&
             (!pred || pred(G, &G->t[i], arg)))
             cand[n++] = i;
@@ -399,8 +407,9 @@ static int ropeable(const gen *G, const ht *x, const void *arg)
 }
 
 /* rope over a [rows, L] value seen as [rows, H, D] (D even), either
- * pairing, all of D or a part, then back to [rows, L] */
-static int rope(gen *G, int a)
+ * pairing, all of D or a part, then (back) as [rows, L] again; *r3 the
+ * rope's own [rows, H, D] value */
+static int rope(gen *G, int a, int *r3, int back)
 {
     glc_rope_desc rd;
     int64_t L = G->t[a].shape[1], d, divs[16];
@@ -434,7 +443,9 @@ static int rope(gen *G, int a)
     x.gt = glc_rope(G->g, G->t[a].gt, G->t[p].gt, &rd, glc_none());
     snprintf(what, sizeof what, "rope(t%d, t%d, %s, dims %g of %lld, base %g)", a, p,
              x.nt ? "neox" : "normal", x.f[1], (long long)d, rd.base);
-    a = push(G, &x, what);
+    a = *r3 = push(G, &x, what);
+    if (!back)
+        return a;
     x = G->t[a];
     x.kind = H_RESHAPE;
     x.in[0] = a;
@@ -526,6 +537,48 @@ static int reshape(gen *G, int a)
     x.gt = glc_reshape(G->g, A->gt, x.rank, x.shape);
     snprintf(what, sizeof what, "reshape(t%d)", a);
     return push(G, &x, what);
+}
+
+/* src [rows, H, D] into the handle "h" [CACHE_ROWS, H, D] at the
+ * positions (made at the first use; a second shape is skipped), then the
+ * whole cache read as [CACHE_ROWS, H D]: rows of every run so far */
+static void set_rows(gen *G, int src)
+{
+    ht x;
+    char what[64];
+    if (G->cache < 0) {
+        memset(&x, 0, sizeof x);
+        x.kind = H_HANDLE;
+        x.in[0] = x.in[1] = x.in[2] = -1;
+        x.rank = 3;
+        x.shape[0] = CACHE_ROWS;
+        x.shape[1] = G->t[src].shape[1];
+        x.shape[2] = G->t[src].shape[2];
+        snprintf(x.name, sizeof x.name, "h");
+        x.gt = glc_graph_handle(G->g, "h", GLC_DTYPE_F32, 3, x.shape);
+        G->cache = G->cache_at = push(G, &x, "handle");
+    }
+    if (G->t[src].shape[1] != G->t[G->cache].shape[1] ||
+        G->t[src].shape[2] != G->t[G->cache].shape[2])
+        return;
+    x = G->t[G->cache];
+    x.kind = H_SETROWS;
+    x.in[0] = G->cache_at;
+    x.in[1] = src;
+    x.in[2] = G->pos;
+    x.gt = glc_set_rows(G->g, G->t[G->cache_at].gt, G->t[src].gt, G->t[G->pos].gt);
+    x.hv = ++G->writes;
+    snprintf(what, sizeof what, "set_rows(t%d, t%d, t%d)", G->cache_at, src, G->pos);
+    G->cache_at = push(G, &x, what);
+    x.kind = H_RESHAPE;
+    x.in[0] = G->cache_at;
+    x.in[1] = x.in[2] = -1;
+    x.rank = 2;
+    x.shape[1] *= x.shape[2];
+    x.shape[2] = 0;
+    x.gt = glc_reshape(G->g, G->t[G->cache_at].gt, 2, x.shape);
+    snprintf(what, sizeof what, "reshape(t%d)", G->cache_at);
+    push(G, &x, what);
 }
 
 /* One step of the generator: a plain op or a pattern a pass looks for. */
@@ -699,16 +752,23 @@ static void step(gen *G)
         a = matmul_qt(G, a, (int64_t)rnd(G, 1, 4) * 4, 1, (int)rnd(G, 0, 3) == 0, qt);
         break;
     }
-    case 15: /* rope, then maybe a product or a norm of it */
+    case 15: { /* rope, then maybe a norm of it, or its rows into the cache
+                * (a KV-cache append: rope_rows when nothing else reads it) */
+        int r3, rows = (int)rnd(G, 0, 1);
         a = pick(G, ropeable, NULL);
         if (a < 0)
             break;
-        a = rope(G, a);
-        if (rnd(G, 0, 1))
+        a = rope(G, a, &r3, !rows || rnd(G, 0, 1)); /* (without the view back, the
+                                                     * cache is its one reader) */
+        if (rows)
+            set_rows(G, r3);
+        else if (rnd(G, 0, 1))
             norm(G, a, rnd(G, 0, 1));
         break;
-    default: /* make an intermediate an output: fusions through it must stop */
-        if (G->nout < 3 && G->t[a].kind != H_INPUT) {
+    }
+    default: /* make an intermediate an output: fusions through it must stop (not
+              * the cache: a later write would leave it gone) */
+        if (G->nout < 3 && G->t[a].kind != H_INPUT && !G->t[a].hv) {
             int i;
             for (i = 0; i < G->nout; i++)
                 if (G->out[i] == a)
@@ -799,6 +859,17 @@ static void eval(gen *G, int64_t tv, const float *x, const float *c, const float
             for (e = 0; e < n; e++)
                 h->v[e] = G->posv[e];
             break;
+        case H_HANDLE:
+            memcpy(h->v, G->cache_v, (size_t)n * sizeof *h->v);
+            break;
+        case H_SETROWS: { /* (the positions are distinct rows of the cache) */
+            const ht *S = &G->t[h->in[1]];
+            int64_t w = h->shape[1] * h->shape[2], r;
+            memcpy(h->v, G->t[h->in[0]].v, (size_t)n * sizeof *h->v);
+            for (r = 0; r < dim_at(S->shape[0], tv); r++)
+                memcpy(&h->v[G->posv[r] * w], &S->v[r * w], (size_t)w * sizeof *h->v);
+            break;
+        }
         case H_ROPE: { /* ref_rope's, in float, on the operand's values */
             const ht *A = &G->t[h->in[0]];
             int64_t t = dim_at(h->shape[0], tv), hh = h->shape[1], d = h->shape[2];
@@ -959,7 +1030,7 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
     int i, i0, nsteps, f, uniq[4], nu = 0;
     assert_non_null(G);
     G->r = g_seed * 1000003ull + (uint64_t)which;
-    G->ids = G->pos = -1;
+    G->ids = G->pos = G->cache = G->cache_at = -1;
     G->in_dt = rnd(G, 0, 2) ? GLC_DTYPE_F32 : GLC_DTYPE_F16;
     assert_int_equal(glc_graph_create(dev, &G->g), GLC_OK);
     G->var = (int)rnd(G, 0, 1);
@@ -993,7 +1064,8 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
     for (i = 0; i < nsteps && G->nt < MAXT - 12; i++)
         step(G);
     i = G->nt - 1; /* the last value made (not a param, not the ids) */
-    while (G->t[i].kind == H_PARAM || G->t[i].kind == H_IDS || G->t[i].kind == H_POS)
+    while (G->t[i].kind == H_PARAM || G->t[i].kind == H_IDS || G->t[i].kind == H_POS ||
+           G->t[i].kind == H_HANDLE)
         i--;
     if (i != G->nt - 1 || G->t[i].kind == H_INPUT)
         unary(G, i, GLC_UNARY_TANH);
@@ -1015,6 +1087,17 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         if (glc_plan_clone(pl[f - 2], &pl[f]) != GLC_OK)
             fail_msg("seed %llu: clone of the %s plan: %s\n%s", (unsigned long long)g_seed,
                      kinds[f - 2], glc_device_errmsg(dev), G->log);
+    if (G->cache >= 0) { /* every plan's cache starts at zeros */
+        size_t cn = (size_t)numel_at(&G->t[G->cache], 1);
+        G->cache_v = calloc(cn, sizeof *G->cache_v);
+        float *zero = calloc(cn, sizeof *zero);
+        assert_true(G->cache_v && zero);
+        for (f = 0; f < 4; f++)
+            if (glc_plan_bind_handle(pl[f], "h", zero, cn * sizeof *zero) != GLC_OK)
+                fail_msg("seed %llu: binding the cache of the %s plan: %s\n%s",
+                         (unsigned long long)g_seed, kinds[f], glc_device_errmsg(dev), G->log);
+        free(zero);
+    }
     for (f = 1; f >= 0; f--) {
         /* the schedule adds no barrier: between ops the DAG's minimum, plus
          * at most one for each further dispatch of an op */
@@ -1047,8 +1130,22 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         for (k = 0; k < G->nids; k++) /* mostly rows every table has; some past them, or -1 */
             G->idv[k] = (int32_t)(tu_range(&s, 0, 3) ? tu_range(&s, 0, (uint32_t)rows - 1)
                                                       : tu_range(&s, 0, (uint32_t)tmax + 10) - 1);
-        for (k = 0; k < rows; k++) /* any position a cache might hold */
+        for (k = 0; k < rows; k++) /* any position a cache might hold; with the
+                                    * cache, distinct rows of it */
             G->posv[k] = (int32_t)tu_range(&s, 0, 4095);
+        if (G->cache >= 0) {
+            int32_t perm[CACHE_ROWS];
+            for (k = 0; k < CACHE_ROWS; k++)
+                perm[k] = k;
+            for (k = CACHE_ROWS; k > 1; k--) {
+                uint32_t j = tu_range(&s, 0, (uint32_t)k - 1);
+                int32_t t = perm[k - 1];
+                perm[k - 1] = perm[j];
+                perm[j] = t;
+            }
+            for (k = 0; k < rows; k++)
+                G->posv[k] = perm[k];
+        }
         eval(G, rows, x, c, sq, 1);
         for (k = 0; k < nu; k++) {
             size_t bytes = (size_t)numel_at(&G->t[uniq[k]], rows) * sizeof(double);
@@ -1107,6 +1204,9 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         }
         for (k = 0; k < nu; k++)
             free(vf[k]);
+        if (G->cache >= 0) /* the rows this run wrote stay for the next */
+            memcpy(G->cache_v, G->t[G->cache_at].v,
+                   (size_t)numel_at(&G->t[G->cache], 1) * sizeof *G->cache_v);
         if (!G->var)
             break;
     }
@@ -1118,6 +1218,7 @@ static void one_graph(glc_device *dev, int which, int *fused_total)
         free(G->t[i].pval);
         free(G->t[i].qraw);
     }
+    free(G->cache_v);
     free(G);
 }
 

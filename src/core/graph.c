@@ -250,6 +250,13 @@ void glc_graph_output(glc_graph *g, const char *name, glc_tensor t)
             fail(g, GLC_ERR_INVALID_ARG, "glc_graph_output(\"%s\"): the name is taken", name);
             return;
         }
+    if (glc__handle_stale(g, t.id) >= 0) {
+        fail(g, GLC_ERR_INVALID_ARG,
+             "glc_graph_output(\"%s\"): the handle \"%s\" before a later write to it "
+             "(writes are in place: name the tensor the last glc_set_rows returned)",
+             name, g->t[glc__handle_stale(g, t.id)].name);
+        return;
+    }
     glc__use_device(g->dev);
     if (!grow((void **)&g->out, &g->outcap, g->nout, sizeof *g->out)) {
         fail(g, GLC_ERR_OUT_OF_MEMORY, "graph: out of memory");
@@ -351,6 +358,17 @@ glc_tensor glc__graph_node(glc_graph *g, glc__op op, const int32_t *in, int nin,
         if (in[i] != -1 && (in[i] < 0 || (size_t)in[i] >= g->nt))
             return fail(g, GLC_ERR_INVALID_ARG, "%s: input %d is not a tensor of this graph",
                         desc->name, i);
+    /* a handle's writes are in place: a value of it from before a later
+     * write is gone (the op would read the later rows) */
+    for (i = 0; i < nin; i++) {
+        int32_t root = in[i] >= 0 ? glc__handle_stale(g, in[i]) : -1;
+        if (root >= 0)
+            return fail(g, GLC_ERR_INVALID_ARG,
+                        "%s: input %d is the handle \"%s\" before a later write to it (writes "
+                        "are in place: read the tensor the last glc_set_rows returned, or copy "
+                        "it before the write)",
+                        desc->name, i, g->t[root].name);
+    }
     if (!raw) {
         memset(&zero, 0, sizeof zero);
         raw = &zero;

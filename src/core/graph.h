@@ -31,6 +31,9 @@ typedef struct glc__gtensor {
                                   * (fusion: an output of a multi-output kernel, a weight
                                   * inside a packed weight) */
     size_t alias_offset;         /* bytes into it */
+    uint32_t hver;               /* a handle, or a value that is one after writes (set_rows,
+                                  * a reshape of it): the writes to it this value has seen */
+    uint32_t hwrites;            /* a handle: the writes made to it so far */
     int packed;                  /* made by fusion from aliases, which are what users
                                   * set and read (a packed param is set through them) */
     /* params past the device's buffer size, split by rows (graph_split.c) */
@@ -107,6 +110,9 @@ glc_tensor glc__graph_fail(glc_graph *g, glc_status st, const char *fmt, ...)
 /* The tensor t is part of, followed to the end (t itself when it is no
  * alias); *offset gets the bytes into it. */
 int32_t glc__alias_root(const glc_graph *g, int32_t t, size_t *offset);
+/* The handle t is, as it was before a later write to it (a read of it now
+ * would see that write's rows): its root, else -1. */
+int32_t glc__handle_stale(const glc_graph *g, int32_t t);
 
 /* Node `node`'s args with the variables at vals (NULL: maxima), checked
  * by the op's rule (which fills in the output). */

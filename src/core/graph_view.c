@@ -23,6 +23,13 @@ int32_t glc__alias_root(const glc_graph *g, int32_t t, size_t *offset)
     return t;
 }
 
+int32_t glc__handle_stale(const glc_graph *g, int32_t t)
+{
+    size_t off;
+    int32_t root = glc__alias_root(g, t, &off);
+    return g->t[root].kind == GLC__T_HANDLE && g->t[t].hver != g->t[root].hwrites ? root : -1;
+}
+
 static int valid(const glc_graph *g, glc_tensor t)
 {
     return t.id >= 0 && (size_t)t.id < g->nt;
@@ -80,13 +87,14 @@ glc_tensor glc_reshape(glc_graph *g, glc_tensor x, int rank, const int64_t *shap
         return glc_none();
     g->t[r.id].producer = g->t[x.id].producer;
     g->t[r.id].alias = x.id + 1;
+    g->t[r.id].hver = g->t[x.id].hver;
     return r;
 }
 
 glc_tensor glc_set_rows(glc_graph *g, glc_tensor dst, glc_tensor src, glc_tensor ids)
 {
-    int32_t in[3];
-    size_t off;
+    int32_t in[3], root;
+    size_t off, k;
     glc_tensor out;
     if (!g || g->status != GLC_OK)
         return glc_none();
@@ -99,6 +107,18 @@ glc_tensor glc_set_rows(glc_graph *g, glc_tensor dst, glc_tensor src, glc_tensor
     out = glc__graph_node(g, GLC__OP_SET_ROWS, in, 3, g->t[dst.id].dtype, NULL);
     if (out.id < 0)
         return out;
+    root = glc__alias_root(g, dst.id, &off);
+    /* an output named earlier as the handle before this write would be
+     * read after it: the rows it had are gone (the write is in place) */
+    for (k = 0; k < g->nout; k++)
+        if (glc__alias_root(g, g->out[k].tensor, &off) == root)
+            return glc__graph_fail(g, GLC_ERR_INVALID_ARG,
+                                   "set_rows: output \"%s\" is the handle \"%s\" before this "
+                                   "write, and outputs are read after the run (name the "
+                                   "handle after the last write, or a copy of it, as the "
+                                   "output)",
+                                   g->out[k].name, g->t[root].name);
     g->t[out.id].alias = dst.id + 1; /* the handle, after the write */
+    g->t[out.id].hver = ++g->t[root].hwrites;
     return out;
 }
