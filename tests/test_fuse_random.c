@@ -852,12 +852,9 @@ static void eval(gen *G, int64_t tv, const float *x, const float *c, const float
             break;
         }
         case H_IDS:
-            for (e = 0; e < n; e++)
-                h->v[e] = G->idv[e];
-            break;
         case H_POS:
             for (e = 0; e < n; e++)
-                h->v[e] = G->posv[e];
+                h->v[e] = h->kind == H_IDS ? G->idv[e] : G->posv[e];
             break;
         case H_HANDLE:
             memcpy(h->v, G->cache_v, (size_t)n * sizeof *h->v);
