@@ -700,24 +700,20 @@ static void read_chain(void)
             else
                 dev->gl.glBufferData(GL_COPY_WRITE_BUFFER, (GLsizeiptr)total, NULL, pools[q].usage);
         }
-        dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, name);
-        for (at = 0; at < total; at += fill) /* every byte written (flags 0: by copies) */
-            if (storage && !(pools[q].storage & 0x0100)) {
-                if (at == 0) {
-                    GLuint src = 0;
-                    dev->gl.glGenBuffers(1, &src);
-                    dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, src);
-                    dev->gl.glBufferData(GL_COPY_READ_BUFFER, (GLsizeiptr)fill, bytes, GL_STATIC_DRAW);
-                    for (; at < total; at += fill)
-                        dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0,
-                                                    (GLintptr)at, (GLsizeiptr)fill);
-                    dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, 0);
-                    dev->gl.glDeleteBuffers(1, &src);
-                }
-            } else {
-                dev->gl.glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)at, (GLsizeiptr)fill, bytes);
-            }
-        dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        { /* every byte written, copied from one staging buffer (immutable
+           * storage without DYNAMIC_STORAGE takes no glBufferSubData) */
+            GLuint src = 0;
+            dev->gl.glGenBuffers(1, &src);
+            dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, src);
+            dev->gl.glBufferData(GL_COPY_READ_BUFFER, (GLsizeiptr)fill, bytes, GL_STATIC_DRAW);
+            dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, name);
+            for (at = 0; at < total; at += fill)
+                dev->gl.glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0,
+                                            (GLintptr)at, (GLsizeiptr)fill);
+            dev->gl.glBindBuffer(GL_COPY_READ_BUFFER, 0);
+            dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+            dev->gl.glDeleteBuffers(1, &src);
+        }
         dev->gl.glUseProgram(k->program);
         dev->gl.glUniform1uiv(k->params_loc, 1, &magic);
         dev->gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, glc_buffer_gl_name(O));

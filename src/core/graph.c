@@ -238,6 +238,7 @@ void glc_graph_output(glc_graph *g, const char *name, glc_tensor t)
 {
     glc__goutput *o;
     size_t i;
+    int32_t root;
     if (!g || g->status != GLC_OK)
         return;
     if (!name || !*name || !valid(g, t)) {
@@ -250,11 +251,11 @@ void glc_graph_output(glc_graph *g, const char *name, glc_tensor t)
             fail(g, GLC_ERR_INVALID_ARG, "glc_graph_output(\"%s\"): the name is taken", name);
             return;
         }
-    if (glc__handle_stale(g, t.id) >= 0) {
+    if ((root = glc__handle_stale(g, t.id)) >= 0) {
         fail(g, GLC_ERR_INVALID_ARG,
              "glc_graph_output(\"%s\"): the handle \"%s\" before a later write to it "
              "(writes are in place: name the tensor the last glc_set_rows returned)",
-             name, g->t[glc__handle_stale(g, t.id)].name);
+             name, g->t[root].name);
         return;
     }
     glc__use_device(g->dev);
