@@ -236,6 +236,7 @@ typedef struct glc_device_limits {
     uint64_t max_ssbo_size;         /* bytes one binding may span */
     uint32_t ssbo_offset_alignment; /* binding offsets are multiples of this */
     uint32_t max_uniform_block_size;
+    uint32_t uniform_offset_alignment; /* UNIFORM binding offsets are multiples of this */
     /* Loop iterations one shader invocation may run, all its loops together;
      * 0 = no limit. No GL query gives it: Mesa llvmpipe ends an invocation
      * silently after 65535 iterations, so the kernels' planners keep every
@@ -415,7 +416,9 @@ typedef enum glc_access {
 
 /* How a binding reaches the shader. SSBO bindings take SSBO binding points
  * 0, 1, ... in the order they appear in the array; UNIFORM bindings (read
- * only) take uniform-block binding points 0, 1, ... the same way; TEXEL
+ * only; offsets multiples of limits.uniform_offset_alignment, at most
+ * limits.max_uniform_block_size bytes) take uniform-block binding points
+ * 0, 1, ... the same way; TEXEL
  * bindings (read only; devices with features.texel_buffers) take texture
  * units 0, 1, ... the same way, as a buffer texture of RGBA32F texels over
  * the range (the kernel declares `layout(binding = u) uniform highp

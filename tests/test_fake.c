@@ -119,6 +119,7 @@ static glc_device *fake_device(void)
     lim.max_ssbo_size = 1u << 27;
     lim.ssbo_offset_alignment = 16;
     lim.max_uniform_block_size = 16384;
+    lim.uniform_offset_alignment = 256;
     assert_int_equal(glc__device_create_fake(&gl, &lim, &dev), GLC_OK);
     calls[0] = '\0';
     fakegl_next_name = 1;
@@ -410,6 +411,11 @@ static void test_uniform_and_command_bits(void **state)
         d.bindings = &bb;
         assert_int_equal(glc_session_dispatch(s, &d), GLC_ERR_INVALID_ARG);
         tu_assert_contains(glc_device_errmsg(f.dev), "a uniform block is read only");
+        /* a storage-legal offset (16) that the uniform alignment (256) is not */
+        bb.access = GLC_READ;
+        bb.offset = 16;
+        assert_int_equal(glc_session_dispatch(s, &d), GLC_ERR_BOUNDS);
+        tu_assert_contains(glc_device_errmsg(f.dev), "uniform offset alignment 256");
     }
     assert_int_equal(glc_session_finish(s, NULL), GLC_OK);
     fixture_close(&f);

@@ -90,6 +90,7 @@ static glc_device *fake_target(int gpu)
     lim.max_ssbo_blocks = 16;
     lim.max_ssbo_bindings = 16;
     lim.ssbo_offset_alignment = 16;
+    lim.uniform_offset_alignment = 16;
     lim.max_loop_iterations = 0;
     if (!gpu) {
         lim.max_group_count[0] = 65535;
@@ -99,6 +100,7 @@ static glc_device *fake_target(int gpu)
         lim.max_ssbo_size = 1u << 27;
         lim.max_ssbo_blocks = lim.max_ssbo_bindings = 4;
         lim.ssbo_offset_alignment = 256;
+        lim.uniform_offset_alignment = 256;
         lim.max_uniform_block_size = 16384;
     }
     assert_int_equal(glc__device_create_fake(&gl, &lim, &dev), GLC_OK);

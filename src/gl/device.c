@@ -277,6 +277,7 @@ static void clamp_to_minimums(glc_device_limits *l)
     if (l->ssbo_offset_alignment < 256)
         l->ssbo_offset_alignment = 256;
     l->max_uniform_block_size = min_u32(l->max_uniform_block_size, 16384);
+    l->uniform_offset_alignment = 256;
     if (l->max_loop_iterations == 0 || l->max_loop_iterations > 65535)
         l->max_loop_iterations = 65535; /* the smallest cap seen (llvmpipe) */
 }
@@ -306,6 +307,9 @@ static void query_limits(glc_device *dev)
     if (l->ssbo_offset_alignment == 0)
         l->ssbo_offset_alignment = 256;
     l->max_uniform_block_size = get_u32(dev, GL_MAX_UNIFORM_BLOCK_SIZE);
+    l->uniform_offset_alignment = get_u32(dev, GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT);
+    if (l->uniform_offset_alignment == 0)
+        l->uniform_offset_alignment = 256;
     /* gallivm (llvmpipe) caps each invocation's loop iterations at 65535 */
     l->max_loop_iterations = strstr(dev->renderer, "llvmpipe") ? 65535 : 0;
 

@@ -49,12 +49,13 @@ static void print_json(const glc_device_info *in, const glc_device_entry *ent, i
     printf("  \"limits\": {\"max_group_count\": [%u, %u, %u], \"max_group_size\": [%u, %u, %u], "
            "\"max_invocations\": %u, \"max_shared_bytes\": %u, \"max_ssbo_blocks\": %u, "
            "\"max_ssbo_bindings\": %u, \"max_ssbo_size\": %llu, \"ssbo_offset_alignment\": %u, "
-           "\"max_uniform_block_size\": %u, \"max_loop_iterations\": %u},\n",
+           "\"max_uniform_block_size\": %u, \"uniform_offset_alignment\": %u, "
+           "\"max_loop_iterations\": %u},\n",
            l->max_group_count[0], l->max_group_count[1], l->max_group_count[2],
            l->max_group_size[0], l->max_group_size[1], l->max_group_size[2], l->max_invocations,
            l->max_shared_bytes, l->max_ssbo_blocks, l->max_ssbo_bindings,
            (unsigned long long)l->max_ssbo_size, l->ssbo_offset_alignment,
-           l->max_uniform_block_size, l->max_loop_iterations);
+           l->max_uniform_block_size, l->uniform_offset_alignment, l->max_loop_iterations);
     printf("  \"barriers\": \"%s\",\n  \"validate\": %s,\n", in->barriers ? in->barriers : "",
            in->validate ? "true" : "false");
     printf("  \"features\": {\"subgroup\": %d, \"subgroup_size\": %u, \"subgroup_ops\": %u, "
@@ -95,6 +96,7 @@ static void print_text(const glc_device_info *in, const glc_device_entry *ent, i
     printf("  SSBO size                  %llu bytes\n", (unsigned long long)l->max_ssbo_size);
     printf("  SSBO offset alignment      %u bytes\n", l->ssbo_offset_alignment);
     printf("  uniform block size         %u bytes\n", l->max_uniform_block_size);
+    printf("  uniform offset alignment   %u bytes\n", l->uniform_offset_alignment);
     if (l->max_loop_iterations)
         printf("  loop iterations            %u per invocation (all loops together)\n",
                l->max_loop_iterations);
