@@ -259,9 +259,14 @@ static glc_status patch_word(glc_buffer *buf, size_t at, size_t from, size_t to,
  *    values of the run before at a shorter length (test_fuse_random: 39 of
  *    40 seeds failed there; writes in whole 16- or 64-byte blocks failed
  *    as often); with a glFinish before each write all 40 passed. So there
- *    every write waits for the GPU first (3-9% of the 1b decode's time;
- *    an application's own GL work waits too). Mesa's drivers showed
- *    neither fault and do not wait.
+ *    every write waits for the GPU first (an application's own GL work
+ *    waits too). Nothing cheaper held (thirteenth session: a glFinish only
+ *    before writes over bytes written since the last one, a glFlush, a
+ *    GL_BUFFER_UPDATE_BARRIER_BIT barrier: each failed 39-60 of 40-60
+ *    seeds): after a glFinish, two writes in a row to disjoint bytes of
+ *    one buffer lost one. So a plan's run packs its inputs into one write
+ *    (plan_run.c's upload): one wait a run. Mesa's drivers showed neither
+ *    fault and do not wait.
  * A wrapped GL buffer whose size ends mid-word takes the odd
  * glBufferSubData as it is. */
 glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, const void *data,

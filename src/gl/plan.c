@@ -262,6 +262,7 @@ void glc_plan_destroy(glc_plan *p)
     glc__free(p->out);
     glc__free(p->mirror);
     glc__free(p->stage);
+    glc__free(p->pack);
     glc__free(p->param_set);
     glc__free(p->ext);
     p->dev->live_objects--;
@@ -298,7 +299,9 @@ static glc_status make_io(glc_plan *p)
     }
     p->mirror = glc__malloc(p->mirror_bytes + 16);
     p->stage = glc__malloc(p->stage_bytes + 16);
-    return p->mirror && p->stage ? GLC_OK : GLC_ERR_OUT_OF_MEMORY;
+    p->pack_bytes = glc__plan_pack_bytes(p);
+    p->pack = glc__calloc(p->pack_bytes + 16, 1);
+    return p->mirror && p->stage && p->pack ? GLC_OK : GLC_ERR_OUT_OF_MEMORY;
 }
 
 /* A plan of g compiled with flags. from: the plan whose graph g is (a

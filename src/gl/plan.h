@@ -77,6 +77,8 @@ struct glc_plan {
     size_t mirror_bytes;
     unsigned char *stage;  /* input conversions */
     size_t stage_bytes;
+    unsigned char *pack;   /* a run's inputs of one arena buffer, packed (plan_run.c) */
+    size_t pack_bytes;
     unsigned char *param_set; /* params and handles: 1 once given contents */
     struct ext {
         glc_buffer *buf; /* another plan's storage for this tensor (shared) */
@@ -122,6 +124,9 @@ glc_buffer *glc__plan_storage(const glc_plan *p, int32_t id, size_t *offset);
 /* Bytes and elements of tensor id at the variable values vals (NULL: the
  * current ones). */
 size_t glc__plan_bytes_at(const glc_plan *p, int32_t id, const int64_t *vals);
+/* ---- plan_run.c ---- */
+/* Host bytes a run's packed upload needs (p->pack): see upload(). */
+size_t glc__plan_pack_bytes(const glc_plan *p);
 size_t glc__plan_numel(const glc_plan *p, int32_t id);
 /* The graph tensor of kind `kind` named name, or -1 (name may be NULL). */
 int32_t glc__plan_find(const glc_plan *p, int kind, const char *name);

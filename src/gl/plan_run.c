@@ -118,26 +118,103 @@ static void replay(glc_plan *p, glc__plan_probe probe)
     glc__plan_textures(p, 1);
 }
 
+/* A run's uploads, packed: the inputs of one arena buffer go to GL as one
+ * write, from p->pack, covering the bytes from the first one's offset to
+ * the last one's end (rounded up to a whole word: the next tensor starts
+ * on the device's alignment). The gaps between them belong to outputs and
+ * intermediates, none of which holds a value when a run starts (handles
+ * and params have buffers of their own), so whatever they get is
+ * overwritten before anything reads it. Why: on NVIDIA's drivers every
+ * buffer write waits for the GPU first, as two writes in a row lose one
+ * without it (buffer.c): a decode step's three inputs took three waits,
+ * now one. Packed where the span is at most PACK_SLACK bytes more than
+ * the inputs' own at the maxima (an output between them, as a model's
+ * logits, would cost more to send than the waits); elsewhere, and for a
+ * buffer with one input, each input is written alone as before. */
+#define PACK_SLACK 4096
+
+/* Whether input slot i is uploaded from the host, into arena buffer b at
+ * *off, *bytes at the current values (maxima: at the maxima). */
+static int arena_input(const glc_plan *p, int i, int b, int maxima, size_t *off, size_t *bytes)
+{
+    int32_t id = p->in[i].tensor;
+    const glc__place *pl = &p->prog.place[id];
+    if (pl->region != GLC__REGION_ARENA || pl->buffer != b || glc__io_external(&p->in[i]))
+        return 0;
+    *off = pl->offset;
+    *bytes = maxima ? pl->bytes : glc__plan_bytes_at(p, id, NULL);
+    return *bytes != 0;
+}
+
+/* The span [*lo, *hi) of buffer b's uploaded inputs, hi a whole word
+ * within the buffer, and their count; *sum their bytes. */
+static int input_span(const glc_plan *p, int b, int maxima, size_t *lo, size_t *hi, size_t *sum)
+{
+    size_t off, bytes, cap = p->prog.buffer_bytes[b];
+    int i, n = 0;
+    *lo = SIZE_MAX;
+    *hi = *sum = 0;
+    for (i = 0; i < p->nin; i++)
+        if (arena_input(p, i, b, maxima, &off, &bytes)) {
+            *lo = off < *lo ? off : *lo;
+            *hi = off + bytes > *hi ? off + bytes : *hi;
+            *sum += bytes;
+            n++;
+        }
+    if (n && (*hi + 3) / 4 * 4 <= cap)
+        *hi = (*hi + 3) / 4 * 4;
+    return n;
+}
+
+size_t glc__plan_pack_bytes(const glc_plan *p)
+{
+    size_t lo, hi, sum, most = 0;
+    int b;
+    for (b = 0; b < p->prog.narena; b++)
+        if (input_span(p, b, 1, &lo, &hi, &sum) > 1 && hi - lo <= sum + PACK_SLACK &&
+            hi - lo > most)
+            most = hi - lo;
+    return most;
+}
+
+/* Input slot i's bytes (in the declared dtype, or f32/i32 values converted
+ * when from_f32 is set) at to, or written alone when to is NULL. */
+static glc_status put_input(glc_plan *p, const void *const *inputs, int i, int from_f32,
+                            unsigned char *to, const char *fn)
+{
+    int32_t id = p->in[i].tensor;
+    const glc__place *pl = &p->prog.place[id];
+    glc_dtype dt = p->g->t[id].dtype;
+    size_t bytes = glc__plan_bytes_at(p, id, NULL);
+    const void *src = inputs[i];
+    if (from_f32 && (dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16)) {
+        glc__convert_from_f32(dt, src, to ? to : p->stage, glc__plan_numel(p, id));
+        if (to)
+            return GLC_OK;
+        src = p->stage;
+    }
+    if (to) {
+        memcpy(to, src, bytes);
+        return GLC_OK;
+    }
+    return glc__buffer_write_in(p->buf[pl->buffer], pl->offset, bytes, src, fn);
+}
+
 /* Uploads inputs by slot (bytes in the declared dtype, or f32/i32 values
- * converted when from_f32 is set). The caller has entered the device. */
+ * converted when from_f32 is set), packed where it pays (above). The
+ * caller has entered the device. */
 static glc_status upload(glc_plan *p, const void *const *inputs, int from_f32, const char *fn)
 {
     glc_status st = GLC_OK;
-    int i;
-    for (i = 0; i < p->nin && st == GLC_OK; i++) {
-        int32_t id = p->in[i].tensor;
-        const glc__place *pl = &p->prog.place[id];
-        glc_dtype dt = p->g->t[id].dtype;
-        const void *src;
-        size_t bytes = glc__plan_bytes_at(p, id, NULL);
-        if (pl->region == GLC__REGION_NONE || bytes == 0 || glc__io_external(&p->in[i]))
-            continue; /* (a bound input is read where it is) */
-        src = inputs[i];
-        if (from_f32 && (dt == GLC_DTYPE_F16 || dt == GLC_DTYPE_BF16)) {
-            glc__convert_from_f32(dt, src, p->stage, glc__plan_numel(p, id));
-            src = p->stage;
-        }
-        st = glc__buffer_write_in(p->buf[pl->buffer], pl->offset, bytes, src, fn);
+    size_t lo, hi, sum, off, bytes;
+    int b, i, n;
+    for (b = 0; b < p->prog.narena && st == GLC_OK; b++) {
+        int pack = (n = input_span(p, b, 0, &lo, &hi, &sum)) > 1 && hi - lo <= p->pack_bytes;
+        for (i = 0; i < p->nin && st == GLC_OK && n; i++)
+            if (arena_input(p, i, b, 0, &off, &bytes))
+                st = put_input(p, inputs, i, from_f32, pack ? p->pack + (off - lo) : NULL, fn);
+        if (pack && st == GLC_OK)
+            st = glc__buffer_write_in(p->buf[b], lo, hi - lo, p->pack, fn);
     }
     return st;
 }
