@@ -852,6 +852,104 @@ static void inputs_every_length(int nplans)
     glc_device_destroy(dev);
 }
 
+/* Packed uploads in generated graphs: 2-6 inputs of f32, f16 or bf16
+ * [L, w] (w 1-5, L a variable 1..9), each copied to an f32 output, in
+ * seeded cases; in half of them the arena is split over buffers of a
+ * narrowed SSBO size, so the inputs fall in several buffers, a pack each.
+ * 12 runs a case at random lengths, by name or by slot, the packing buffer
+ * poisoned first; every output is its input exactly, and where the arena
+ * is one buffer a run makes one buffer write. */
+static void test_inputs_packed_random(void **state)
+{
+    glc_device *dev = tu_device(NULL);
+    uint64_t r = 0x9AC4ull, ssbo = dev->info.limits.max_ssbo_size;
+    static const glc_dtype dts[3] = {GLC_DTYPE_F32, GLC_DTYPE_F16, GLC_DTYPE_BF16};
+    int cs, split = 0;
+    (void)state;
+    real_sub = dev->gl.glBufferSubData;
+    dev->gl.glBufferSubData = counting_sub;
+    for (cs = 0; cs < 24; cs++) {
+        glc_graph *g;
+        glc_plan *p;
+        glc_compile_desc cd;
+        int nin = (int)tu_range(&r, 2, 6), i, run;
+        int64_t w[6], L;
+        glc_dtype dt[6];
+        char name[6][8], oname[6][8];
+        dev->info.limits.max_ssbo_size = cs % 2 ? tu_range(&r, 192, 512) : ssbo;
+        assert_int_equal(glc_graph_create(dev, &g), GLC_OK);
+        L = glc_graph_var(g, "L", 1, 9);
+        for (i = 0; i < nin; i++) {
+            int64_t sh[2];
+            w[i] = tu_range(&r, 1, 5);
+            dt[i] = dts[tu_range(&r, 0, 2)];
+            sh[0] = L;
+            sh[1] = w[i];
+            snprintf(name[i], sizeof name[i], "x%d", i);
+            snprintf(oname[i], sizeof oname[i], "y%d", i);
+            glc_graph_output(g, oname[i],
+                             glc_copy(g, glc_graph_input(g, name[i], dt[i], 2, sh), NULL,
+                                      GLC_DTYPE_F32));
+        }
+        memset(&cd, 0, sizeof cd);
+        cd.flags = tu_range(&r, 0, 1) ? GLC_COMPILE_NO_FUSE : 0;
+        assert_int_equal(glc_graph_compile(g, &cd, &p), GLC_OK);
+        split += p->prog.narena > 1;
+        for (run = 0; run < 12; run++) {
+            float f[6][45], got[6][45];
+            unsigned char raw[6][180];
+            const void *ins[6];
+            glc_plan_slice sl[6];
+            glc_plan_var v = {"L", (int64_t)tu_range(&r, 1, 9)};
+            int by_slot = run % 2, k;
+            for (i = 0; i < nin; i++) {
+                ot_fill(&r, f[i], 45, -4.0f, 4.0f);
+                ot_round(dt[i], f[i], 45);
+                assert_int_equal(glc_dtype_from_f32(dt[i], f[i], v.value * w[i], raw[i]), GLC_OK);
+                ins[i] = by_slot ? (const void *)raw[i] : (const void *)f[i];
+            }
+            memset(got, 0, sizeof got);
+            memset(p->pack, 0xff, p->pack_bytes);
+            nsub = 0;
+            if (by_slot) {
+                assert_int_equal(glc_plan_set_vars(p, &v, 1), GLC_OK);
+                assert_int_equal(glc_plan_run_slots(p, ins, sl), GLC_OK);
+                for (i = 0; i < nin; i++)
+                    memcpy(got[i], (const char *)glc_plan_arena_ptr(p) + sl[i].offset,
+                           sl[i].bytes);
+            } else {
+                glc_plan_input in[6];
+                glc_plan_output out[6];
+                for (i = 0; i < nin; i++) {
+                    in[i].name = name[i];
+                    in[i].data = f[i];
+                    in[i].count = (size_t)(v.value * w[i]);
+                    out[i].name = oname[i];
+                    out[i].data = got[i];
+                    out[i].count = (size_t)(v.value * w[i]);
+                }
+                assert_int_equal(glc_plan_run_with_vars(p, &v, 1, in, nin, out, nin), GLC_OK);
+            }
+            for (i = 0; i < nin; i++)
+                for (k = 0; k < v.value * w[i]; k++)
+                    if (got[i][k] != f[i][k])
+                        fail_msg("case %d (%d inputs, %d arena buffers), run %d at L %lld: "
+                                 "y%d[%d] %g, given %g",
+                                 cs, nin, p->prog.narena, run, (long long)v.value, i, k,
+                                 got[i][k], f[i][k]);
+            if (p->prog.narena == 1 && nsub != 1)
+                fail_msg("case %d (%d inputs), run %d: %d buffer writes, not one", cs, nin, run,
+                         nsub);
+        }
+        glc_plan_destroy(p);
+        glc_graph_destroy(g);
+    }
+    assert_true(split > 0); /* some arenas were split */
+    dev->gl.glBufferSubData = real_sub;
+    dev->info.limits.max_ssbo_size = ssbo;
+    glc_device_destroy(dev);
+}
+
 static void test_inputs_every_length(void **state)
 {
     (void)state;
@@ -877,6 +975,7 @@ int main(void)
         cmocka_unit_test(test_named_runs_many_tensors),
         cmocka_unit_test(test_inputs_every_length),
         cmocka_unit_test(test_inputs_every_length_4_plans),
+        cmocka_unit_test(test_inputs_packed_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
