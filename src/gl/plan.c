@@ -230,6 +230,7 @@ static void release_runs(glc_plan *p)
         glc__leave(p->dev, &gs);
     }
     glc_buffer_destroy(p->run.stage_in);
+    glc__free(p->run.stage_host);
     glc_buffer_destroy(p->run.stage_out);
     glc__free(p->run.inputs);
     glc__free(p->run.slices);

@@ -44,6 +44,8 @@ typedef struct glc__plan_runs {
     GLsync pending;                            /* glc_plan_commit_no_wait's fence, or 0 */
     int64_t pending_vals[GLC__GRAPH_MAX_VARS]; /* variable values of that run */
     struct glc_buffer *stage_in, *stage_out;   /* glc_plan_run_pipelined's per-set regions */
+    unsigned char *stage_host;                 /* stage_in's bytes packed on the host */
+    size_t stage_host_bytes;
     const void **inputs;                       /* [nin]: named inputs by slot */
     glc_plan_slice *slices;                    /* [nout]: a run's output slices */
 } glc__plan_runs;

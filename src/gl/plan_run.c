@@ -629,9 +629,9 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
     static const char fn[] = "glc_plan_run_pipelined";
     glc_device *dev;
     glc__glstate gs;
-    size_t in_region = 0, out_region, nin, nout;
+    size_t in_region = 0, out_region, nin, nout, sent = 0;
     glc_status st;
-    int i, j, k;
+    int i, j, k, pack;
     GLC__ARG(NULL, p);
     dev = p->dev;
     nin = (size_t)p->nin;
@@ -664,23 +664,42 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
     if ((in_region && (st = ensure_stage(p, &p->run.stage_in, (size_t)n * in_region)) != GLC_OK) ||
         (out_region && (st = ensure_stage(p, &p->run.stage_out, (size_t)n * out_region)) != GLC_OK))
         return st;
+    /* every set's inputs at once (nothing in flight reads the staging
+     * buffer); packed, as upload() packs a run's, into one write of the
+     * whole region where it is mostly their bytes (the rest is padding and
+     * the slots' unused tails), else a write each */
+    for (i = 0; i < p->nin; i++)
+        if (p->prog.place[p->in[i].tensor].region != GLC__REGION_NONE &&
+            !glc__io_external(&p->in[i]))
+            sent += glc__plan_bytes_at(p, p->in[i].tensor, NULL);
+    pack = in_region && (size_t)n * in_region <= 2 * (size_t)n * sent + PACK_SLACK;
+    if (pack && p->run.stage_host_bytes < (size_t)n * in_region) {
+        glc__free(p->run.stage_host);
+        p->run.stage_host = glc__calloc((size_t)n * in_region, 1);
+        p->run.stage_host_bytes = p->run.stage_host ? (size_t)n * in_region : 0;
+        pack = p->run.stage_host != NULL; /* (else a write each: no error) */
+    }
     if ((st = glc__enter(dev, TOUCH_OF(p), p->max_bind, &gs)) != GLC_OK)
         return st;
     st = glc__plan_bindings_ok(p, fn);
-    /* every set's inputs at once: nothing in flight reads the staging buffer */
     for (k = 0; k < n && st == GLC_OK; k++) {
         size_t off = (size_t)k * in_region;
         for (i = 0; i < p->nin && st == GLC_OK; i++) {
             int32_t id = p->in[i].tensor;
             size_t bytes = glc__plan_bytes_at(p, id, NULL);
+            const void *src = inputs[(size_t)k * nin + (size_t)i];
             if (p->prog.place[id].region == GLC__REGION_NONE)
                 continue;
-            if (bytes && !glc__io_external(&p->in[i]))
-                st = glc__buffer_write_in(p->run.stage_in, off, bytes,
-                                          inputs[(size_t)k * nin + (size_t)i], fn);
+            if (bytes && !glc__io_external(&p->in[i]) && pack)
+                memcpy(p->run.stage_host + off, src, bytes);
+            else if (bytes && !glc__io_external(&p->in[i]))
+                st = glc__buffer_write_in(p->run.stage_in, off, bytes, src, fn);
             off += glc__align16(p->prog.place[id].bytes);
         }
     }
+    if (pack && st == GLC_OK)
+        st = glc__buffer_write_in(p->run.stage_in, 0, (size_t)n * in_region, p->run.stage_host,
+                                  fn);
     for (k = 0; k < n && st == GLC_OK; k++) {
         stage_set_in(p, (size_t)k * in_region);
         replay(p, NULL);
