@@ -160,20 +160,27 @@ static void test_upload_and_read_barriers(void **state)
     glc_buffer *b;
     int64_t n = 64;
     unsigned char x[16];
-    size_t off0 = 0;
+    size_t off0 = 0, off80 = 80;
     (void)state;
     assert_int_equal(glc_buffer_create(dev, GLC_DTYPE_U32, 1, &n, &b), GLC_OK);
     assert_int_equal(glc_buffer_write(b, 16, 16, x), GLC_OK);
     assert_int_equal(glc_buffer_read(b, 0, 16, x), GLC_OK);
     /* no shader wrote it: no barrier before the read */
     assert_string_equal(calls, "data(256) sub(16,16) map(0,16) ");
-    /* on NVIDIA's drivers every write waits for the GPU first (buffer.c):
-     * the whole-word write, and the patch of an odd one's end word */
+    /* on NVIDIA's drivers a write that follows another waits for the GPU
+     * first (buffer.c): the whole-word write (after the one above), the
+     * odd one's words and the patch of its end word; after a dispatch the
+     * next write goes at once, the one after it waits again */
     dev->write_waits = 1;
     calls[0] = '\0';
     assert_int_equal(glc_buffer_write(b, 16, 16, x), GLC_OK);
     assert_int_equal(glc_buffer_write(b, 32, 6, x), GLC_OK);
     assert_string_equal(calls, "finish sub(16,16) finish sub(32,4) map(36,4) finish sub(36,4) ");
+    dispatch_writes(dev, b, &off80, 1, 16);
+    calls[0] = '\0';
+    assert_int_equal(glc_buffer_write(b, 48, 16, x), GLC_OK);
+    assert_int_equal(glc_buffer_write(b, 64, 16, x), GLC_OK);
+    assert_string_equal(calls, "BARRIER(update) sub(48,16) finish sub(64,16) ");
     dev->write_waits = 0;
     calls[0] = '\0';
     dispatch_writes(dev, b, &off0, 1, 16);

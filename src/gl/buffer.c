@@ -218,10 +218,14 @@ static glc_status mapped_read(glc_device *dev, size_t offset, size_t size, void 
     return GLC_OK;
 }
 
-/* glBufferSubData of size bytes at offset */
+/* glBufferSubData of size bytes at offset; on NVIDIA's drivers after a
+ * glFinish when it follows another write (below) */
 static glc_status sub_data(glc_device *dev, glc_buffer *buf, size_t offset, size_t size,
                            const void *data, const char *fn)
 {
+    if (dev->write_waits && dev->wrote_last)
+        dev->gl.glFinish();
+    dev->wrote_last = 1;
     dev->gl.glBindBuffer(GL_COPY_WRITE_BUFFER, buf->name);
     dev->gl.glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)offset, (GLsizeiptr)size, data);
     return glc__check_gl(dev, fn);
@@ -239,15 +243,14 @@ static glc_status patch_word(glc_buffer *buf, size_t at, size_t from, size_t to,
     if ((st = mapped_read(buf->dev, at, 4, w, fn)) != GLC_OK)
         return st;
     memcpy(w + (from - at), src, to - from);
-    if (buf->dev->write_waits)
-        buf->dev->gl.glFinish();
     return sub_data(buf->dev, buf, at, 4, w, fn);
 }
 
 /* Every write goes to GL as whole words, and on NVIDIA's drivers after a
- * glFinish (dev->write_waits: NVIDIA in GL_VENDOR or GL_RENDERER). Two
- * facts of NVIDIA's driver (580, the H100, GL_DYNAMIC_COPY buffers), both
- * measured (bench/RESULTS.md, eleventh and twelfth sessions), their
+ * glFinish when it follows another write with no dispatch between
+ * (dev->write_waits: NVIDIA in GL_VENDOR or GL_RENDERER; dev->wrote_last).
+ * Two facts of NVIDIA's driver (580, the H100, GL_DYNAMIC_COPY buffers),
+ * both measured (bench/RESULTS.md, eleventh to thirteenth sessions), their
  * mechanism not known:
  *  - an earlier glBufferSubData of whole words could land after a later
  *    one of odd offset or size to the same bytes (the later write lost,
@@ -258,15 +261,18 @@ static glc_status patch_word(glc_buffer *buf, size_t at, size_t from, size_t to,
  *  - even so, random graphs with f16 inputs of a variable length read the
  *    values of the run before at a shorter length (test_fuse_random: 39 of
  *    40 seeds failed there; writes in whole 16- or 64-byte blocks failed
- *    as often); with a glFinish before each write all 40 passed. So there
- *    every write waits for the GPU first (an application's own GL work
- *    waits too). Nothing cheaper held (thirteenth session: a glFinish only
- *    before writes over bytes written since the last one, a glFlush, a
+ *    as often); with a glFinish before each write all 40 passed. Nothing
+ *    cheaper held (thirteenth session: a glFinish only before writes over
+ *    bytes written since the last one, a glFlush, a
  *    GL_BUFFER_UPDATE_BARRIER_BIT barrier: each failed 39-60 of 40-60
  *    seeds): after a glFinish, two writes in a row to disjoint bytes of
- *    one buffer lost one. So a plan's run packs its inputs into one write
- *    (plan_run.c's upload): one wait a run. Mesa's drivers showed neither
- *    fault and do not wait.
+ *    one buffer lost one. Once a plan's run packed its inputs into one
+ *    write (plan_run.c's upload), the same seeds, test_plan_exec and
+ *    test_llama_gguf passed with no wait at all: a write, the run's
+ *    dispatches, its read-back, the next run's write. So the wait goes
+ *    only between writes in a row (parameter and handle uploads, inputs
+ *    too spread to pack): the decode writes without one. Mesa's drivers
+ *    showed neither fault and do not wait.
  * A wrapped GL buffer whose size ends mid-word takes the odd
  * glBufferSubData as it is. */
 glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, const void *data,
@@ -277,8 +283,6 @@ glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, con
     size_t end = offset + size, mid0 = (offset + 3) & ~(size_t)3, mid1 = end & ~(size_t)3;
     glc_status st = GLC_OK;
     glc__buffer_host_access(buf);
-    if (dev->write_waits)
-        dev->gl.glFinish();
     if ((offset % 4 == 0 && size % 4 == 0) || ((end + 3) & ~(size_t)3) > buf->capacity)
         return sub_data(dev, buf, offset, size, data, fn);
     if (mid0 > mid1) /* inside one word */

@@ -543,6 +543,7 @@ glc_status glc_device_create(const glc_device_desc *desc, glc_device **out)
     copy_gl_string(dev, GL_VERSION, dev->version, sizeof dev->version);
     copy_gl_string(dev, GL_SHADING_LANGUAGE_VERSION, dev->glsl_version, sizeof dev->glsl_version);
     dev->write_waits = strstr(dev->vendor, "NVIDIA") || strstr(dev->renderer, "NVIDIA");
+    dev->wrote_last = 1; /* (what came before is not known) */
     dev->info.platform = glc__egl_platform(dev->egl);
     dev->info.egl_device = glc__egl_device_name(dev->egl);
     dev->info.egl_vendor = glc__egl_vendor(dev->egl);

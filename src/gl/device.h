@@ -60,8 +60,11 @@ struct glc_device {
     uint32_t next_buffer_id;     /* ids for the hazard tracker, never reused */
     glc__encoder enc;            /* the ordering state of the context's work (encode.h) */
     int barrier_policy;           /* GLC__BARRIERS_*, from GLC_BARRIERS at create */
-    int write_waits;              /* glFinish before each buffer write: NVIDIA in
-                                   * GL_VENDOR or GL_RENDERER (buffer.c) */
+    int write_waits;              /* glFinish before a buffer write that follows
+                                   * another: NVIDIA in GL_VENDOR or GL_RENDERER
+                                   * (buffer.c) */
+    int wrote_last;               /* the last of the library's GL work here was a
+                                   * buffer write (a dispatch clears it) */
     int validate, trace;          /* GLC_VALIDATE or GLC_DEVICE_VALIDATE, GLC_TRACE=barriers */
     long test_drop_barrier;       /* test hook: skip the k-th needed barrier (1-based) */
     long live_objects;           /* buffers, kernels, sessions not destroyed */

@@ -404,6 +404,7 @@ static void bind_and_dispatch(glc_device *dev, const glc__cmd *c)
     } else {
         dev->gl.glDispatchCompute(c->grid[0], c->grid[1], c->grid[2]);
     }
+    dev->wrote_last = 0; /* (buffer.c: NVIDIA's writes in a row) */
 }
 
 void glc__replay(glc_device *dev, const glc__cmd *c)
