@@ -373,6 +373,55 @@ static void read_rgba8(GLuint t, int w, int h, GLubyte *px)
     glDeleteFramebuffers(1, &fbo);
 }
 
+/* NVIDIA's write rule (buffer.c: a buffer write that follows another with
+ * no dispatch between waits for the GPU first) on an adopted context: the
+ * application's GL work between our calls is not known, so each call's
+ * first write waits (on the library's own context a run's write after the
+ * last run's dispatches does not: test_plan_exec). The rule forced on
+ * (llvmpipe: a glFinish is harmless), glFinish counted: two runs with the
+ * application's glBufferSubData between them, a wait each. */
+static int nfinish;
+static void(GL_APIENTRY *real_finish)(void);
+static void GL_APIENTRY counting_finish(void)
+{
+    nfinish++;
+    real_finish();
+}
+
+static void test_host_write_then_run_waits(void **state)
+{
+    host h;
+    glc_device *dev;
+    glc_plan *p;
+    float x[16], y[16];
+    glc_plan_input in = {"x", x, 16};
+    glc_plan_output out = {"y", y, 16};
+    glc_plan_var var = {"T", 16};
+    int i;
+    (void)state;
+    if (!host_open(&h))
+        skip();
+    dev = adopt(NULL);
+    p = plan_of(dev, 1); /* y = 2 x + 1, x [T] */
+    for (i = 0; i < 16; i++)
+        x[i] = (float)i - 8.0f;
+    dev->write_waits = 1;
+    real_finish = dev->gl.glFinish;
+    dev->gl.glFinish = counting_finish;
+    for (i = 0; i < 2; i++) {
+        nfinish = 0;
+        assert_int_equal(glc_plan_run_with_vars(p, &var, 1, &in, 1, &out, 1), GLC_OK);
+        assert_int_equal(nfinish, 1);
+        assert_true(y[3] == 2.0f * x[3] + 1.0f);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, h.buf[2]);
+        glBufferSubData(GL_COPY_WRITE_BUFFER, 0, sizeof x, x); /* the application's write */
+    }
+    dev->gl.glFinish = real_finish;
+    glc_plan_destroy(p);
+    glc_device_destroy(dev);
+    host_close(&h);
+}
+
 static void test_plan_textures(void **state)
 {
     enum { W = 5, H = 3 };
@@ -1162,6 +1211,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_state_preserved),
         cmocka_unit_test(test_plan_on_host_buffers),
+        cmocka_unit_test(test_host_write_then_run_waits),
         cmocka_unit_test(test_plan_textures),
         cmocka_unit_test(test_restore_off_is_caught),
         cmocka_unit_test(test_adopted_context_not_current),

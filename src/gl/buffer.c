@@ -271,8 +271,9 @@ static glc_status patch_word(glc_buffer *buf, size_t at, size_t from, size_t to,
  *    test_llama_gguf passed with no wait at all: a write, the run's
  *    dispatches, its read-back, the next run's write. So the wait goes
  *    only between writes in a row (parameter and handle uploads, inputs
- *    too spread to pack): the decode writes without one. Mesa's drivers
- *    showed neither fault and do not wait.
+ *    too spread to pack; on an adopted context the first of each call, the
+ *    application's own work before it not known): the decode writes
+ *    without one. Mesa's drivers showed neither fault and do not wait.
  * A wrapped GL buffer whose size ends mid-word takes the odd
  * glBufferSubData as it is. */
 glc_status glc__buffer_write_in(glc_buffer *buf, size_t offset, size_t size, const void *data,

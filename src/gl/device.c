@@ -172,6 +172,10 @@ glc_status glc__enter(struct glc_device *dev, unsigned touch, int nssbo, glc__gl
             return s;
     }
     st->mask = 0;
+    /* the application's GL work since our last call may have ended in a
+     * buffer write: ours waits (buffer.c, NVIDIA's writes in a row) */
+    if (dev->adopted && dev->depth == 0)
+        dev->wrote_last = 1;
     /* on an owned context every error is ours */
     if (dev->depth++ == 0 && dev->adopted && (dev->flags & GLC_DEVICE_DEBUG))
         take_host_errors(dev);

@@ -63,8 +63,9 @@ struct glc_device {
     int write_waits;              /* glFinish before a buffer write that follows
                                    * another: NVIDIA in GL_VENDOR or GL_RENDERER
                                    * (buffer.c) */
-    int wrote_last;               /* the last of the library's GL work here was a
-                                   * buffer write (a dispatch clears it) */
+    int wrote_last;               /* the last GL work here may have been a buffer
+                                   * write: set by ours and, on an adopted context,
+                                   * by every call's entry; a dispatch clears it */
     int validate, trace;          /* GLC_VALIDATE or GLC_DEVICE_VALIDATE, GLC_TRACE=barriers */
     long test_drop_barrier;       /* test hook: skip the k-th needed barrier (1-based) */
     long live_objects;           /* buffers, kernels, sessions not destroyed */
