@@ -124,10 +124,11 @@ static void replay(glc_plan *p, glc__plan_probe probe)
  * on the device's alignment). The gaps between them belong to outputs and
  * intermediates, none of which holds a value when a run starts (handles
  * and params have buffers of their own), so whatever they get is
- * overwritten before anything reads it. Why: on NVIDIA's drivers every
- * buffer write waits for the GPU first, as two writes in a row lose one
- * without it (buffer.c): a decode step's three inputs took three waits,
- * now one. Packed where the span is at most PACK_SLACK bytes more than
+ * overwritten before anything reads it. Why: on NVIDIA's drivers a write
+ * that follows another waits for the GPU first, as two writes in a row
+ * lose one without it (buffer.c): a decode step's three inputs took two or
+ * three waits; its one write follows the last run's dispatches and takes
+ * none. Packed where the span is at most PACK_SLACK bytes more than
  * the inputs' own at the maxima (an output between them, as a model's
  * logits, would cost more to send than the waits); elsewhere, and for a
  * buffer with one input, each input is written alone as before. */
@@ -673,15 +674,15 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
             !glc__io_external(&p->in[i]))
             sent += glc__plan_bytes_at(p, p->in[i].tensor, NULL);
     pack = in_region && (size_t)n * in_region <= 2 * (size_t)n * sent + PACK_SLACK;
-    if (pack && p->run.stage_host_bytes < (size_t)n * in_region) {
+    if ((st = glc__enter(dev, TOUCH_OF(p), p->max_bind, &gs)) != GLC_OK)
+        return st;
+    st = glc__plan_bindings_ok(p, fn);
+    if (pack && p->run.stage_host_bytes < (size_t)n * in_region) { /* (the device's heap) */
         glc__free(p->run.stage_host);
         p->run.stage_host = glc__calloc((size_t)n * in_region, 1);
         p->run.stage_host_bytes = p->run.stage_host ? (size_t)n * in_region : 0;
         pack = p->run.stage_host != NULL; /* (else a write each: no error) */
     }
-    if ((st = glc__enter(dev, TOUCH_OF(p), p->max_bind, &gs)) != GLC_OK)
-        return st;
-    st = glc__plan_bindings_ok(p, fn);
     for (k = 0; k < n && st == GLC_OK; k++) {
         size_t off = (size_t)k * in_region;
         for (i = 0; i < p->nin && st == GLC_OK; i++) {
