@@ -873,7 +873,7 @@ static void inputs_every_length(int nplans)
  * [L, w] (w 1-5, L a variable 1..9), each copied to an f32 output, in
  * seeded cases; in half of them the arena is split over buffers of a
  * narrowed SSBO size, so the inputs fall in several buffers, a pack each.
- * 12 runs a case at random lengths, by name or by slot, the packing buffer
+ * 8 runs a case at random lengths, by name or by slot, the packing buffer
  * poisoned first; every output is its input exactly, and where the arena
  * is one buffer a run makes one buffer write. */
 static void test_inputs_packed_random(void **state)
@@ -885,7 +885,7 @@ static void test_inputs_packed_random(void **state)
     (void)state;
     real_sub = dev->gl.glBufferSubData;
     dev->gl.glBufferSubData = counting_sub;
-    for (cs = 0; cs < 24; cs++) {
+    for (cs = 0; cs < 12; cs++) {
         glc_graph *g;
         glc_plan *p;
         glc_compile_desc cd;
@@ -912,7 +912,7 @@ static void test_inputs_packed_random(void **state)
         cd.flags = tu_range(&r, 0, 1) ? GLC_COMPILE_NO_FUSE : 0;
         assert_int_equal(glc_graph_compile(g, &cd, &p), GLC_OK);
         split += p->prog.narena > 1;
-        for (run = 0; run < 12; run++) {
+        for (run = 0; run < 8; run++) {
             float f[6][45], got[6][45];
             unsigned char raw[6][180];
             const void *ins[6];
