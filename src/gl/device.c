@@ -588,6 +588,8 @@ glc_status glc__device_create_fake(const glc__gl *gl, const glc_device_limits *l
     dev->info.gl_major = 3;
     dev->info.gl_minor = 1;
     dev->info.limits = *limits;
+    if (!dev->info.limits.uniform_offset_alignment) /* (as query_limits) */
+        dev->info.limits.uniform_offset_alignment = 256;
     /* the policies as a real device gets them (tests and GLC_VALIDATE=1
      * runs); the flags that need GL (GLC_DEBUG, GLC_LIMITS) are left out */
     if ((st = glc__env_read(&dev->env, dev->errmsg, sizeof dev->errmsg)) != GLC_OK) {

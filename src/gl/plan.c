@@ -263,7 +263,6 @@ void glc_plan_destroy(glc_plan *p)
     glc__free(p->out);
     glc__free(p->mirror);
     glc__free(p->stage);
-    glc__free(p->pack);
     glc__free(p->param_set);
     glc__free(p->ext);
     p->dev->live_objects--;
@@ -273,7 +272,7 @@ void glc_plan_destroy(glc_plan *p)
 static glc_status make_io(glc_plan *p)
 {
     const glc_graph *g = p->g;
-    size_t i;
+    size_t i, pack;
     int k = 0;
     for (i = 0; i < g->nt; i++)
         p->nin += g->t[i].kind == GLC__T_INPUT;
@@ -298,11 +297,12 @@ static glc_status make_io(glc_plan *p)
         p->out[k].host_off = p->mirror_bytes;
         p->mirror_bytes += glc__align16(p->prog.place[g->out[k].tensor].bytes);
     }
+    pack = glc__plan_pack_bytes(p);
+    if (pack > p->stage_bytes)
+        p->stage_bytes = pack;
     p->mirror = glc__malloc(p->mirror_bytes + 16);
-    p->stage = glc__malloc(p->stage_bytes + 16);
-    p->pack_bytes = glc__plan_pack_bytes(p);
-    p->pack = glc__calloc(p->pack_bytes + 16, 1);
-    return p->mirror && p->stage && p->pack ? GLC_OK : GLC_ERR_OUT_OF_MEMORY;
+    p->stage = glc__calloc(p->stage_bytes + 16, 1);
+    return p->mirror && p->stage ? GLC_OK : GLC_ERR_OUT_OF_MEMORY;
 }
 
 /* A plan of g compiled with flags. from: the plan whose graph g is (a

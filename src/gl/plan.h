@@ -77,10 +77,8 @@ struct glc_plan {
     int nin, nout;
     unsigned char *mirror; /* outputs, host side */
     size_t mirror_bytes;
-    unsigned char *stage;  /* input conversions */
+    unsigned char *stage;  /* input conversions, and a run's packed upload (plan_run.c) */
     size_t stage_bytes;
-    unsigned char *pack;   /* a run's inputs of one arena buffer, packed (plan_run.c) */
-    size_t pack_bytes;
     unsigned char *param_set; /* params and handles: 1 once given contents */
     struct ext {
         glc_buffer *buf; /* another plan's storage for this tensor (shared) */
@@ -126,9 +124,6 @@ glc_buffer *glc__plan_storage(const glc_plan *p, int32_t id, size_t *offset);
 /* Bytes and elements of tensor id at the variable values vals (NULL: the
  * current ones). */
 size_t glc__plan_bytes_at(const glc_plan *p, int32_t id, const int64_t *vals);
-/* ---- plan_run.c ---- */
-/* Host bytes a run's packed upload needs (p->pack): see upload(). */
-size_t glc__plan_pack_bytes(const glc_plan *p);
 size_t glc__plan_numel(const glc_plan *p, int32_t id);
 /* The graph tensor of kind `kind` named name, or -1 (name may be NULL). */
 int32_t glc__plan_find(const glc_plan *p, int kind, const char *name);
@@ -143,6 +138,8 @@ int glc__plan_output_slot(const glc_plan *p, const char *name);
 glc_status glc__plan_refuse_pending(glc_plan *p, const char *fn);
 /* Every input slot given (inputs[0..nin) of one set). */
 glc_status glc__plan_check_inputs(glc_plan *p, const void *const *inputs, const char *fn);
+/* Host bytes a run's packed upload needs in p->stage (upload()). */
+size_t glc__plan_pack_bytes(const glc_plan *p);
 
 /* Called around each dispatch of a replay (after its barrier). */
 typedef void (*glc__plan_probe)(glc_plan *p, size_t i, int after);

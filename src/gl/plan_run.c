@@ -119,7 +119,7 @@ static void replay(glc_plan *p, glc__plan_probe probe)
 }
 
 /* A run's uploads, packed: the inputs of one arena buffer go to GL as one
- * write, from p->pack, covering the bytes from the first one's offset to
+ * write, from p->stage, covering the bytes from the first one's offset to
  * the last one's end (rounded up to a whole word: the next tensor starts
  * on the device's alignment). The gaps between them belong to outputs and
  * intermediates, none of which holds a value when a run starts (handles
@@ -130,8 +130,12 @@ static void replay(glc_plan *p, glc__plan_probe probe)
  * three waits; its one write follows the last run's dispatches and takes
  * none. Packed where the span is at most PACK_SLACK bytes more than
  * the inputs' own at the maxima (an output between them, as a model's
- * logits, would cost more to send than the waits); elsewhere, and for a
- * buffer with one input, each input is written alone as before. */
+ * logits, would cost more to send than the waits). A buffer's one input
+ * is packed only when its size is no whole word (the rounded write spares
+ * the end word's read-back, a wait for the GPU); elsewhere each input is
+ * written alone. The packed bytes share p->stage with the conversions of
+ * inputs written alone (a buffer's write is sent before the next one's
+ * inputs are converted). */
 #define PACK_SLACK 4096
 
 /* Whether input slot i is uploaded from the host, into arena buffer b at
@@ -172,8 +176,7 @@ size_t glc__plan_pack_bytes(const glc_plan *p)
     size_t lo, hi, sum, most = 0;
     int b;
     for (b = 0; b < p->prog.narena; b++)
-        if (input_span(p, b, 1, &lo, &hi, &sum) > 1 && hi - lo <= sum + PACK_SLACK &&
-            hi - lo > most)
+        if (input_span(p, b, 1, &lo, &hi, &sum) && hi - lo <= sum + PACK_SLACK && hi - lo > most)
             most = hi - lo;
     return most;
 }
@@ -210,12 +213,13 @@ static glc_status upload(glc_plan *p, const void *const *inputs, int from_f32, c
     size_t lo, hi, sum, off, bytes;
     int b, i, n;
     for (b = 0; b < p->prog.narena && st == GLC_OK; b++) {
-        int pack = (n = input_span(p, b, 0, &lo, &hi, &sum)) > 1 && hi - lo <= p->pack_bytes;
+        int pack = (n = input_span(p, b, 0, &lo, &hi, &sum)) && (n > 1 || hi - lo != sum) &&
+                   hi - lo <= p->stage_bytes;
         for (i = 0; i < p->nin && st == GLC_OK && n; i++)
             if (arena_input(p, i, b, 0, &off, &bytes))
-                st = put_input(p, inputs, i, from_f32, pack ? p->pack + (off - lo) : NULL, fn);
+                st = put_input(p, inputs, i, from_f32, pack ? p->stage + (off - lo) : NULL, fn);
         if (pack && st == GLC_OK)
-            st = glc__buffer_write_in(p->buf[b], lo, hi - lo, p->pack, fn);
+            st = glc__buffer_write_in(p->buf[b], lo, hi - lo, p->stage, fn);
     }
     return st;
 }
@@ -691,9 +695,11 @@ glc_status glc_plan_run_pipelined(glc_plan *p, int n, const void *const *inputs,
             const void *src = inputs[(size_t)k * nin + (size_t)i];
             if (p->prog.place[id].region == GLC__REGION_NONE)
                 continue;
-            if (bytes && !glc__io_external(&p->in[i]) && pack)
+            if (!bytes || glc__io_external(&p->in[i]))
+                ; /* nothing to send */
+            else if (pack)
                 memcpy(p->run.stage_host + off, src, bytes);
-            else if (bytes && !glc__io_external(&p->in[i]))
+            else
                 st = glc__buffer_write_in(p->run.stage_in, off, bytes, src, fn);
             off += glc__align16(p->prog.place[id].bytes);
         }

@@ -142,7 +142,7 @@ static glc_status check_binding(glc_device *dev, const char *kname, int i, const
                          "glc_session_dispatch(%s): binding %d: offset %zu is not a multiple of "
                          "the device's SSBO offset alignment %u",
                          kname, i, b->offset, lim->ssbo_offset_alignment);
-    if (uniform && lim->uniform_offset_alignment && b->offset % lim->uniform_offset_alignment)
+    if (uniform && b->offset % lim->uniform_offset_alignment)
         return glc__fail(dev, GLC_ERR_BOUNDS,
                          "glc_session_dispatch(%s): binding %d: offset %zu is not a multiple of "
                          "the device's uniform offset alignment %u",
